@@ -1,0 +1,151 @@
+"""Tool schemas and the catalog that holds them (schemas only; instances are per session)."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from neta.errors import ConfigError, ToolConflictError
+from neta.suggest import unknown_name_message
+
+TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+
+
+class ToolSchema(BaseModel):
+    """What a tool is, independent of any session.
+
+    Attributes:
+        name: the name the model calls (``^[A-Za-z0-9_-]{1,64}$``).
+        toolset: the toolset the tool belongs to.
+        description: what the tool does, sent to the model with the schema.
+        args: the pydantic model the arguments are validated with.
+        guidance: a block for the system prompt on how to use the tool well.
+        when_to_use: one line: the situation in which the model must use this tool.
+    """
+
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
+    name: str = Field(pattern=TOOL_NAME_PATTERN)
+    toolset: str = Field(min_length=1)
+    description: str = Field(min_length=1)
+    args: type[BaseModel]
+    guidance: str = ""
+    when_to_use: str = ""
+
+    def parameters(self, *, strict: bool = False) -> dict[str, Any]:
+        """The JSON schema of the arguments (strict: OpenAI strict-mode compatible)."""
+        schema = self.args.model_json_schema()
+        return _strict_schema(schema) if strict else schema
+
+    def openai_tool(self, *, strict: bool = False) -> dict[str, Any]:
+        """The tool in the OpenAI Chat Completions ``tools`` format."""
+        function: dict[str, Any] = {
+            "name": self.name,
+            "description": self.description,
+            "parameters": self.parameters(strict=strict),
+        }
+        if strict:
+            function["strict"] = True
+        return {"type": "function", "function": function}
+
+
+class Catalog:
+    """Every registered tool schema, by name, remembering which plugin registered it."""
+
+    def __init__(self) -> None:
+        self._schemas: dict[str, ToolSchema] = {}
+        self._plugins: dict[str, str] = {}
+
+    def register_schema(self, schema: ToolSchema, *, plugin: str = "<host>") -> None:
+        """Add ``schema``; a name already registered raises ``ToolConflictError``."""
+        if schema.name in self._schemas:
+            raise ToolConflictError(schema.name, first=self._plugins[schema.name], second=plugin)
+        self._schemas[schema.name] = schema
+        self._plugins[schema.name] = plugin
+
+    def get(self, name: str) -> ToolSchema:
+        """The schema called ``name``; an unknown name raises ``ConfigError`` with suggestions."""
+        try:
+            return self._schemas[name]
+        except KeyError:
+            raise ConfigError(unknown_name_message("tool", name, self._schemas)) from None
+
+    def plugin_of(self, name: str) -> str:
+        """The name of the plugin that registered tool ``name``."""
+        self.get(name)
+        return self._plugins[name]
+
+    def schemas_by_toolset(self, toolset: str) -> list[ToolSchema]:
+        """The schemas of one toolset, in registration order."""
+        return [s for s in self._schemas.values() if s.toolset == toolset]
+
+    def toolsets(self) -> list[str]:
+        """Every toolset that has at least one schema, in registration order."""
+        return list(dict.fromkeys(s.toolset for s in self._schemas.values()))
+
+    def tool_names(self, toolsets: Iterable[str]) -> list[str]:
+        """The names of the tools in ``toolsets``, toolset by toolset."""
+        return [s.name for t in toolsets for s in self.schemas_by_toolset(t)]
+
+    def openai_tools(self, names: Iterable[str], *, strict: bool = False) -> list[dict[str, Any]]:
+        """The OpenAI ``tools`` list for the named tools."""
+        return [self.get(n).openai_tool(strict=strict) for n in names]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._schemas
+
+    def __iter__(self) -> Iterator[ToolSchema]:
+        return iter(self._schemas.values())
+
+    def __len__(self) -> int:
+        return len(self._schemas)
+
+
+def _strict_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """Rewrite a JSON schema for OpenAI strict mode.
+
+    Every object gets ``additionalProperties: false`` and lists all its properties as required;
+    a property that was optional becomes nullable instead, so the model can still omit a value
+    by sending ``null``. Defaults are dropped (strict mode rejects them).
+    """
+    result = copy.deepcopy(schema)
+    _tighten(result)
+    return result
+
+
+def _tighten(node: Any) -> None:
+    if isinstance(node, list):
+        for item in node:
+            _tighten(item)
+        return
+    if not isinstance(node, dict):
+        return
+    node.pop("default", None)
+    if node.get("type") == "object" and "properties" in node:
+        required = set(node.get("required", []))
+        for prop_name, prop in node["properties"].items():
+            if prop_name not in required:
+                node["properties"][prop_name] = _nullable(prop)
+        node["required"] = list(node["properties"])
+        node["additionalProperties"] = False
+    for value in node.values():
+        _tighten(value)
+
+
+def _nullable(prop: dict[str, Any]) -> dict[str, Any]:
+    variants = prop.get("anyOf")
+    if isinstance(variants, list):
+        if {"type": "null"} not in variants:
+            variants.append({"type": "null"})
+        return prop
+    kind = prop.get("type")
+    if isinstance(kind, str) and "$ref" not in prop:
+        return {**prop, "type": [kind, "null"]}
+    if isinstance(kind, list):
+        return prop if "null" in kind else {**prop, "type": [*kind, "null"]}
+    extra: dict[str, Any] = {k: prop[k] for k in ("description", "title") if k in prop}
+    inner = {k: v for k, v in prop.items() if k not in extra}
+    return {"anyOf": [inner, {"type": "null"}], **extra}

@@ -1,0 +1,1 @@
+"""The ``neta`` command line (typer): one module per command group."""

@@ -1,0 +1,70 @@
+"""The root ``neta`` command: global options, plugin commands, and one-line errors."""
+
+from __future__ import annotations
+
+import sys
+import traceback
+from dataclasses import dataclass
+
+import typer
+
+from neta.cli import plugins_cmd, tools_cmd, toolsets_cmd
+from neta.errors import ConfigError, NetaError
+from neta.plugins import NetaPluginManager, create_plugin_manager
+
+app = typer.Typer(
+    name="neta",
+    help="Neta: tool-using LLM agents whose tools come from plugins.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+app.command("plugins")(plugins_cmd.plugins)
+app.command("toolsets")(toolsets_cmd.toolsets)
+app.add_typer(tools_cmd.tools_app, name="tools")
+
+
+@dataclass
+class CliState:
+    """What every command can reach through ``ctx.obj``."""
+
+    pm: NetaPluginManager
+    debug: bool = False
+
+
+@app.callback()
+def _root(
+    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
+) -> None:
+    """Neta: tool-using LLM agents whose tools come from plugins."""
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Run the command line with ``argv`` (default: ``sys.argv[1:]``) and exit."""
+    args = list(sys.argv[1:] if argv is None else argv)
+    debug = "--debug" in args
+    code = 0
+    pm: NetaPluginManager | None = None
+    try:
+        pm = create_plugin_manager()
+        pm.hook.neta_commands(app=app)
+        app(args=args, prog_name="neta", obj=CliState(pm, debug))
+    except SystemExit as exc:  # typer's standalone mode ends every run this way
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except NetaError as exc:
+        code = _report(exc, debug, code=2 if isinstance(exc, ConfigError) else 1)
+    except KeyboardInterrupt:
+        code = 130
+    except Exception as exc:
+        code = _report(exc, debug, code=1)
+    finally:
+        for problem in pm.problems if pm is not None else ():
+            typer.echo(f"Warning: {problem}", err=True)
+    raise SystemExit(code)
+
+
+def _report(exc: BaseException, debug: bool, *, code: int) -> int:
+    if debug:
+        traceback.print_exception(exc)
+    typer.echo(f"Error: {exc}", err=True)
+    return code

@@ -1,0 +1,104 @@
+"""``neta tools``: list, show and call the catalog's tools by hand."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import typer
+from pydantic import ValidationError
+from rich.console import Console
+from rich.table import Table
+
+from neta.cli.context import cli_session, echo_json, plugin_manager
+from neta.errors import ConfigError, NetaError
+from neta.session_tools import build_session_tools, resolve_session_toolsets
+
+tools_app = typer.Typer(help="List, inspect and call tools.", no_args_is_help=True)
+
+
+@tools_app.command("list")
+def list_tools(
+    ctx: typer.Context,
+    toolset: str | None = typer.Option(None, "--toolset", "-t", help="Only this toolset."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """List the registered tools, their toolset and plugin, and whether a session gets them."""
+    pm = plugin_manager(ctx)
+    catalog = pm.catalog()
+    resolution = resolve_session_toolsets(pm, cli_session(None))
+    if toolset is not None:
+        resolution.decision(toolset)  # an unknown name fails here, with suggestions
+    schemas = [s for s in catalog if toolset is None or s.toolset == toolset]
+    if as_json:
+        echo_json(
+            [
+                {
+                    "name": s.name,
+                    "toolset": s.toolset,
+                    "plugin": catalog.plugin_of(s.name),
+                    "enabled": s.toolset in resolution.enabled,
+                    "description": s.description,
+                }
+                for s in schemas
+            ]
+        )
+        return
+    table = Table("tool", "toolset", "plugin", "on", "description", box=None)
+    for s in schemas:
+        on = "yes" if s.toolset in resolution.enabled else "no"
+        summary = s.description.splitlines()[0]
+        table.add_row(s.name, s.toolset, catalog.plugin_of(s.name), on, summary)
+    Console().print(table if schemas else "No tools registered.")
+
+
+@tools_app.command("show")
+def show_tool(ctx: typer.Context, name: str = typer.Argument(..., help="Tool name.")) -> None:
+    """Show a tool's description, guidance and JSON schema."""
+    schema = plugin_manager(ctx).catalog().get(name)
+    typer.echo(f"{schema.name}  (toolset {schema.toolset})\n")
+    typer.echo(schema.description)
+    if schema.when_to_use:
+        typer.echo(f"\nWhen to use: {schema.when_to_use}")
+    if schema.guidance:
+        typer.echo(f"\n{schema.guidance}")
+    typer.echo("\nArguments (JSON schema):")
+    echo_json(schema.parameters())
+
+
+@tools_app.command("call")
+def call_tool(
+    ctx: typer.Context,
+    name: str = typer.Argument(..., help="Tool name."),
+    args: str = typer.Option("{}", "--args", help="Arguments as a JSON object."),
+    workspace: Path | None = typer.Option(None, "--workspace", "-w", help="Workspace root."),
+) -> None:
+    """Build a terminal session, validate the arguments and run one tool; print its result."""
+    pm = plugin_manager(ctx)
+    schema = pm.catalog().get(name)
+    try:
+        validated = schema.args.model_validate_json(args)
+    except ValidationError as exc:
+        raise ConfigError(f"invalid arguments for {name!r}: {_first_error(exc)}") from None
+    session = cli_session(workspace)
+    decision = resolve_session_toolsets(pm, session, requested=[schema.toolset]).decision(
+        schema.toolset
+    )
+    if not decision.enabled:
+        raise ConfigError(f"toolset {schema.toolset!r} is off here: {decision.reason}")
+    tools = build_session_tools(pm, session, [schema.toolset])
+    if name not in tools:
+        raise NetaError(f"tool {name!r} could not be built for this session (see warnings)")
+    result = asyncio.run(tools[name].tool.invoke(validated))
+    typer.echo(result.content)
+    if result.is_error:
+        raise typer.Exit(1)
+
+
+def _first_error(exc: ValidationError) -> str:
+    errors = exc.errors()
+    if not errors:
+        return str(exc)
+    first = errors[0]
+    where = ".".join(str(p) for p in first["loc"])
+    return f"{where}: {first['msg']}" if where else str(first["msg"])

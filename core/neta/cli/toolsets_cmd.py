@@ -1,0 +1,41 @@
+"""``neta toolsets``: each toolset, whether a session gets it, and why."""
+
+from __future__ import annotations
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from neta.cli.context import cli_session, echo_json, plugin_manager
+from neta.session_tools import resolve_session_toolsets
+
+
+def toolsets(
+    ctx: typer.Context,
+    toolset: list[str] = typer.Option([], "--toolset", "-t", help="Request a toolset."),
+    deny: list[str] = typer.Option([], "--deny", help="Deny a toolset."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Show every toolset, on or off for a terminal session, and the reason."""
+    pm = plugin_manager(ctx)
+    resolution = resolve_session_toolsets(pm, cli_session(None), requested=toolset, denied=deny)
+    catalog = pm.catalog()
+    specs = {spec.name: spec for spec in pm.toolset_specs()}
+    rows = [
+        {
+            "name": d.name,
+            "enabled": d.enabled,
+            "reason": d.reason,
+            "description": specs[d.name].description,
+            "tools": catalog.tool_names([d.name]),
+        }
+        for d in resolution.decisions
+    ]
+    if as_json:
+        echo_json(rows)
+        return
+    table = Table("toolset", "state", "why", "tools", box=None)
+    for d in resolution.decisions:
+        state = "[green]on[/]" if d.enabled else "[dim]off[/]"
+        table.add_row(d.name, state, d.reason, ", ".join(catalog.tool_names([d.name])) or "-")
+    Console().print(table if rows else "No toolsets: no plugin announces any.")

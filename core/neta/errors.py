@@ -1,0 +1,111 @@
+"""Every exception Neta raises, grouped by who handles it.
+
+```
+NetaError
+├── ToolError                  the model reads the message (a tool call failed)
+│   ├── ToolRetry              the model should call again with other arguments
+│   └── MatchError             patch-style edits refused by neta.fuzzy_match
+│       ├── NoMatchError
+│       ├── AmbiguousMatchError
+│       └── InvalidEditError
+├── ConfigError                the developer or user configured something wrong
+├── PluginError                a plugin failed to load or misbehaved
+│   └── ToolConflictError      two plugins registered the same tool name
+└── ProviderError              the model provider failed (``retryable`` says if it may pass)
+```
+
+Only the CLI and the host apps catch broadly; everything else lets these travel.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+
+class NetaError(Exception):
+    """Base class of every Neta exception."""
+
+
+class ToolError(NetaError):
+    """A tool call failed; the message is what the model reads."""
+
+
+class ToolRetry(ToolError):
+    """The tool asks the model to try again with different arguments."""
+
+
+class MatchError(ToolError):
+    """An edit was refused by the matcher; the file must stay untouched."""
+
+
+class NoMatchError(MatchError):
+    """The text to replace was not found by any strategy."""
+
+
+class AmbiguousMatchError(MatchError):
+    """The text to replace was found more than once.
+
+    Attributes:
+        lines: the 1-based start line of every match.
+        strategy: the strategy that found them.
+    """
+
+    def __init__(self, message: str, *, lines: Sequence[int], strategy: str) -> None:
+        super().__init__(message)
+        self.lines = list(lines)
+        self.strategy = strategy
+
+
+class InvalidEditError(MatchError):
+    """The edit itself is unusable (empty, a no-op, already applied, unsafe)."""
+
+
+class ConfigError(NetaError):
+    """A configuration mistake by the developer or the user (bad option, unknown name)."""
+
+
+class PluginError(NetaError):
+    """A plugin failed to import, raised in a hook, or returned something malformed.
+
+    Attributes:
+        plugin: the plugin's registered name.
+        entry_point: ``group:name = value`` of its entry point, when it came from one.
+        reason: what went wrong, without the plugin prefix.
+    """
+
+    def __init__(self, plugin: str, reason: str, *, entry_point: str | None = None) -> None:
+        where = f" (entry point {entry_point})" if entry_point else ""
+        super().__init__(f"plugin {plugin!r}{where}: {reason}")
+        self.plugin = plugin
+        self.entry_point = entry_point
+        self.reason = reason
+
+
+class ToolConflictError(PluginError):
+    """Two plugins registered a tool of the same name.
+
+    Attributes:
+        tool: the contested tool name.
+        first: the plugin whose registration was kept.
+    """
+
+    def __init__(self, tool: str, *, first: str, second: str) -> None:
+        super().__init__(
+            second,
+            f"tool {tool!r} is already registered by plugin {first!r}; "
+            f"disable one of them (NETA_DISABLE_PLUGINS)",
+        )
+        self.tool = tool
+        self.first = first
+
+
+class ProviderError(NetaError):
+    """The model provider failed.
+
+    Attributes:
+        retryable: whether the same request may succeed if sent again.
+    """
+
+    def __init__(self, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.retryable = retryable

@@ -1,0 +1,259 @@
+"""The plugin manager: hook specs, entry-point discovery, allow/deny, and checked hook calls."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+import pluggy
+from pydantic import InstanceOf, TypeAdapter, ValidationError
+
+from neta import hookspecs
+from neta.catalog import Catalog, ToolSchema
+from neta.errors import PluginError, ToolConflictError
+from neta.toolsets import ToolsetSpec
+
+ENTRY_POINT_GROUP = "neta"
+BUILTIN_DISTRIBUTION = "neta"
+
+T = TypeVar("T")
+
+_SCHEMAS: TypeAdapter[list[ToolSchema]] = TypeAdapter(list[InstanceOf[ToolSchema]])
+_TOOLSETS: TypeAdapter[list[ToolsetSpec]] = TypeAdapter(list[ToolsetSpec])
+
+
+@dataclass(frozen=True)
+class PluginInfo:
+    """Where a loaded plugin came from.
+
+    Attributes:
+        name: the registered name (the entry-point name for discovered plugins).
+        distribution: the installed distribution that declared it, if any.
+        version: that distribution's version, if any.
+        entry_point: ``group:name = value``, if it came from an entry point.
+    """
+
+    name: str
+    distribution: str | None = None
+    version: str | None = None
+    entry_point: str | None = None
+
+    @property
+    def builtin(self) -> bool:
+        """Whether the plugin ships with Neta itself."""
+        return self.distribution == BUILTIN_DISTRIBUTION
+
+
+class NetaPluginManager(pluggy.PluginManager):
+    """A pluggy manager that remembers where plugins came from and what went wrong.
+
+    Attributes:
+        problems: every ``PluginError`` met while loading plugins or calling their hooks;
+            the plugins involved are skipped, the others keep working.
+    """
+
+    def __init__(self) -> None:
+        super().__init__(hookspecs.PROJECT_NAME)
+        self.add_hookspecs(hookspecs)
+        self.problems: list[PluginError] = []
+        self._infos: dict[str, PluginInfo] = {}
+        self._catalog: Catalog | None = None
+        self._toolsets: list[ToolsetSpec] | None = None
+
+    def register(self, plugin: object, name: str | None = None) -> str | None:
+        """Register ``plugin`` (see pluggy); the cached catalog is rebuilt on next use."""
+        self._catalog = self._toolsets = None
+        return super().register(plugin, name)
+
+    def unregister(self, plugin: object | None = None, name: str | None = None) -> Any:
+        """Unregister ``plugin`` (see pluggy); the cached catalog is rebuilt on next use."""
+        self._catalog = self._toolsets = None
+        return super().unregister(plugin, name)
+
+    def catalog(self) -> Catalog:
+        """The catalog of every plugin's tool schemas (built once, then cached).
+
+        A schema whose toolset no plugin announced, or whose name is taken, is recorded as a
+        problem and left out.
+        """
+        if self._catalog is None:
+            known = {spec.name for spec in self.toolset_specs()}
+            catalog = Catalog()
+            for plugin, schemas in self.call_each("neta_tools", _SCHEMAS):
+                for schema in schemas:
+                    if schema.toolset not in known:
+                        self.record_for(
+                            plugin, f"tool {schema.name!r} names unknown toolset {schema.toolset!r}"
+                        )
+                        continue
+                    try:
+                        catalog.register_schema(schema, plugin=plugin)
+                    except ToolConflictError as exc:
+                        self.record(exc)
+            self._catalog = catalog
+        return self._catalog
+
+    def toolset_specs(self) -> list[ToolsetSpec]:
+        """Every announced toolset (built once, then cached); a duplicate name is a problem."""
+        if self._toolsets is None:
+            specs: dict[str, ToolsetSpec] = {}
+            owners: dict[str, str] = {}
+            for plugin, announced in self.call_each("neta_toolsets", _TOOLSETS):
+                for spec in announced:
+                    if spec.name in specs:
+                        reason = (
+                            f"toolset {spec.name!r} is already announced by {owners[spec.name]!r}"
+                        )
+                        self.record_for(plugin, reason)
+                        continue
+                    specs[spec.name] = spec
+                    owners[spec.name] = plugin
+            self._toolsets = list(specs.values())
+        return self._toolsets
+
+    def record(self, problem: PluginError) -> None:
+        """Remember ``problem`` once (the same failure met twice is reported once)."""
+        if all(str(p) != str(problem) for p in self.problems):
+            self.problems.append(problem)
+
+    def info(self, name: str) -> PluginInfo:
+        """Where plugin ``name`` came from (hosts' own plugins have no distribution)."""
+        return self._infos.get(name, PluginInfo(name))
+
+    def plugin_infos(self) -> list[PluginInfo]:
+        """Every registered plugin, built-ins first, then by name."""
+        names = [n for n, p in self.list_name_plugin() if n is not None and p is not None]
+        return sorted((self.info(n) for n in names), key=lambda i: (not i.builtin, i.name))
+
+    def hook_names(self, plugin_name: str) -> list[str]:
+        """The hooks plugin ``plugin_name`` implements."""
+        plugin = self.get_plugin(plugin_name)
+        callers = self.get_hookcallers(plugin) or []
+        return sorted(caller.name for caller in callers)
+
+    def call_each(
+        self, hook_name: str, adapter: TypeAdapter[T], **kwargs: Any
+    ) -> list[tuple[str, T]]:
+        """Call ``hook_name`` on each plugin separately and validate each result.
+
+        A plugin that raises or returns something ``adapter`` rejects is recorded in
+        ``problems`` and left out; the others' results are returned with their plugin's name.
+        """
+        results: list[tuple[str, T]] = []
+        for impl in getattr(self.hook, hook_name).get_hookimpls():
+            name = impl.plugin_name
+            try:
+                raw = impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
+            except Exception as exc:
+                self.record_for(name, f"{hook_name}() raised {type(exc).__name__}: {exc}")
+                continue
+            try:
+                results.append((name, adapter.validate_python(raw)))
+            except ValidationError as exc:
+                first = exc.errors()[0]
+                where = ".".join(str(part) for part in first["loc"]) or "result"
+                detail = f"{hook_name}() returned malformed data at {where}: {first['msg']}"
+                self.record_for(name, detail)
+        return results
+
+    def record_for(self, plugin_name: str, reason: str) -> None:
+        """Record a ``PluginError`` about plugin ``plugin_name``."""
+        self.record(
+            PluginError(plugin_name, reason, entry_point=self.info(plugin_name).entry_point)
+        )
+
+    def load_entry_points(self, allow: Iterable[str] | None) -> None:
+        """Load and register the ``neta`` entry points that are allowed and not blocked."""
+        allowed = None if allow is None else frozenset(allow)
+        for ep, dist in _discover():
+            dist_name = dist.metadata["Name"] if dist is not None else None
+            if (
+                self.has_plugin(ep.name)
+                or self.is_blocked(ep.name)
+                or self.is_blocked(dist_name or "")
+            ):
+                continue
+            if allowed is not None and ep.name not in allowed and dist_name not in allowed:
+                continue
+            info = PluginInfo(
+                name=ep.name,
+                distribution=dist_name,
+                version=dist.version if dist is not None else None,
+                entry_point=f"{ep.group}:{ep.name} = {ep.value}",
+            )
+            self._infos[ep.name] = info
+            try:
+                self.register(ep.load(), name=ep.name)
+            except Exception as exc:
+                self.record_for(ep.name, f"failed to load: {type(exc).__name__}: {exc}")
+
+    def check_pending_plugins(self) -> None:
+        """Run pluggy's ``check_pending``; a plugin with an unknown hook is recorded and removed."""
+        while True:
+            try:
+                self.check_pending()
+            except pluggy.PluginValidationError as exc:
+                name = self.get_name(exc.plugin) or repr(exc.plugin)
+                self.record_for(name, str(exc))
+                self.unregister(exc.plugin)
+            else:
+                return
+
+
+def create_plugin_manager(
+    *,
+    load_entrypoints: bool = True,
+    allow: Iterable[str] | None = None,
+    deny: Iterable[str] = (),
+    plugins: Iterable[tuple[str, object]] = (),
+) -> NetaPluginManager:
+    """Build a plugin manager with Neta's hook specs.
+
+    Args:
+        load_entrypoints: discover plugins through entry points in group ``neta``.
+        allow: only these entry-point or distribution names (``None``: all). When ``None``,
+            ``NETA_LOAD_PLUGINS`` (a comma list; empty means none) is used if set.
+        deny: entry-point or distribution names never loaded; ``NETA_DISABLE_PLUGINS`` adds
+            to it. Denied names are blocked before any entry point is imported.
+        plugins: ``(name, plugin)`` pairs registered directly (hosts and tests).
+    """
+    pm = NetaPluginManager()
+    for name in _env_list("NETA_DISABLE_PLUGINS") or ():
+        pm.set_blocked(name)
+    for name in deny:
+        pm.set_blocked(name)
+    for name, plugin in plugins:
+        pm.register(plugin, name=name)
+    if load_entrypoints:
+        pm.load_entry_points(allow if allow is not None else _env_list("NETA_LOAD_PLUGINS"))
+    pm.check_pending_plugins()
+    return pm
+
+
+def _env_list(variable: str) -> list[str] | None:
+    raw = os.environ.get(variable)
+    if raw is None:
+        return None
+    return [part.strip() for part in raw.split(",") if part.strip()]
+
+
+def _discover() -> list[
+    tuple[importlib.metadata.EntryPoint, importlib.metadata.Distribution | None]
+]:
+    """Every entry point of group ``neta``: Neta's own first, then by name."""
+    found: dict[
+        str, tuple[importlib.metadata.EntryPoint, importlib.metadata.Distribution | None]
+    ] = {}
+    for dist in importlib.metadata.distributions():
+        for ep in dist.entry_points:
+            if ep.group == ENTRY_POINT_GROUP and ep.name not in found:
+                found[ep.name] = (ep, dist)
+
+    def order(item: tuple[str, Any]) -> tuple[bool, str]:
+        _ep, dist = item[1]
+        return (dist is None or dist.metadata["Name"] != BUILTIN_DISTRIBUTION, item[0])
+
+    return [pair for _name, pair in sorted(found.items(), key=order)]

@@ -1,0 +1,80 @@
+"""Tool instances, the calls a model makes, and what a call returns."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel
+
+
+@dataclass(frozen=True)
+class ToolResult:
+    """The outcome of one tool call.
+
+    Attributes:
+        content: the text the model reads.
+        is_error: whether the call failed (the model should react to the message).
+        end_turn: ask the runtime to stop after this call and wait for the user
+            (the degraded clarify does this).
+        data: structured data for hosts and events; never sent to the model.
+    """
+
+    content: str
+    is_error: bool = False
+    end_turn: bool = False
+    data: dict[str, Any] = field(default_factory=dict)
+
+
+ExecuteFn = Callable[[Any], "str | ToolResult | Awaitable[str | ToolResult]"]
+"""The shape of ``Tool.execute``: validated args in, text or a ``ToolResult`` out."""
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One tool call requested by the model.
+
+    Attributes:
+        id: the provider's id for the call, echoed back with the result.
+        name: the tool name the model asked for.
+        arguments: the raw JSON text of the arguments, as the model wrote it.
+    """
+
+    id: str
+    name: str
+    arguments: str
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A tool instance for one session: a name and the function that runs it.
+
+    ``execute`` receives the validated arguments (an instance of the schema's pydantic model)
+    and returns ``str`` or a ``ToolResult``, synchronously or as a coroutine.
+
+    Attributes:
+        name: must equal the name of a schema in the catalog.
+        execute: the function run for each call.
+        sequential: never run this tool concurrently with other calls of the same turn.
+        timeout: seconds before the call is abandoned; ``None`` uses the runtime default.
+    """
+
+    name: str
+    execute: ExecuteFn
+    sequential: bool = False
+    timeout: float | None = None
+
+    async def invoke(self, args: BaseModel) -> ToolResult:
+        """Run ``execute`` with validated arguments and normalise its return value."""
+        outcome = self.execute(args)
+        if inspect.isawaitable(outcome):
+            outcome = await outcome
+        if isinstance(outcome, ToolResult):
+            return outcome
+        if isinstance(outcome, str):
+            return ToolResult(content=outcome)
+        raise TypeError(
+            f"tool {self.name!r} returned {type(outcome).__name__}; expected str or ToolResult"
+        )

@@ -1,0 +1,1 @@
+"""The ``base`` toolset: shell, files and the patch tool."""

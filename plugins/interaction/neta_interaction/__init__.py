@@ -1,0 +1,1 @@
+"""The ``interaction`` toolset: asking the user a question."""

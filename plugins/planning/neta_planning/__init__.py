@@ -1,0 +1,1 @@
+"""The ``planning`` toolset: the todo list."""

@@ -1,0 +1,80 @@
+"""Fixtures shared by every test: plugin managers built from named plugins, temp plugins."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import subprocess
+import sys
+import textwrap
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+import neta
+
+
+@pytest.fixture
+def make_pm() -> Callable[..., neta.NetaPluginManager]:
+    """Build a plugin manager holding exactly the given ``name=plugin`` pairs (no entry points)."""
+
+    def build(**plugins: object) -> neta.NetaPluginManager:
+        return neta.create_plugin_manager(load_entrypoints=False, plugins=plugins.items())
+
+    return build
+
+
+@pytest.fixture
+def session(tmp_path: Path) -> neta.SessionContext:
+    """A terminal session rooted at a fresh temporary workspace."""
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    return neta.SessionContext(workspace=workspace, entry="cli")
+
+
+class PluginDir:
+    """A directory on ``sys.path`` where tests install throw-away plugin distributions."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def add(self, dist: str, module: str, source: str, *, entry_name: str | None = None) -> None:
+        """Write module ``module`` and a ``.dist-info`` declaring it as a ``neta`` entry point."""
+        (self.root / f"{module}.py").write_text(textwrap.dedent(source))
+        info = self.root / f"{dist.replace('-', '_')}-0.1.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {dist}\nVersion: 0.1\n")
+        (info / "entry_points.txt").write_text(f"[neta]\n{entry_name or module} = {module}\n")
+        importlib.invalidate_caches()
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """An environment for a subprocess that sees these plugins."""
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join([str(self.root), env.get("PYTHONPATH", "")])
+        env.pop("NETA_LOAD_PLUGINS", None)
+        env.pop("NETA_DISABLE_PLUGINS", None)
+        env.update(extra)
+        return env
+
+    def neta(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+        """Run ``python -m neta ARGS`` in a subprocess that sees these plugins."""
+        return subprocess.run(
+            [sys.executable, "-m", "neta", *args],
+            capture_output=True,
+            text=True,
+            env=self.env(**env),
+            timeout=60,
+            check=False,
+        )
+
+
+@pytest.fixture
+def plugin_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> PluginDir:
+    """A fresh ``PluginDir``, also on this process's ``sys.path``."""
+    root = tmp_path / "site"
+    root.mkdir()
+    monkeypatch.syspath_prepend(str(root))
+    monkeypatch.delenv("NETA_LOAD_PLUGINS", raising=False)
+    monkeypatch.delenv("NETA_DISABLE_PLUGINS", raising=False)
+    return PluginDir(root)

@@ -1,0 +1,85 @@
+"""The command line in real subprocesses, with plugins installed in a temporary directory."""
+
+import json
+
+from tests.core.test_plugins import echo_source
+
+
+def test_core_alone_cli_runs_every_listing_without_error(plugin_dir):
+    for args in (["plugins"], ["toolsets"], ["tools", "list"], ["plugins", "--json"]):
+        done = plugin_dir.neta(*args, NETA_LOAD_PLUGINS="")
+        assert done.returncode == 0, done.stderr
+        assert done.stderr == ""
+    assert json.loads(plugin_dir.neta("plugins", "--json", NETA_LOAD_PLUGINS="").stdout) == []
+
+
+def test_temp_plugin_appears_in_tools_list_and_tools_call_runs_it(plugin_dir):
+    plugin_dir.add("neta-tools-parrot", "neta_tmp_parrot", echo_source("parrot", "birds"))
+    listed = plugin_dir.neta("tools", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    rows = {row["name"]: row for row in json.loads(listed.stdout)}
+    assert rows["parrot"]["plugin"] == "neta_tmp_parrot"
+    assert rows["parrot"]["toolset"] == "birds"
+
+    called = plugin_dir.neta("tools", "call", "parrot", "--args", '{"text": "polly"}')
+    assert called.returncode == 0, called.stderr
+    assert called.stdout == "parrot says polly\n"
+
+
+def test_broken_plugin_is_one_warning_line_and_the_rest_still_lists(plugin_dir):
+    plugin_dir.add("neta-tools-ok", "neta_tmp_ok", echo_source("fine", "okset"))
+    plugin_dir.add("neta-tools-bad", "neta_tmp_bad", "import does_not_exist_anywhere\n")
+    done = plugin_dir.neta("tools", "list", "--json")
+    assert done.returncode == 0
+    assert "fine" in {row["name"] for row in json.loads(done.stdout)}
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("Warning: plugin 'neta_tmp_bad' (entry point neta:neta_tmp_bad")
+    assert "ModuleNotFoundError" in lines[0]
+
+
+def test_conflicting_plugins_are_one_warning_line_naming_both(plugin_dir):
+    plugin_dir.add("neta-tools-one", "neta_tmp_one", echo_source("same", "oneset"))
+    plugin_dir.add("neta-tools-two", "neta_tmp_two", echo_source("same", "twoset"))
+    done = plugin_dir.neta("tools", "list")
+    assert done.returncode == 0
+    [line] = done.stderr.splitlines()
+    assert "'neta_tmp_one'" in line
+    assert "'neta_tmp_two'" in line
+    assert "'same'" in line
+
+
+def test_unknown_tool_is_one_error_line_with_a_suggestion(plugin_dir):
+    plugin_dir.add("neta-tools-kiwi", "neta_tmp_kiwi", echo_source("kiwi_bird", "kiwis"))
+    done = plugin_dir.neta("tools", "show", "kiwi_brd")
+    assert done.returncode == 2
+    assert done.stderr == "Error: unknown tool 'kiwi_brd'; did you mean 'kiwi_bird'?\n"
+
+
+def test_invalid_tool_arguments_are_one_error_line(plugin_dir):
+    plugin_dir.add("neta-tools-emu", "neta_tmp_emu", echo_source("emu", "emus"))
+    done = plugin_dir.neta("tools", "call", "emu", "--args", '{"txt": 1}')
+    assert done.returncode == 2
+    assert done.stderr == "Error: invalid arguments for 'emu': text: Field required\n"
+
+
+def test_tools_show_prints_the_json_schema(plugin_dir):
+    plugin_dir.add("neta-tools-owl", "neta_tmp_owl", echo_source("owl", "owls"))
+    done = plugin_dir.neta("tools", "show", "owl")
+    assert done.returncode == 0, done.stderr
+    assert '"text"' in done.stdout
+    assert "toolset owls" in done.stdout
+
+
+def test_builtin_toolsets_are_listed_with_their_reason(plugin_dir):
+    done = plugin_dir.neta("toolsets", "--json", NETA_LOAD_PLUGINS="base,planning,interaction")
+    rows = {row["name"]: row for row in json.loads(done.stdout)}
+    assert rows["base"]["enabled"] is True
+    assert rows["base"]["reason"] == "on by default"
+    assert set(rows) >= {"base", "planning", "interaction"}
+
+
+def test_python_dash_m_and_usage_errors_exit_two(plugin_dir):
+    done = plugin_dir.neta("tools", "frobnicate")
+    assert done.returncode == 2
+    assert "No such command" in done.stderr

@@ -1,0 +1,96 @@
+import pytest
+from pydantic import BaseModel, Field, ValidationError
+
+import neta
+
+
+class ReadArgs(BaseModel):
+    path: str = Field(description="File to read.")
+    limit: int | None = None
+    verbose: bool = False
+
+
+def schema(name: str = "read", toolset: str = "files") -> neta.ToolSchema:
+    return neta.ToolSchema(name=name, toolset=toolset, description="Read a file.", args=ReadArgs)
+
+
+def test_catalog_registers_and_groups_schemas_by_toolset():
+    catalog = neta.Catalog()
+    catalog.register_schema(schema("read"), plugin="files")
+    catalog.register_schema(schema("write"), plugin="files")
+    catalog.register_schema(schema("run", toolset="shell"), plugin="shell")
+    assert [s.name for s in catalog.schemas_by_toolset("files")] == ["read", "write"]
+    assert catalog.tool_names(["shell", "files"]) == ["run", "read", "write"]
+    assert catalog.tool_names(["missing"]) == []
+    assert catalog.plugin_of("run") == "shell"
+    assert len(catalog) == 3
+    assert "read" in catalog
+
+
+def test_catalog_same_name_from_two_plugins_raises_conflict_naming_both():
+    catalog = neta.Catalog()
+    catalog.register_schema(schema("read"), plugin="alpha")
+    with pytest.raises(neta.ToolConflictError) as caught:
+        catalog.register_schema(schema("read"), plugin="beta")
+    assert "'alpha'" in str(caught.value)
+    assert "'beta'" in str(caught.value)
+    assert caught.value.plugin == "beta"
+    assert caught.value.first == "alpha"
+    assert catalog.plugin_of("read") == "alpha"
+
+
+@pytest.mark.parametrize("bad", ["", "has space", "dot.name", "x" * 65, "ünïcode"])
+def test_tool_schema_rejects_names_outside_the_allowed_pattern(bad):
+    with pytest.raises(ValidationError):
+        schema(bad)
+
+
+@pytest.mark.parametrize("good", ["a", "read_file", "list-dir", "X9", "x" * 64])
+def test_tool_schema_accepts_names_inside_the_allowed_pattern(good):
+    assert schema(good).name == good
+
+
+def test_catalog_unknown_name_suggests_a_close_one():
+    catalog = neta.Catalog()
+    catalog.register_schema(schema("read_file"))
+    with pytest.raises(neta.ConfigError, match="did you mean 'read_file'"):
+        catalog.get("read_fille")
+
+
+def test_openai_export_wraps_the_json_schema_as_a_function_tool():
+    tool = schema().openai_tool()
+    assert tool["type"] == "function"
+    function = tool["function"]
+    assert function["name"] == "read"
+    assert function["description"] == "Read a file."
+    assert function["parameters"]["required"] == ["path"]
+    assert "strict" not in function
+
+
+def test_openai_strict_export_requires_everything_and_makes_optionals_nullable():
+    params = schema().openai_tool(strict=True)["function"]["parameters"]
+    assert params["additionalProperties"] is False
+    assert params["required"] == ["path", "limit", "verbose"]
+    assert params["properties"]["path"]["type"] == "string"
+    assert {"type": "null"} in params["properties"]["limit"]["anyOf"]
+    assert params["properties"]["verbose"]["type"] == ["boolean", "null"]
+    assert "default" not in params["properties"]["verbose"]
+
+
+class Item(BaseModel):
+    id: str
+    note: str = ""
+
+
+class Nested(BaseModel):
+    items: list[Item]
+
+
+def test_openai_strict_export_tightens_nested_models_too():
+    params = neta.ToolSchema(name="n", toolset="t", description="d", args=Nested).parameters(
+        strict=True
+    )
+    item = params["$defs"]["Item"]
+    assert item["additionalProperties"] is False
+    assert item["required"] == ["id", "note"]
+    assert item["properties"]["note"]["type"] == ["string", "null"]

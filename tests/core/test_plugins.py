@@ -1,0 +1,224 @@
+import asyncio
+
+import pytest
+from pydantic import BaseModel
+
+import neta
+
+
+class EchoArgs(BaseModel):
+    text: str
+
+
+class Echo:
+    """A well-behaved plugin with one toolset and one tool."""
+
+    @neta.hookimpl
+    def neta_toolsets(self):
+        return [neta.ToolsetSpec(name="echoer", description="Echo.")]
+
+    @neta.hookimpl
+    def neta_tools(self):
+        return [neta.ToolSchema(name="echo", toolset="echoer", description="Echo.", args=EchoArgs)]
+
+    @neta.hookimpl
+    def neta_build_tools(self, session):
+        return [neta.Tool(name="echo", execute=lambda args: f"{session.entry}: {args.text}")]
+
+
+class Rival:
+    """Registers a tool whose name another plugin already took."""
+
+    @neta.hookimpl
+    def neta_toolsets(self):
+        return [neta.ToolsetSpec(name="rival")]
+
+    @neta.hookimpl
+    def neta_tools(self):
+        return [
+            neta.ToolSchema(name="echo", toolset="rival", description="Also echo.", args=EchoArgs)
+        ]
+
+
+class Garbage:
+    """Returns something that is not a list of schemas."""
+
+    @neta.hookimpl
+    def neta_tools(self):
+        return ["not a schema"]
+
+
+class Raises:
+    """Raises inside a hook."""
+
+    @neta.hookimpl
+    def neta_toolsets(self):
+        raise RuntimeError("boom")
+
+
+class Misspelled:
+    """Implements a hook that does not exist."""
+
+    @neta.hookimpl
+    def neta_toolz(self):
+        return []
+
+
+def test_core_alone_builds_an_empty_catalog_and_resolves_no_toolsets(make_pm, session):
+    pm = make_pm()
+    assert len(pm.catalog()) == 0
+    resolution = neta.resolve_session_toolsets(pm, session)
+    assert resolution.enabled == ()
+    assert neta.build_session_tools(pm, session, resolution.enabled) == {}
+    assert pm.problems == []
+
+
+def test_well_behaved_plugin_tools_run_as_closures_over_the_session(make_pm, session):
+    pm = make_pm(echo=Echo())
+    tools = neta.build_session_tools(pm, session, ["echoer"])
+    result = asyncio.run(tools["echo"].tool.invoke(EchoArgs(text="hi")))
+    assert result.content == "cli: hi"
+    assert tools["echo"].schema.toolset == "echoer"
+
+
+def test_conflicting_tool_names_are_reported_naming_both_plugins_and_first_kept(make_pm):
+    pm = make_pm(echo=Echo(), rival=Rival())
+    catalog = pm.catalog()
+    assert catalog.plugin_of("echo") == "echo"
+    [problem] = pm.problems
+    assert isinstance(problem, neta.ToolConflictError)
+    assert "'echo'" in str(problem)
+    assert "'rival'" in str(problem)
+
+
+def test_hook_returning_garbage_is_reported_and_other_plugins_still_work(make_pm, session):
+    pm = make_pm(echo=Echo(), garbage=Garbage())
+    assert [s.name for s in pm.catalog()] == ["echo"]
+    [problem] = pm.problems
+    assert problem.plugin == "garbage"
+    assert "neta_tools() returned malformed data" in str(problem)
+    assert "echo" in neta.build_session_tools(pm, session, ["echoer"])
+
+
+def test_hook_raising_is_reported_naming_the_plugin(make_pm):
+    pm = make_pm(echo=Echo(), raises=Raises())
+    assert [s.name for s in pm.toolset_specs()] == ["echoer"]
+    [problem] = pm.problems
+    assert str(problem) == "plugin 'raises': neta_toolsets() raised RuntimeError: boom"
+
+
+def test_misspelled_hook_is_reported_at_start_up_and_the_plugin_removed(make_pm):
+    pm = make_pm(echo=Echo(), typo=Misspelled())
+    assert not pm.has_plugin("typo")
+    assert pm.has_plugin("echo")
+    [problem] = pm.problems
+    assert "neta_toolz" in str(problem)
+
+
+def test_schema_without_instance_is_left_out_and_reported(make_pm, session):
+    class SchemaOnly(Echo):
+        @neta.hookimpl
+        def neta_build_tools(self, session):
+            return []
+
+    pm = make_pm(echo=SchemaOnly())
+    assert neta.build_session_tools(pm, session, ["echoer"]) == {}
+    assert "registered tool 'echo' but built no instance" in str(pm.problems[0])
+
+
+def test_instance_without_schema_is_left_out_and_reported(make_pm, session):
+    class Stray(Echo):
+        @neta.hookimpl
+        def neta_build_tools(self, session):
+            return [neta.Tool(name="echo", execute=str), neta.Tool(name="ghost", execute=str)]
+
+    pm = make_pm(echo=Stray())
+    assert list(neta.build_session_tools(pm, session, ["echoer"])) == ["echo"]
+    assert "built tool 'ghost', which has no schema" in str(pm.problems[0])
+
+
+def test_tools_of_disabled_toolsets_are_not_built_into_the_session(make_pm, session):
+    pm = make_pm(echo=Echo())
+    assert neta.build_session_tools(pm, session, ["other"]) == {}
+    assert pm.problems == []
+
+
+def test_async_execute_and_tool_result_pass_through(make_pm):
+    async def run(args):
+        return neta.ToolResult(content=args.text, is_error=True)
+
+    tool = neta.Tool(name="t", execute=run)
+    result = asyncio.run(tool.invoke(EchoArgs(text="bad")))
+    assert result == neta.ToolResult(content="bad", is_error=True)
+
+
+def test_execute_returning_neither_text_nor_result_is_a_type_error():
+    tool = neta.Tool(name="t", execute=lambda args: 42)
+    with pytest.raises(TypeError, match="expected str or ToolResult"):
+        asyncio.run(tool.invoke(EchoArgs(text="x")))
+
+
+ECHO_SOURCE = """
+import neta
+from pydantic import BaseModel
+
+class Args(BaseModel):
+    text: str
+
+@neta.hookimpl
+def neta_toolsets():
+    return [neta.ToolsetSpec(name="{toolset}", description="Temp.")]
+
+@neta.hookimpl
+def neta_tools():
+    return [neta.ToolSchema(name="{tool}", toolset="{toolset}", description="Temp.", args=Args)]
+
+@neta.hookimpl
+def neta_build_tools(session):
+    return [neta.Tool(name="{tool}", execute=lambda a: "{tool} says " + a.text)]
+"""
+
+
+def echo_source(tool: str, toolset: str) -> str:
+    return ECHO_SOURCE.replace("{tool}", tool).replace("{toolset}", toolset)
+
+
+def test_entry_point_plugin_is_discovered_and_a_broken_one_reported(plugin_dir):
+    plugin_dir.add("neta-tools-loud", "neta_tmp_loud", echo_source("loud", "loudset"))
+    plugin_dir.add("neta-tools-broken", "neta_tmp_broken", "raise ImportError('no such lib')\n")
+    pm = neta.create_plugin_manager(allow=["loudset", "neta_tmp_loud", "neta_tmp_broken"])
+    assert "loud" in pm.catalog()
+    [problem] = pm.problems
+    assert problem.plugin == "neta_tmp_broken"
+    assert problem.entry_point == "neta:neta_tmp_broken = neta_tmp_broken"
+    assert "failed to load: ImportError: no such lib" in str(problem)
+
+
+def test_allow_list_matches_distribution_names(plugin_dir):
+    plugin_dir.add("neta-tools-quiet", "neta_tmp_quiet", echo_source("quiet", "quietset"))
+    pm = neta.create_plugin_manager(allow=["neta-tools-quiet"])
+    assert [info.name for info in pm.plugin_infos()] == ["neta_tmp_quiet"]
+    assert pm.info("neta_tmp_quiet").distribution == "neta-tools-quiet"
+
+
+def test_empty_load_list_loads_no_entry_points(plugin_dir, monkeypatch):
+    plugin_dir.add("neta-tools-none", "neta_tmp_none", echo_source("none1", "noneset"))
+    monkeypatch.setenv("NETA_LOAD_PLUGINS", "")
+    pm = neta.create_plugin_manager()
+    assert pm.plugin_infos() == []
+
+
+def test_disabled_plugin_is_blocked_before_import(plugin_dir, monkeypatch):
+    plugin_dir.add("neta-tools-bomb", "neta_tmp_bomb", "raise SystemExit('imported!')\n")
+    monkeypatch.setenv("NETA_DISABLE_PLUGINS", "neta_tmp_bomb, other")
+    pm = neta.create_plugin_manager()
+    assert not pm.has_plugin("neta_tmp_bomb")
+    assert pm.problems == []
+
+
+def test_builtin_plugins_are_discovered_through_their_entry_points():
+    pm = neta.create_plugin_manager(allow=["base", "planning", "interaction"])
+    infos = {info.name: info for info in pm.plugin_infos()}
+    assert set(infos) == {"base", "planning", "interaction"}
+    assert all(info.builtin for info in infos.values())
+    assert infos["base"].entry_point == "neta:base = neta_base.plugin"
