@@ -16,12 +16,26 @@ from neta.errors import (
     ToolConflictError,
     ToolError,
     ToolRetry,
+    WorkspaceError,
 )
 from neta.hookspecs import hookimpl, hookspec
+from neta.patching import PatchOutcome, patch_file
 from neta.plugins import NetaPluginManager, PluginInfo, create_plugin_manager
 from neta.providers.base import ProviderSpec
 from neta.session import ClarifyFn, EntryKind, EventSink, SessionContext
 from neta.session_tools import BoundTool, build_session_tools, resolve_session_toolsets
+from neta.textfile import TextFile, atomic_write, read_text
+from neta.todos import (
+    MAX_TODO_CHARS,
+    MAX_TODOS,
+    InMemoryTodoStore,
+    TodoChange,
+    TodoItem,
+    TodoSnapshot,
+    TodoStatus,
+    TodoStore,
+    apply_todo_changes,
+)
 from neta.tools import Tool, ToolCall, ToolResult
 from neta.toolsets import (
     TOOLSET_DEFAULTS,
@@ -30,10 +44,13 @@ from neta.toolsets import (
     ToolsetSpec,
     resolve_toolsets,
 )
+from neta.workspace import resolve_in_workspace
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "MAX_TODOS",
+    "MAX_TODO_CHARS",
     "TOOLSET_DEFAULTS",
     "AmbiguousMatchError",
     "BoundTool",
@@ -42,16 +59,24 @@ __all__ = [
     "ConfigError",
     "EntryKind",
     "EventSink",
+    "InMemoryTodoStore",
     "InvalidEditError",
     "MatchError",
     "NetaError",
     "NetaPluginManager",
     "NoMatchError",
+    "PatchOutcome",
     "PluginError",
     "PluginInfo",
     "ProviderError",
     "ProviderSpec",
     "SessionContext",
+    "TextFile",
+    "TodoChange",
+    "TodoItem",
+    "TodoSnapshot",
+    "TodoStatus",
+    "TodoStore",
     "Tool",
     "ToolCall",
     "ToolConflictError",
@@ -62,10 +87,16 @@ __all__ = [
     "ToolsetDecision",
     "ToolsetResolution",
     "ToolsetSpec",
+    "WorkspaceError",
+    "apply_todo_changes",
+    "atomic_write",
     "build_session_tools",
     "create_plugin_manager",
     "hookimpl",
     "hookspec",
+    "patch_file",
+    "read_text",
+    "resolve_in_workspace",
     "resolve_session_toolsets",
     "resolve_toolsets",
 ]

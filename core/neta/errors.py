@@ -4,6 +4,7 @@
 NetaError
 ├── ToolError                  the model reads the message (a tool call failed)
 │   ├── ToolRetry              the model should call again with other arguments
+│   ├── WorkspaceError         a path resolves outside the session's workspace root
 │   └── MatchError             patch-style edits refused by neta.fuzzy_match
 │       ├── NoMatchError
 │       ├── AmbiguousMatchError
@@ -32,6 +33,25 @@ class ToolError(NetaError):
 
 class ToolRetry(ToolError):
     """The tool asks the model to try again with different arguments."""
+
+
+class WorkspaceError(ToolError):
+    """A path resolves outside the workspace root (through ``..``, an absolute path or a symlink).
+
+    Attributes:
+        path: the path as it was given.
+        root: the workspace root it had to stay inside.
+        resolved: where the path really leads.
+    """
+
+    def __init__(self, path: str, *, root: str, resolved: str) -> None:
+        super().__init__(
+            f"path {path!r} is outside the workspace {root!r} (it resolves to {resolved!r}); "
+            f"use a path inside the workspace"
+        )
+        self.path = path
+        self.root = root
+        self.resolved = resolved
 
 
 class MatchError(ToolError):

@@ -97,7 +97,12 @@ def neta_build_tools(session: SessionContext) -> Sequence[Tool]:
 
 @hookspec
 def neta_session_start(session: SessionContext) -> None:
-    """Notify that a session starts (before its first run); every implementation is called."""
+    """Notify that a session starts; every implementation is called.
+
+    Called after the session's context is created and before its toolsets are resolved and
+    its tools built, so a plugin may equip a capability here (for example set
+    ``session.memory_store`` or an ``extras`` entry) that its toolset requires.
+    """
 
 
 @hookspec

@@ -61,6 +61,7 @@ class NetaPluginManager(pluggy.PluginManager):
         self.problems: list[PluginError] = []
         self._infos: dict[str, PluginInfo] = {}
         self._catalog: Catalog | None = None
+        self.rejected_tools: set[tuple[str, str]] = set()  # (plugin, tool) refused by catalog
         self._toolsets: list[ToolsetSpec] | None = None
 
     def register(self, plugin: object, name: str | None = None) -> str | None:
@@ -88,11 +89,13 @@ class NetaPluginManager(pluggy.PluginManager):
                         self.record_for(
                             plugin, f"tool {schema.name!r} names unknown toolset {schema.toolset!r}"
                         )
+                        self.rejected_tools.add((plugin, schema.name))
                         continue
                     try:
                         catalog.register_schema(schema, plugin=plugin)
                     except ToolConflictError as exc:
                         self.record(exc)
+                        self.rejected_tools.add((plugin, schema.name))
             self._catalog = catalog
         return self._catalog
 
@@ -158,6 +161,16 @@ class NetaPluginManager(pluggy.PluginManager):
                 detail = f"{hook_name}() returned malformed data at {where}: {first['msg']}"
                 self.record_for(name, detail)
         return results
+
+    def notify(self, hook_name: str, **kwargs: Any) -> None:
+        """Call a notify hook on every plugin; one that raises is recorded, the rest still run."""
+        for impl in getattr(self.hook, hook_name).get_hookimpls():
+            try:
+                impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
+            except Exception as exc:
+                self.record_for(
+                    impl.plugin_name, f"{hook_name}() raised {type(exc).__name__}: {exc}"
+                )
 
     def record_for(self, plugin_name: str, reason: str) -> None:
         """Record a ``PluginError`` about plugin ``plugin_name``."""

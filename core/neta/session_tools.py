@@ -60,6 +60,8 @@ def build_session_tools(
     instances: dict[str, Tool] = {}
     for plugin, tools in pm.call_each("neta_build_tools", _TOOLS, session=session):
         for tool in tools:
+            if (plugin, tool.name) in pm.rejected_tools:
+                continue  # its schema lost a name conflict, already reported
             if tool.name not in catalog:
                 pm.record_for(plugin, f"built tool {tool.name!r}, which has no schema")
             elif catalog.plugin_of(tool.name) != plugin:

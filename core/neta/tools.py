@@ -59,12 +59,15 @@ class Tool:
         execute: the function run for each call.
         sequential: never run this tool concurrently with other calls of the same turn.
         timeout: seconds before the call is abandoned; ``None`` uses the runtime default.
+        session_guidance: text for this session's system prompt, after the schema's guidance
+            (e.g. the skills this session can read); shown only while the tool is available.
     """
 
     name: str
     execute: ExecuteFn
     sequential: bool = False
     timeout: float | None = None
+    session_guidance: str = ""
 
     async def invoke(self, args: BaseModel) -> ToolResult:
         """Run ``execute`` with validated arguments and normalise its return value."""

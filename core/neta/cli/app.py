@@ -8,7 +8,16 @@ from dataclasses import dataclass
 
 import typer
 
-from neta.cli import plugins_cmd, tools_cmd, toolsets_cmd
+from neta.cli import (
+    demo_cmd,
+    patch_cmd,
+    plugins_cmd,
+    prompt_cmd,
+    run_cmd,
+    serve_cmd,
+    tools_cmd,
+    toolsets_cmd,
+)
 from neta.errors import ConfigError, NetaError
 from neta.plugins import NetaPluginManager, create_plugin_manager
 
@@ -19,8 +28,14 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+app.command("demo")(demo_cmd.demo)
+app.command("run")(run_cmd.run)
+app.command("chat")(run_cmd.chat)
+app.command("prompt")(prompt_cmd.prompt)
+app.command("serve")(serve_cmd.serve)
 app.command("plugins")(plugins_cmd.plugins)
 app.command("toolsets")(toolsets_cmd.toolsets)
+app.command("patch")(patch_cmd.patch)
 app.add_typer(tools_cmd.tools_app, name="tools")
 
 
@@ -47,7 +62,7 @@ def main(argv: list[str] | None = None) -> None:
     pm: NetaPluginManager | None = None
     try:
         pm = create_plugin_manager()
-        pm.hook.neta_commands(app=app)
+        pm.notify("neta_commands", app=app)
         app(args=args, prog_name="neta", obj=CliState(pm, debug))
     except SystemExit as exc:  # typer's standalone mode ends every run this way
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)

@@ -9,7 +9,8 @@ from typing import Any
 import typer
 
 from neta.plugins import NetaPluginManager
-from neta.session import SessionContext
+from neta.runtime.agent import Agent, AgentSession
+from neta.session import EntryKind
 
 
 def plugin_manager(ctx: typer.Context) -> NetaPluginManager:
@@ -23,6 +24,28 @@ def echo_json(value: Any) -> None:
     typer.echo(json.dumps(value, indent=2, ensure_ascii=False))
 
 
-def cli_session(workspace: Path | None) -> SessionContext:
-    """A session for commands run at the terminal, rooted at ``workspace`` (default: cwd)."""
-    return SessionContext(workspace=workspace or Path.cwd(), entry="cli")
+def cli_agent(
+    pm: NetaPluginManager,
+    workspace: Path | None,
+    *,
+    entry: EntryKind = "cli",
+    toolsets: list[str] | None = None,
+    deny: list[str] | None = None,
+) -> Agent:
+    """An agent without a model, for the commands that inspect or call tools by hand.
+
+    Its sessions start exactly as ``neta run``'s do: plugins equip them, toolsets resolve.
+    """
+    return Agent(
+        provider=None,
+        plugin_manager=pm,
+        workspace=workspace or Path.cwd(),
+        entry=entry,
+        toolsets=toolsets or (),
+        deny=deny or (),
+    )
+
+
+def cli_session(pm: NetaPluginManager, workspace: Path | None, **options: Any) -> AgentSession:
+    """A new session of ``cli_agent(pm, workspace, **options)``."""
+    return cli_agent(pm, workspace, **options).new_session()

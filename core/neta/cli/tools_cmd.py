@@ -12,7 +12,6 @@ from rich.table import Table
 
 from neta.cli.context import cli_session, echo_json, plugin_manager
 from neta.errors import ConfigError, NetaError
-from neta.session_tools import build_session_tools, resolve_session_toolsets
 
 tools_app = typer.Typer(help="List, inspect and call tools.", no_args_is_help=True)
 
@@ -26,7 +25,7 @@ def list_tools(
     """List the registered tools, their toolset and plugin, and whether a session gets them."""
     pm = plugin_manager(ctx)
     catalog = pm.catalog()
-    resolution = resolve_session_toolsets(pm, cli_session(None))
+    resolution = cli_session(pm, None).toolsets
     if toolset is not None:
         resolution.decision(toolset)  # an unknown name fails here, with suggestions
     schemas = [s for s in catalog if toolset is None or s.toolset == toolset]
@@ -80,16 +79,13 @@ def call_tool(
         validated = schema.args.model_validate_json(args)
     except ValidationError as exc:
         raise ConfigError(f"invalid arguments for {name!r}: {_first_error(exc)}") from None
-    session = cli_session(workspace)
-    decision = resolve_session_toolsets(pm, session, requested=[schema.toolset]).decision(
-        schema.toolset
-    )
+    session = cli_session(pm, workspace, toolsets=[schema.toolset])
+    decision = session.toolsets.decision(schema.toolset)
     if not decision.enabled:
         raise ConfigError(f"toolset {schema.toolset!r} is off here: {decision.reason}")
-    tools = build_session_tools(pm, session, [schema.toolset])
-    if name not in tools:
+    if name not in session.tools:
         raise NetaError(f"tool {name!r} could not be built for this session (see warnings)")
-    result = asyncio.run(tools[name].tool.invoke(validated))
+    result = asyncio.run(session.tools[name].tool.invoke(validated))
     typer.echo(result.content)
     if result.is_error:
         raise typer.Exit(1)

@@ -7,7 +7,6 @@ from rich.console import Console
 from rich.table import Table
 
 from neta.cli.context import cli_session, echo_json, plugin_manager
-from neta.session_tools import resolve_session_toolsets
 
 
 def toolsets(
@@ -18,7 +17,7 @@ def toolsets(
 ) -> None:
     """Show every toolset, on or off for a terminal session, and the reason."""
     pm = plugin_manager(ctx)
-    resolution = resolve_session_toolsets(pm, cli_session(None), requested=toolset, denied=deny)
+    resolution = cli_session(pm, None, toolsets=toolset, deny=deny).toolsets
     catalog = pm.catalog()
     specs = {spec.name: spec for spec in pm.toolset_specs()}
     rows = [

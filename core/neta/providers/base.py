@@ -3,9 +3,58 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
+
+from neta.messages import Message, Usage
+from neta.tools import ToolCall
+
+TextSink = Callable[[str], None]
+"""Receives the reply text piece by piece while it streams."""
+
+
+@dataclass(frozen=True)
+class ModelRequest:
+    """What the runtime sends a provider each turn.
+
+    Attributes:
+        messages: the whole conversation, system prompt first.
+        tools: the available tools in the OpenAI ``tools`` format.
+        model: the model name (providers may ignore it).
+    """
+
+    messages: list[Message]
+    tools: list[dict[str, Any]] = field(default_factory=list)
+    model: str = ""
+
+    @property
+    def tool_names(self) -> list[str]:
+        """The names of the tools offered."""
+        return [t["function"]["name"] for t in self.tools]
+
+
+@dataclass(frozen=True)
+class ModelResponse:
+    """A provider's answer for one turn: text, tool calls, or both."""
+
+    text: str = ""
+    tool_calls: list[ToolCall] = field(default_factory=list)
+    usage: Usage | None = None
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """A model behind an API: one method, one turn."""
+
+    async def complete(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
+        """Send ``request``; stream text pieces to ``on_text``; return the whole turn.
+
+        Raises:
+            ProviderError: the request failed (``retryable`` says whether to try again).
+        """
+        ...
 
 
 class ProviderSpec(BaseModel):
@@ -22,4 +71,4 @@ class ProviderSpec(BaseModel):
 
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
     description: str = ""
-    factory: Callable[..., Any]
+    factory: Callable[..., Provider]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import neta
+from neta_base import bash, list_dir, patch, read_file, write_file
 
 TOOLSET = neta.ToolsetSpec(
     name="base",
@@ -14,3 +15,21 @@ TOOLSET = neta.ToolsetSpec(
 def neta_toolsets() -> list[neta.ToolsetSpec]:
     """Announce the ``base`` toolset."""
     return [TOOLSET]
+
+
+@neta.hookimpl
+def neta_tools() -> list[neta.ToolSchema]:
+    """Register the schemas of bash, read_file, write_file, list_dir and patch."""
+    return [bash.SCHEMA, read_file.SCHEMA, write_file.SCHEMA, list_dir.SCHEMA, patch.SCHEMA]
+
+
+@neta.hookimpl
+def neta_build_tools(session: neta.SessionContext) -> list[neta.Tool]:
+    """Build this session's instances, each confined to its workspace."""
+    return [
+        bash.build(session),
+        read_file.build(session),
+        write_file.build(session),
+        list_dir.build(session),
+        patch.build(session),
+    ]

@@ -1,0 +1,270 @@
+"""The messages of refused edits. A model reads them, so each says what to do next.
+
+A message names lines by their 1-based number in the file and shows whitespace visibly
+(``·`` a space, ``→`` a tab), since a whitespace difference is invisible otherwise.
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+from collections.abc import Sequence
+
+from rapidfuzz import fuzz, process
+
+from neta._fuzzy_index import KeyKind, LineIndex
+from neta._fuzzy_strategies import Found
+from neta._fuzzy_text import Document, key_fold, key_ws, split_lines, visible
+
+_SHOWN_LINES = 6
+"""Differing lines shown for the closest block."""
+
+_SHOWN_CHARS = 100
+"""Longer lines are cut to this many characters around their first difference."""
+
+_SHOWN_PLACES = 10
+"""Line numbers listed for an ambiguous match."""
+
+_VOTING_LINES = 200
+"""Search lines looked up exactly when looking for the closest block."""
+
+_COMMON_LINE = 20
+"""A line found more often than this says nothing about where the search belongs."""
+
+_WORD = re.compile(r"\w+")
+
+_RETRY = (
+    "Re-read the file, then copy old_string exactly from it (without line-number prefixes or "
+    '"..." placeholders), with enough surrounding lines to match one place.'
+)
+
+
+def describe(theirs: str, ours: str) -> str:
+    """What differs between the file's line and the search's, in a few words."""
+    if theirs.rstrip() == ours.rstrip():
+        return "trailing whitespace differs"
+    if theirs.strip() == ours.strip():
+        return "indentation differs"
+    if key_ws(theirs) == key_ws(ours):
+        return "spacing differs"
+    if key_fold(theirs) == key_fold(ours):
+        return "quotes, dashes or special spaces differ"
+    return f"text differs from column {_first_difference(theirs, ours) + 1}"
+
+
+def _first_difference(first: str, second: str) -> int:
+    for column, (one, other) in enumerate(zip(first, second, strict=False)):
+        if one != other:
+            return column
+    return min(len(first), len(second))
+
+
+def _clip(text: str, column: int) -> str:
+    if not text:
+        return "(empty line)"
+    if len(text) <= _SHOWN_CHARS:
+        return visible(text)
+    start = max(0, min(column - _SHOWN_CHARS // 3, len(text) - _SHOWN_CHARS))
+    end = start + _SHOWN_CHARS
+    cut = visible(text[start:end])
+    return ("\u2026" if start else "") + cut + ("\u2026" if end < len(text) else "")
+
+
+def _pair(label: str, theirs: str | None, ours: str) -> list[str]:
+    if theirs is None:
+        return [f"- {label}: the file ends before this line", f"    old_string: {_clip(ours, 0)}"]
+    column = _first_difference(theirs, ours)
+    return [
+        f"- {label} ({describe(theirs, ours)})",
+        f"    file:       {_clip(theirs, column)}",
+        f"    old_string: {_clip(ours, column)}",
+    ]
+
+
+def _places(lines: Sequence[int]) -> str:
+    shown = [str(line) for line in lines[:_SHOWN_PLACES]]
+    more = len(lines) - len(shown)
+    if more:
+        return ", ".join(shown) + f" and {more} more"
+    return ", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else shown[0]
+
+
+def ambiguous(found: Found, lines: Sequence[int], *, replace_all: bool, capped: bool) -> str:
+    """The message for a search found at several places (``lines`` 1-based).
+
+    ``capped`` says the search stopped counting, so there may be more places.
+    """
+    where = _places(lines)
+    if found.incomplete:
+        return (
+            f"old_string was not found exactly, and it resembles too many places to tell which "
+            f"one you mean (strategy {found.strategy}; candidates start at lines {where}). The "
+            f"file was not changed. {_RETRY}"
+        )
+    count = f"at least {len(lines)}" if capped else str(len(lines))
+    if found.fuzzy:
+        return (
+            f"old_string was not found exactly, and {count} places resemble it "
+            f"(strategy {found.strategy}), starting at lines {where}. An approximate match "
+            "must be unique, so the file was not changed"
+            + (" (replace_all only applies to exact matches)" if replace_all else "")
+            + f". {_RETRY}"
+        )
+    return (
+        f"old_string matches {count} places (strategy {found.strategy}), starting at lines "
+        f"{where}. The file was not changed. Include more surrounding lines in old_string so "
+        "it matches only the place you mean, or set replace_all to true to replace every one."
+    )
+
+
+def stale_line(doc: Document, found: Found, start: int, offset: int) -> str:
+    """The message for a fuzzy block whose line at ``offset``, which the edit changes, differs."""
+    theirs = doc.lines[start + offset]
+    ours = found.search.split("\n")[offset]
+    return "\n".join(
+        [
+            f"old_string matched only approximately (strategy {found.strategy}, lines "
+            f"{start + 1}-{start + found.size}), and a line your edit changes or removes is "
+            "not the file's. Lines you keep may differ a little (the file's text is kept), but "
+            "lines you change must be copied exactly. The file was not changed.",
+            *_pair(f"line {start + offset + 1}", theirs, ours),
+            _RETRY,
+        ]
+    )
+
+
+def already_applied(line: int) -> str:
+    """The message for an old_string that is gone while new_string is present."""
+    return (
+        f"old_string was not found, but new_string is already in the file (line {line}): the "
+        "edit looks already applied, so the file was not changed. Re-read the file before "
+        "editing it again."
+    )
+
+
+def placeholder(line: str) -> str:
+    """The message for an unmatched old_string that elides code."""
+    return (
+        f"old_string was not found, and it contains the placeholder line {line.strip()!r}. "
+        "old_string must be the file's real text: copy every line it spans instead of "
+        "abbreviating with '...', or split the edit into smaller ones. The file was not changed."
+    )
+
+
+def no_match(index: LineIndex, search: str) -> str:
+    """The message for a search no strategy found: where the closest text is and how it differs."""
+    lines, _ = split_lines(search)
+    head = (
+        "old_string was not found in the file, not even ignoring whitespace, indentation, "
+        "escaping or typographic quotes. The file was not changed."
+    )
+    closest = _closest_block(index, lines)
+    written = [line for line in lines if line.strip()]
+    if len(written) == 1 and (closest is None or closest[1] < 90.0):
+        in_line = _closest_in_long_line(index, written[0])
+        if in_line is not None and (closest is None or in_line[0] > closest[1]):
+            return "\n".join([head, in_line[1], _RETRY])
+    if closest is None or closest[1] < 40.0:
+        return "\n".join([head, "Nothing in the file resembles it.", _RETRY])
+    start, score = closest
+    doc = index.doc
+    shown: list[str] = []
+    differing = 0
+    for offset, ours in enumerate(lines):
+        number = start + offset
+        theirs = doc.lines[number] if 0 <= number < doc.line_count else None
+        if theirs == ours:
+            continue
+        differing += 1
+        if differing <= _SHOWN_LINES:
+            shown += _pair(f"line {number + 1}", theirs, ours)
+    first, last = max(start, 0) + 1, min(start + len(lines), doc.line_count)
+    if len(lines) == 1:
+        where = f"The closest text is line {first} ({int(score)}% similar)"
+    else:
+        where = (
+            f"The closest text is at lines {first}-{last} ({int(score)}% similar); {differing} "
+            f"of old_string's {len(lines)} lines differ"
+        )
+    summary = f"{where} (whitespace shown as \u00b7 for a space and \u2192 for a tab):"
+    if differing > _SHOWN_LINES:
+        shown.append(f"- ... and {differing - _SHOWN_LINES} more differing lines")
+    return "\n".join([head, summary, *shown, _RETRY])
+
+
+def _closest_block(index: LineIndex, lines: Sequence[str]) -> tuple[int, float] | None:
+    """The first line (0-based, may be off the file's ends) and score of the likeliest block."""
+    keys = index.keys(KeyKind.WS)
+    wanted = [key_ws(line) for line in lines]
+    scored = [offset for offset, key in enumerate(wanted) if key]
+    if not keys or not scored:
+        return None
+    votes: dict[int, float] = {}
+    for offset in scored[:_VOTING_LINES]:
+        same = index.lines_with_key(KeyKind.WS, wanted[offset])
+        if len(same) <= _COMMON_LINE:
+            for line in same:
+                votes[line - offset] = votes.get(line - offset, 0.0) + 1.0
+    for offset in sorted(scored, key=lambda o: -len(wanted[o]))[:3]:
+        for _, score, line in process.extract(
+            wanted[offset], keys, scorer=fuzz.ratio, limit=3, score_cutoff=50
+        ):
+            votes[line - offset] = votes.get(line - offset, 0.0) + score / 100.0
+    if not votes:
+        return None
+
+    def block_score(start: int) -> float:
+        total = 0.0
+        for offset in scored:
+            line = start + offset
+            total += fuzz.ratio(wanted[offset], keys[line]) if 0 <= line < len(keys) else 0.0
+        return total / len(scored)
+
+    likeliest = heapq.nlargest(5, votes, key=lambda start: (votes[start], -start))
+    return max(((start, block_score(start)) for start in likeliest), key=lambda pair: pair[1])
+
+
+def _closest_in_long_line(index: LineIndex, search: str) -> tuple[float, str] | None:
+    """Where a one-line search best aligns inside a longer line, described.
+
+    Only a few lines are tried: those holding the search's longest word, and the longest
+    lines (a minified file is one huge line).
+    """
+    wanted = search.strip()
+    doc = index.doc
+    words = _WORD.findall(wanted)
+    tried = set(index.lines_with_token(max(words, key=len), limit=5)) if words else set()
+    tried.update(heapq.nlargest(3, range(doc.line_count), key=lambda line: len(doc.lines[line])))
+    best: tuple[float, int, int, int] | None = None
+    for line in sorted(tried):
+        if len(doc.lines[line]) <= len(wanted):
+            continue
+        found = fuzz.partial_ratio_alignment(wanted, doc.lines[line], score_cutoff=60)
+        if found is not None and (best is None or found.score > best[0]):
+            best = (found.score, line, found.dest_start, found.dest_end)
+    if best is None:
+        return None
+    score, line, start, end = best
+    theirs = doc.lines[line][start:end]
+    if theirs == wanted:
+        # Only a fragment of a word or a line can be verbatim and still not have matched.
+        whole = doc.lines[line]
+        text = "\n".join(
+            [
+                f"Line {line + 1} holds old_string (without its surrounding whitespace) only as "
+                f"part of a longer word, at column {start + 1}; include the whole word:",
+                f"    file:       {_clip(whole, start)}",
+            ]
+        )
+        return score, text
+    column = _first_difference(theirs, wanted)
+    text = "\n".join(
+        [
+            f"The closest text is inside line {line + 1}, columns {start + 1}-{end} "
+            f"({int(score)}% similar); it differs from old_string at column {start + column + 1} "
+            "(whitespace shown as \u00b7 for a space and \u2192 for a tab):",
+            f"    file:       {_clip(theirs, column)}",
+            f"    old_string: {_clip(wanted, column)}",
+        ]
+    )
+    return score, text

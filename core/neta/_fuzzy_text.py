@@ -1,0 +1,224 @@
+r"""The text the fuzzy matcher works on: a file split into lines, and the line keys it compares.
+
+Matching happens on ``Document.text``: the file without its BOM and with every ``\r\n``
+turned into ``\n``. Offsets into that text are mapped back to the caller's content, and edits
+are spliced back with the file's own line endings, so neither the BOM nor CRLF ever leaks into
+the matching rules.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Sequence
+from functools import cached_property
+from itertools import accumulate
+
+_BOM = "\ufeff"
+
+_FOLD = str.maketrans(
+    {
+        **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u2039\u203a", "'"),
+        **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033\u00ab\u00bb", '"'),
+        **dict.fromkeys("\u2010\u2011\u2012\u2013\u2014\u2015\u2212", "-"),
+        "\u2026": "...",
+        **dict.fromkeys("\u00a0\u1680\u202f\u205f\u3000", " "),
+        **dict.fromkeys([chr(code) for code in range(0x2000, 0x200B)], " "),
+    }
+)
+"""Typographic characters a model tends to "correct", mapped to what a source file holds."""
+
+_ESCAPE = re.compile(r"\\([nrt\"'`\\])")
+_ESCAPED = {"n": "\n", "r": "\r", "t": "\t"}
+
+_COMMENT_OPEN = re.compile(r"^(?:#+|//+|/\*+|<!--|--|;+|%+|\*+)\s*")
+_COMMENT_CLOSE = re.compile(r"\s*(?:\*+/|-->)$")
+_ELLIPSES = ("...", "\u2026")
+_ELISION_WORDS = re.compile(
+    r"\b(?:existing|rest|unchanged|remaining|omitted|same|previous|other|more|code|etc)\b",
+    re.IGNORECASE,
+)
+_VISIBLE = str.maketrans({" ": "\u00b7", "\t": "\u2192", "\u00a0": "\u237d", "\r": "\u240d"})
+
+
+class Document:
+    r"""A file's content prepared for matching: BOM and line endings set aside, lines indexed.
+
+    Attributes:
+        content: the content exactly as given.
+        bom: ``"\ufeff"`` when the content starts with a byte order mark, else ``""``.
+        text: the content without the BOM, every ``\r\n`` turned into ``\n``.
+        lines: ``text`` split on ``\n`` (a final newline leaves an empty last item).
+        line_count: how many real lines there are (that empty last item not counted).
+        eol: ``"\n"`` or ``"\r\n"`` when the file uses one kind only, ``None`` when mixed.
+    """
+
+    def __init__(self, content: str) -> None:
+        self.content = content
+        self.bom = _BOM if content.startswith(_BOM) else ""
+        self._body = content[len(self.bom) :]
+        crlf = self._body.count("\r\n")
+        self.text = self._body.replace("\r\n", "\n") if crlf else self._body
+        newlines = self.text.count("\n")
+        self.eol: str | None = "\n" if not crlf else ("\r\n" if crlf == newlines else None)
+        self._dominant_eol = "\r\n" if crlf * 2 > newlines else "\n"
+        self.lines = self.text.split("\n")
+        self.line_count = len(self.lines) - (1 if self.text.endswith("\n") else 0)
+
+    @cached_property
+    def line_starts(self) -> list[int]:
+        """Offset in ``text`` where each line starts (one extra item: the end plus one)."""
+        return list(accumulate((len(line) + 1 for line in self.lines), initial=0))
+
+    @cached_property
+    def _raw_pieces(self) -> list[str]:
+        return self._body.split("\n")
+
+    @cached_property
+    def _raw_line_starts(self) -> list[int]:
+        starts = accumulate((len(piece) + 1 for piece in self._raw_pieces), initial=0)
+        return [len(self.bom) + start for start in starts]
+
+    def line_of(self, offset: int) -> int:
+        """The 0-based line holding ``offset`` of ``text``."""
+        return bisect_right(self.line_starts, offset) - 1
+
+    def line_end(self, line: int) -> int:
+        """Offset in ``text`` just after the last character of ``line`` (before its newline)."""
+        return self.line_starts[line] + len(self.lines[line])
+
+    def has_newline_after(self, line: int) -> bool:
+        """Whether ``line`` is followed by a line break in ``text``."""
+        return line < len(self.lines) - 1
+
+    def raw_offset(self, offset: int) -> int:
+        """The offset in ``content`` of ``offset`` in ``text``."""
+        if self.eol == "\n":
+            return len(self.bom) + offset
+        line = self.line_of(offset)
+        if self.eol == "\r\n":
+            return len(self.bom) + offset + line
+        return self._raw_line_starts[line] + offset - self.line_starts[line]
+
+    def eol_at(self, line: int) -> str:
+        """The line ending for lines inserted at ``line``: that line's own, else the usual one."""
+        if self.eol is not None:
+            return self.eol
+        pieces = self._raw_pieces
+        if line < len(pieces) - 1:
+            return "\r\n" if pieces[line].endswith("\r") else "\n"
+        return self._dominant_eol
+
+    def splice(self, edits: Sequence[tuple[int, int, str]]) -> str:
+        r"""The content with each ``(start, end, replacement)`` of ``text`` applied.
+
+        Edits must be sorted and must not overlap; replacements use ``\n`` and get the line
+        ending of the place they land in. The BOM, and every line ending outside the edited
+        spans, stay as they were.
+        """
+        if self.eol is not None:
+            parts: list[str] = []
+            done = 0
+            for start, end, replacement in edits:
+                parts += (self.text[done:start], replacement)
+                done = end
+            parts.append(self.text[done:])
+            joined = "".join(parts)
+            return self.bom + (joined.replace("\n", "\r\n") if self.eol == "\r\n" else joined)
+        parts = [self.bom]
+        done = len(self.bom)
+        for start, end, replacement in edits:
+            raw_start = self.raw_offset(start)
+            eol = self.eol_at(self.line_of(start))
+            parts += (self.content[done:raw_start], replacement.replace("\n", eol))
+            done = self.raw_offset(end)
+        parts.append(self.content[done:])
+        return "".join(parts)
+
+    def keep_final_newline(self, edited: str) -> str:
+        """``edited`` with a final newline exactly when the original content had one."""
+        had = self.text.endswith("\n")
+        if not edited or edited == self.bom or had == edited.endswith("\n"):
+            return edited
+        if had:
+            return edited + self.eol_at(self.line_count - 1)
+        while edited.endswith("\n"):
+            edited = edited[:-2] if edited.endswith("\r\n") else edited[:-1]
+        return edited
+
+
+def normalize_newlines(text: str) -> str:
+    r"""``text`` with ``\r\n`` turned into ``\n``, as the matcher compares it."""
+    return text.replace("\r\n", "\n")
+
+
+def split_lines(text: str) -> tuple[list[str], bool]:
+    r"""Lines of ``text`` and whether it ended with a newline (``"a\n"`` is one line)."""
+    trailing = text.endswith("\n")
+    body = text[:-1] if trailing else text
+    return (body.split("\n") if body or trailing else []), trailing
+
+
+def key_rstrip(line: str) -> str:
+    """The line without trailing whitespace."""
+    return line.rstrip()
+
+
+def key_ws_indent(line: str) -> str:
+    """The line's own indentation, then its words joined by single spaces."""
+    rest = line.lstrip()
+    return line[: len(line) - len(rest)] + " ".join(rest.split())
+
+
+def key_ws(line: str) -> str:
+    """The line's words joined by single spaces: indentation and spacing ignored.
+
+    A space always remains between two words, so ``foo bar`` never equals ``foobar``.
+    """
+    return " ".join(line.split())
+
+
+def key_fold(line: str) -> str:
+    """Like ``key_ws``, after turning smart quotes, dashes, ellipses and odd spaces into ASCII."""
+    return " ".join((line if line.isascii() else line.translate(_FOLD)).split())
+
+
+def ascii_for(chars: str, missing_from: str) -> dict[int, str]:
+    """A ``str.translate`` table folding those of ``chars`` that ``missing_from`` never holds."""
+    return {
+        code: _FOLD[code]
+        for code in {ord(char) for char in chars if not char.isascii()}
+        if code in _FOLD and chr(code) not in missing_from
+    }
+
+
+def unescape(text: str) -> str:
+    r"""``text`` with ``\n``, ``\t``, ``\r``, ``\"``, ``\'``, ``\```, ``\\`` decoded."""
+    decoded = _ESCAPE.sub(lambda match: _ESCAPED.get(match[1], match[1]), text)
+    return normalize_newlines(decoded)
+
+
+def is_placeholder(line: str) -> bool:
+    """Whether ``line`` stands for elided code (``...``, ``# ... existing code ...``).
+
+    A JavaScript spread (``...args,``) and a comment that merely ends in an ellipsis
+    (``# Loading...``) are real code, not placeholders.
+    """
+    if "..." not in line and "\u2026" not in line:
+        return False
+    stripped = line.strip()
+    inner = _COMMENT_CLOSE.sub("", _COMMENT_OPEN.sub("", stripped, count=1)).strip()
+    was_comment = inner != stripped
+    if inner in ("...", "\u2026", "[...]", "(...)", "{...}"):
+        return True
+    for mark in _ELLIPSES:
+        after = inner[len(mark) :]
+        if inner.startswith(mark) and (after[:1].isspace() or after.endswith(_ELLIPSES)):
+            return True
+    has_ellipsis = any(mark in inner for mark in _ELLIPSES)
+    return was_comment and has_ellipsis and _ELISION_WORDS.search(inner) is not None
+
+
+def visible(text: str) -> str:
+    """``text`` with spaces shown as ``·``, tabs as ``→``, NBSP as ``⍽`` and CR as ``␍``."""
+    return text.translate(_VISIBLE)

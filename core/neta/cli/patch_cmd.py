@@ -1,0 +1,75 @@
+"""``neta patch``: apply one fuzzy-matched edit to a file, as the ``patch`` tool does."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import typer
+
+from neta.cli.context import echo_json
+from neta.errors import ConfigError, ToolError
+from neta.patching import patch_file
+
+
+def patch(
+    path: Path = typer.Argument(..., help="The file to edit (relative to the current directory)."),
+    old: str | None = typer.Option(None, "--old", help="The text to replace."),
+    old_file: Path | None = typer.Option(
+        None, "--old-file", help="Read the text to replace from this file ('-': stdin)."
+    ),
+    new: str | None = typer.Option(None, "--new", help="The replacement text."),
+    new_file: Path | None = typer.Option(
+        None, "--new-file", help="Read the replacement from this file ('-': stdin)."
+    ),
+    replace_all: bool = typer.Option(
+        False, "--replace-all", help="Replace every occurrence instead of exactly one."
+    ),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show the diff; change nothing."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """Replace text in a file; whitespace need not match exactly. Prints the diff."""
+    if old_file is not None and new_file is not None and str(old_file) == str(new_file) == "-":
+        raise ConfigError("only one of --old-file and --new-file can read standard input")
+    old_text = _one_of(old, old_file, "--old")
+    new_text = _one_of(new, new_file, "--new")
+    try:
+        outcome = patch_file(
+            path, old_text, new_text, replace_all=replace_all, dry_run=dry_run, label=str(path)
+        )
+    except ToolError as exc:
+        # The matcher may explain itself over several lines; the command line prints one.
+        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+        if len(lines) > 1:
+            raise ToolError(" ".join(lines)) from exc
+        raise
+    if as_json:
+        echo_json(
+            {
+                "path": str(outcome.path),
+                "strategy": outcome.strategy,
+                "count": outcome.count,
+                "start_line": outcome.start_line,
+                "end_line": outcome.end_line,
+                "changed": outcome.changed,
+                "diff": outcome.diff,
+            }
+        )
+        return
+    if outcome.diff:
+        typer.echo(outcome.diff)
+    suffix = " (dry run: file not changed)" if dry_run else ""
+    typer.echo(outcome.summary() + suffix)
+
+
+def _one_of(text: str | None, source: Path | None, option: str) -> str:
+    """The value of ``option`` given inline or as ``option-file``; exactly one is required."""
+    if text is not None and source is None:
+        return text
+    if text is not None or source is None:
+        raise ConfigError(f"give exactly one of {option} and {option}-file")
+    try:
+        raw = sys.stdin.buffer.read() if str(source) == "-" else source.read_bytes()
+        return raw.decode("utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(f"cannot read {option}-file {source}: {exc}") from exc

@@ -1,0 +1,94 @@
+"""Showing a run's events in the terminal with rich (the core never prints; this does)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from neta.events import (
+    ClarifyRequest,
+    RunFinished,
+    TextDelta,
+    TodoUpdate,
+    ToolCallStart,
+    ToolResultEvent,
+)
+
+_STATUS_MARK = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]", "cancelled": "[-]"}
+_PREVIEW_LINES = 8
+
+
+class EventRenderer:
+    """Renders events as they arrive: streamed text, tool calls and results, the todo list."""
+
+    def __init__(self, console: Console | None = None, *, show_text: bool = True) -> None:
+        self.console = console or Console(highlight=False)
+        self.show_text = show_text
+        self._in_text = False
+
+    def __call__(self, event: Any) -> None:
+        """Render one event."""
+        prefix = (
+            f"[magenta]\\[{event.agent_id[:8]}][/] " if getattr(event, "agent_id", None) else ""
+        )
+        if isinstance(event, TextDelta):
+            if self.show_text and not prefix:
+                self.console.print(escape(event.text), end="")
+                self._in_text = True
+            return
+        self._end_text()
+        if isinstance(event, ToolCallStart):
+            self.console.print(
+                f"{prefix}[cyan]→ {event.name}[/] [dim]{escape(_short(event.arguments, 160))}[/]"
+            )
+        elif isinstance(event, ToolResultEvent):
+            mark = "[red]✗[/]" if event.is_error else "[green]✓[/]"
+            self.console.print(f"{prefix}{mark} [dim]{escape(_preview(event.content))}[/]")
+        elif isinstance(event, TodoUpdate):
+            self.console.print(_todo_table(event))
+        elif isinstance(event, ClarifyRequest):
+            self.console.print(f"{prefix}[yellow]? {escape(event.question)}[/]")
+        elif isinstance(event, RunFinished) and event.outcome not in (
+            "completed",
+            "awaiting_input",
+        ):
+            self.console.print(f"{prefix}[red]run ended: {event.outcome}[/] {escape(event.reason)}")
+
+    def _end_text(self) -> None:
+        if self._in_text:
+            self.console.print()
+            self._in_text = False
+
+
+def _todo_table(event: TodoUpdate) -> Table:
+    table = Table(
+        title=f"todo (rev {event.revision})", box=None, show_header=False, title_justify="left"
+    )
+    for item in event.todos:
+        status = str(item.get("status", ""))
+        style = {"completed": "green", "in_progress": "bold yellow", "cancelled": "dim"}.get(
+            status, ""
+        )
+        mark = _STATUS_MARK.get(status, "[?]")
+        table.add_row(
+            escape(mark),
+            f"[{style}]{escape(str(item.get('content', '')))}[/]"
+            if style
+            else escape(str(item.get("content", ""))),
+        )
+    return table
+
+
+def _short(text: str, limit: int) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _preview(text: str) -> str:
+    lines = text.splitlines() or [""]
+    shown = "\n  ".join(lines[:_PREVIEW_LINES])
+    more = len(lines) - _PREVIEW_LINES
+    return shown + (f"\n  … {more} more lines" if more > 0 else "")

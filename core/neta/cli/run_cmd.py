@@ -1,0 +1,179 @@
+"""``neta run`` (one task) and ``neta chat`` (a conversation) in the terminal."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sys
+from pathlib import Path
+
+import typer
+
+from neta.cli.context import plugin_manager
+from neta.cli.render import EventRenderer
+from neta.runtime.agent import Agent, AgentSession, RunResult
+
+EXIT_CODES = {"completed": 0, "awaiting_input": 3}
+"""Exit status per outcome; every other outcome exits 1."""
+
+ProviderOpt = typer.Option("openai", "--provider", "-p", help="Model provider.")
+ModelOpt = typer.Option("", "--model", "-m", help="Model name.")
+BaseUrlOpt = typer.Option(None, "--base-url", help="OpenAI-compatible API root (…/v1).")
+ApiKeyOpt = typer.Option(None, "--api-key", help="API key (default: OPENAI_API_KEY).")
+ScriptOpt = typer.Option(None, "--script", help="JSON script for the scripted provider.")
+WorkspaceOpt = typer.Option(None, "--workspace", "-w", help="Workspace root (default: cwd).")
+ToolsetOpt = typer.Option([], "--toolset", "-t", help="Request a toolset (repeatable).")
+DenyOpt = typer.Option([], "--deny", help="Deny a toolset (repeatable).")
+MaxTurnsOpt = typer.Option(50, "--max-turns", min=1, help="Model turns before stopping.")
+NoInputOpt = typer.Option(False, "--no-input", help="Never ask the user; clarify degrades.")
+
+
+def build_agent(
+    ctx: typer.Context,
+    *,
+    provider: str,
+    model: str,
+    base_url: str | None,
+    api_key: str | None,
+    script: Path | None,
+    workspace: Path | None,
+    toolset: list[str],
+    deny: list[str],
+    max_turns: int,
+) -> Agent:
+    """An ``Agent`` from the command-line options shared by ``run`` and ``chat``."""
+    return Agent(
+        provider=provider,
+        model=model,
+        toolsets=toolset,
+        deny=deny,
+        workspace=workspace or Path.cwd(),
+        plugin_manager=plugin_manager(ctx),
+        max_turns=max_turns,
+        provider_options={
+            "base_url": base_url,
+            "api_key": api_key,
+            "script": str(script) if script else None,
+        },
+    )
+
+
+def run(
+    ctx: typer.Context,
+    prompt: str = typer.Argument(..., help="The task."),
+    provider: str = ProviderOpt,
+    model: str = ModelOpt,
+    base_url: str | None = BaseUrlOpt,
+    api_key: str | None = ApiKeyOpt,
+    script: Path | None = ScriptOpt,
+    workspace: Path | None = WorkspaceOpt,
+    toolset: list[str] = ToolsetOpt,
+    deny: list[str] = DenyOpt,
+    max_turns: int = MaxTurnsOpt,
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    no_input: bool = NoInputOpt,
+) -> None:
+    """Run one task to completion and print the final answer (exit 0 when completed)."""
+    agent = build_agent(
+        ctx,
+        provider=provider,
+        model=model,
+        base_url=base_url,
+        api_key=api_key,
+        script=script,
+        workspace=workspace,
+        toolset=toolset,
+        deny=deny,
+        max_turns=max_turns,
+    )
+    interactive = not no_input and not as_json and sys.stdin.isatty()
+    session = new_terminal_session(agent, interactive=interactive)
+    renderer = None if as_json else EventRenderer()
+    result = asyncio.run(agent.run(prompt, session=session, on_event=renderer))
+    agent.end_session(session)
+    if as_json:
+        typer.echo(json.dumps(result_json(result), indent=2, ensure_ascii=False))
+    else:
+        show_outcome(result)
+    raise typer.Exit(EXIT_CODES.get(result.outcome, 1))
+
+
+def chat(
+    ctx: typer.Context,
+    provider: str = ProviderOpt,
+    model: str = ModelOpt,
+    base_url: str | None = BaseUrlOpt,
+    api_key: str | None = ApiKeyOpt,
+    script: Path | None = ScriptOpt,
+    workspace: Path | None = WorkspaceOpt,
+    toolset: list[str] = ToolsetOpt,
+    deny: list[str] = DenyOpt,
+    max_turns: int = MaxTurnsOpt,
+) -> None:
+    """Talk with an agent in the terminal; the history is kept between messages (/exit ends)."""
+    agent = build_agent(
+        ctx,
+        provider=provider,
+        model=model,
+        base_url=base_url,
+        api_key=api_key,
+        script=script,
+        workspace=workspace,
+        toolset=toolset,
+        deny=deny,
+        max_turns=max_turns,
+    )
+    session = new_terminal_session(agent, interactive=True)
+    try:
+        asyncio.run(_chat_loop(agent, session))
+    finally:
+        agent.end_session(session)
+
+
+async def _chat_loop(agent: Agent, session: AgentSession) -> None:
+    renderer = EventRenderer()
+    while True:
+        try:
+            line = await asyncio.to_thread(input, "you> ")
+        except EOFError:
+            typer.echo()
+            return
+        if line.strip() in ("/exit", "/quit"):
+            return
+        if not line.strip():
+            continue
+        result = await agent.run(line, session=session, on_event=renderer)
+        show_outcome(result)
+
+
+def new_terminal_session(agent: Agent, *, interactive: bool) -> AgentSession:
+    """A session for the terminal; ``interactive`` sessions can ask the user questions.
+
+    An interactive session gets the terminal clarify callback: the question and its numbered
+    choices are shown and the answer is read at the prompt. A non-interactive one gets none,
+    so clarify degrades: the run ends awaiting input with the question as its text.
+    """
+    from neta.cli.clarify_prompt import terminal_clarify
+
+    return agent.new_session(clarify=terminal_clarify() if interactive else None)
+
+
+def show_outcome(result: RunResult) -> None:
+    """Print how a run ended, after the streamed text."""
+    if result.outcome == "awaiting_input":
+        typer.echo(f"\n{result.text}\n(answer with your next message)")
+    elif result.outcome != "completed":
+        typer.echo(f"Run ended: {result.outcome}: {result.reason}", err=True)
+
+
+def result_json(result: RunResult) -> dict[str, object]:
+    """A run's result as plain JSON data."""
+    return {
+        "session_id": result.session_id,
+        "outcome": result.outcome,
+        "text": result.text,
+        "reason": result.reason,
+        "turns": result.turns,
+        "usage": result.usage.model_dump(),
+        "events": [e.model_dump() for e in result.events],
+    }

@@ -1,0 +1,55 @@
+"""``neta serve``: the WebSocket gateway and the REST service in one process."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import typer
+
+from neta.cli.context import plugin_manager
+from neta.cli.run_cmd import ApiKeyOpt, BaseUrlOpt, DenyOpt, ModelOpt, ScriptOpt, ToolsetOpt
+from neta.hosting.hub import HostConfig, check_exposure
+
+
+def serve(
+    ctx: typer.Context,
+    host: str = typer.Option("127.0.0.1", "--host", help="Address to bind."),
+    port: int = typer.Option(8765, "--port", help="Port to bind."),
+    provider: str = typer.Option("openai", "--provider", "-p", help="Model provider."),
+    model: str = ModelOpt,
+    base_url: str | None = BaseUrlOpt,
+    api_key: str | None = ApiKeyOpt,
+    script: Path | None = ScriptOpt,
+    workspace: Path | None = typer.Option(None, "--workspace", "-w", help="Workspace root."),
+    toolset: list[str] = ToolsetOpt,
+    deny: list[str] = DenyOpt,
+    token: str | None = typer.Option(None, "--token", help="Required token (or NETA_TOKEN)."),
+    clarify_timeout: float = typer.Option(20.0, "--clarify-timeout", help="Seconds per question."),
+    max_frame: int = typer.Option(1 << 20, "--max-frame-bytes", help="Largest WebSocket frame."),
+) -> None:
+    """Serve agents over WebSocket (/ws) and REST (/v1); docs at /docs."""
+    import uvicorn
+
+    from neta.server import create_app
+
+    token = token or os.environ.get("NETA_TOKEN") or None
+    check_exposure(host, token)
+    options = {"base_url": base_url, "api_key": api_key, "script": str(script) if script else None}
+    config = HostConfig(
+        provider=provider,
+        provider_options={k: v for k, v in options.items() if v is not None},
+        model=model,
+        workspace=(workspace or Path.cwd()).resolve(),
+        toolsets=toolset,
+        deny=deny,
+        clarify_timeout=clarify_timeout,
+        max_frame_bytes=max_frame,
+        token=token,
+        plugin_manager=plugin_manager(ctx),
+    )
+    app = create_app(config)
+    typer.echo(f"Neta serving on http://{host}:{port} (WebSocket /ws, REST /v1, docs /docs)")
+    uvicorn.run(
+        app, host=host, port=port, ws_max_size=max(max_frame * 4, 1 << 20), log_level="warning"
+    )

@@ -1,0 +1,98 @@
+"""The typed events a run emits to its ``on_event`` callback (the CLI renders, the gateway sends).
+
+Every event has a ``type`` (its discriminator), the ``session_id`` of the session it belongs to,
+and ``agent_id``: ``None`` for the top-level agent, the child's id for a crew sub-agent.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Outcome = Literal["completed", "awaiting_input", "max_turns", "cancelled", "error"]
+"""How a run ended."""
+
+
+class _Event(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    session_id: str = ""
+    agent_id: str | None = None
+
+
+class RunStarted(_Event):
+    """A run began: the user's message and the tools the model was given."""
+
+    type: Literal["run_started"] = "run_started"
+    message: str
+    tools: list[str]
+
+
+class TextDelta(_Event):
+    """A piece of the model's reply text, as it streams."""
+
+    type: Literal["text_delta"] = "text_delta"
+    text: str
+
+
+class ToolCallStart(_Event):
+    """The model called a tool; it is about to run."""
+
+    type: Literal["tool_call_start"] = "tool_call_start"
+    call_id: str
+    name: str
+    arguments: str
+
+
+class ToolResultEvent(_Event):
+    """A tool call finished (or failed: ``is_error``)."""
+
+    type: Literal["tool_result"] = "tool_result"
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+    duration_ms: float = 0.0
+    data: dict[str, Any] = Field(default_factory=dict)
+
+
+class TodoUpdate(_Event):
+    """The session's todo list changed; ``todos`` is the whole new list."""
+
+    type: Literal["todo_update"] = "todo_update"
+    todos: list[dict[str, Any]]
+    counts: dict[str, int]
+    revision: int
+
+
+class ClarifyRequest(_Event):
+    """A tool asks the user a question and waits for the answer."""
+
+    type: Literal["clarify_request"] = "clarify_request"
+    request_id: str
+    question: str
+    choices: list[str] | None = None
+
+
+class RunFinished(_Event):
+    """The run ended; ``outcome`` says how, ``reason`` why, ``text`` is the final reply."""
+
+    type: Literal["run_finished"] = "run_finished"
+    outcome: Outcome
+    text: str = ""
+    reason: str = ""
+    turns: int = 0
+
+
+Event = Annotated[
+    RunStarted
+    | TextDelta
+    | ToolCallStart
+    | ToolResultEvent
+    | TodoUpdate
+    | ClarifyRequest
+    | RunFinished,
+    Field(discriminator="type"),
+]
+"""Any runtime event (a pydantic discriminated union on ``type``)."""

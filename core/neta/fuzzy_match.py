@@ -1,0 +1,278 @@
+r"""Find and replace text as a model quotes it: nearly right, and never written back wrong.
+
+A model copying a piece of a file gets the words right and the details wrong: trailing spaces,
+indentation, an escaped newline, a smart quote, a stale line. The matcher tries nine strategies,
+strictest first, and the first that finds anything decides (a looser one is never consulted
+after a stricter one found something, not even to break a tie):
+
+``exact``
+    The text occurs verbatim (``\r\n`` and ``\n`` compare equal), anywhere.
+``line_trimmed``
+    Whole lines, equal once trailing whitespace is ignored.
+``whitespace_normalized``
+    Whole lines with the same indentation, equal once runs of spaces and tabs count as one.
+``indent_flexible``
+    Whole lines, equal once indentation and spacing are ignored.
+``escape_normalized``
+    The text had ``\n``, ``\t`` or quotes escaped once too often: decoded, then matched
+    verbatim or as whole lines; the replacement is decoded the same way.
+``trimmed_boundary``
+    The text without its leading and trailing blank lines and spaces, never starting or ending
+    inside an identifier.
+``unicode_normalized``
+    Whole lines, equal once smart quotes, dashes, ellipses and Unicode spaces read as ASCII;
+    such characters of the search that the file never uses are written as ASCII.
+``block_anchor``
+    At least 3 non-blank lines; the first and last equal (as above), the lines between at least
+    60% similar on average, every one of them scored.
+``context_aware``
+    At least 3 non-blank lines, half of the non-blank ones at least 80% similar to the file's;
+    only blocks sharing at least one line with the search are considered.
+
+Whitespace is never ignored between two words (``foo bar`` is not ``foobar``), lines are never
+joined, and the last two strategies must find exactly one block of the search's line count and
+refuse searches with an elision placeholder (``...``, ``# ... existing code ...``).
+
+An edit is applied as the line diff from ``old`` to ``new``: lines it keeps are taken from the
+file, lines it changes or removes must be the file's up to whitespace (and typographic
+characters), added lines get the file's indentation. The BOM, the line endings (an edited
+region takes the ending of its first line) and the presence of a final newline are kept.
+Refusals raise ``MatchError`` subclasses whose message tells the model what to do next.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from neta._fuzzy_hints import already_applied, ambiguous, no_match, placeholder, stale_line
+from neta._fuzzy_index import LineIndex
+from neta._fuzzy_merge import StaleLineError, line_diff, merge
+from neta._fuzzy_strategies import PRESENCE, Context, Found, first_found
+from neta._fuzzy_text import Document, is_placeholder, normalize_newlines, split_lines
+from neta.errors import AmbiguousMatchError, InvalidEditError, MatchError, NoMatchError
+
+__all__ = [
+    "STRATEGIES",
+    "AmbiguousMatchError",
+    "FuzzyMatch",
+    "InvalidEditError",
+    "MatchError",
+    "NoMatchError",
+    "Replacement",
+    "fuzzy_find_all",
+    "fuzzy_replace",
+]
+
+STRATEGIES = (
+    "exact",
+    "line_trimmed",
+    "whitespace_normalized",
+    "indent_flexible",
+    "escape_normalized",
+    "trimmed_boundary",
+    "unicode_normalized",
+    "block_anchor",
+    "context_aware",
+)
+"""The strategies' names, in the order they are tried."""
+
+_FIND_LIMIT = 10_000
+"""``fuzzy_find_all`` reports at most this many matches."""
+
+_AMBIGUITY_LIMIT = 1_000
+"""``fuzzy_replace`` stops counting the places of an ambiguous search here."""
+
+
+@dataclass(frozen=True)
+class FuzzyMatch:
+    """One place where a search was found.
+
+    Attributes:
+        strategy: the name of the strategy that found it (one of ``STRATEGIES``).
+        start: offset of its first character in the content searched.
+        end: offset just past its last character.
+        matched_text: ``content[start:end]``, the file's own text.
+    """
+
+    strategy: str
+    start: int
+    end: int
+    matched_text: str
+
+
+@dataclass(frozen=True)
+class Replacement:
+    """The outcome of an edit.
+
+    Attributes:
+        content: the whole new content.
+        count: how many places were replaced.
+        strategy: the name of the strategy that found them.
+        start_line: first line (1-based) of the first replaced region, in the original content.
+        end_line: last line (1-based) of that region, in the original content.
+    """
+
+    content: str
+    count: int
+    strategy: str
+    start_line: int
+    end_line: int
+
+
+def fuzzy_find_all(content: str, search: str) -> list[FuzzyMatch]:
+    r"""Every place the first strategy that finds ``search`` in ``content`` found it.
+
+    Overlapping places count separately (``"x\nx"`` occurs twice in ``"x\nx\nx"``). At most
+    10,000 places are reported.
+
+    Args:
+        content: the text searched, a whole file as read (BOM and CRLF allowed).
+        search: the text to find.
+
+    Returns:
+        The matches in file order, all from one strategy; empty when nothing was found or the
+        search is blank.
+    """
+    needle = _as_searched(search)
+    if not needle.strip():
+        return []
+    doc = Document(content)
+    found = first_found(Context(doc, LineIndex(doc), limit=_FIND_LIMIT), needle)
+    if found is None:
+        return []
+    matches = []
+    for start in found.starts:
+        span_start, span_end = _span(doc, found, start)
+        raw_start, raw_end = doc.raw_offset(span_start), doc.raw_offset(span_end)
+        matches.append(FuzzyMatch(found.strategy, raw_start, raw_end, content[raw_start:raw_end]))
+    return matches
+
+
+def fuzzy_replace(content: str, old: str, new: str, replace_all: bool = False) -> Replacement:
+    r"""Replace the one place where ``old`` is found in ``content`` (or every place) by ``new``.
+
+    ``new`` is inserted literally (``\1`` or ``$&`` are plain text). Where ``old`` matched
+    loosely, the lines ``new`` keeps from ``old`` are taken from the file as they are, and
+    ``new`` is re-indented like the file. With ``replace_all`` the places the deciding strategy
+    found are replaced back to front, leftmost first where they overlap; the inserted text is
+    never searched again.
+
+    Args:
+        content: the whole file as read (BOM and CRLF allowed, and kept).
+        old: the text to replace, as the model quoted it.
+        new: the text to put in its place.
+        replace_all: replace every place instead of refusing when there are several.
+
+    Returns:
+        The new content, with the strategy used and where the first edit was.
+
+    Raises:
+        InvalidEditError: ``old`` is empty or blank, equals ``new``, elides code while not
+            matching, the edit is already applied, or it would change nothing.
+        AmbiguousMatchError: ``old`` was found at several places (without ``replace_all``, or
+            by a similarity strategy, which must find exactly one).
+        NoMatchError: ``old`` was not found, or a line the edit changes differs from the file's.
+    """
+    old_text, new_text = _as_searched(old), _as_searched(new)
+    _check_edit(old_text, new_text)
+    doc = Document(content)
+    index = LineIndex(doc)
+    ctx = Context(doc, index, not replace_all, None if replace_all else _AMBIGUITY_LIMIT)
+    found = first_found(ctx, old_text)
+    if found is None:
+        raise _not_found(doc, index, old_text, new_text)
+    if found.incomplete or (len(found.starts) > 1 and (found.fuzzy or not replace_all)):
+        lines = [_first_line(doc, found, start) for start in found.starts]
+        capped = len(lines) >= _AMBIGUITY_LIMIT
+        message = ambiguous(found, lines, replace_all=replace_all, capped=capped)
+        raise AmbiguousMatchError(message, lines=lines, strategy=found.strategy)
+    edited = doc.keep_final_newline(doc.splice(_edits(doc, found, new_text)))
+    if edited == content:
+        raise InvalidEditError(
+            "new_string differs from old_string only where the file already agrees with it "
+            "(whitespace, indentation or typography), so the edit would change nothing. The "
+            "file was not changed."
+        )
+    span_start, span_end = _span(doc, found, found.starts[0])
+    return Replacement(
+        content=edited,
+        count=len(found.starts),
+        strategy=found.strategy,
+        start_line=doc.line_of(span_start) + 1,
+        end_line=doc.line_of(max(span_start, span_end - 1)) + 1,
+    )
+
+
+def _as_searched(text: str) -> str:
+    # A BOM copied along with the file's first line belongs to the file, not to the text.
+    return normalize_newlines(text.removeprefix("\ufeff"))
+
+
+def _check_edit(old: str, new: str) -> None:
+    if not old:
+        raise InvalidEditError(
+            "old_string is empty, so there is no place to edit. To insert text, put an "
+            "existing line next to the insertion point in old_string and repeat it in "
+            "new_string; to create a file, write it whole."
+        )
+    if not old.strip():
+        raise InvalidEditError(
+            "old_string contains only whitespace, which cannot identify one place. Include the "
+            "non-blank lines around the place you want to edit."
+        )
+    if old == new:
+        raise InvalidEditError(
+            "old_string and new_string are identical, so the edit would change nothing. Put "
+            "the text you want in new_string."
+        )
+
+
+def _not_found(doc: Document, index: LineIndex, old: str, new: str) -> MatchError:
+    if new.strip():
+        applied = first_found(Context(doc, index, limit=1), new, PRESENCE)
+        if applied is not None:
+            return InvalidEditError(already_applied(_first_line(doc, applied, applied.starts[0])))
+    elided = [line for line in old.split("\n") if is_placeholder(line)]
+    if elided:
+        return InvalidEditError(placeholder(elided[0]))
+    return NoMatchError(no_match(index, old))
+
+
+def _span(doc: Document, found: Found, start: int) -> tuple[int, int]:
+    """Where one match lies in ``doc.text``."""
+    if not found.by_lines:
+        return start, start + found.size
+    last = start + found.size - 1
+    end = doc.line_end(last)
+    if found.trailing_newline and doc.has_newline_after(last):
+        end += 1
+    return doc.line_starts[start], end
+
+
+def _first_line(doc: Document, found: Found, start: int) -> int:
+    return (start if found.by_lines else doc.line_of(start)) + 1
+
+
+def _edits(doc: Document, found: Found, new: str) -> list[tuple[int, int, str]]:
+    """The ``(start, end, replacement)`` spans of ``doc.text`` the edit replaces."""
+    adapted = found.adapt_new(new)
+    if not found.by_lines:
+        return [(start, start + found.size, adapted) for start in found.starts]
+    old_lines = found.search.split("\n")
+    new_lines, new_trailing = split_lines(adapted)
+    opcodes = line_diff(old_lines, new_lines)
+    edits = []
+    for start in found.starts:
+        last = start + found.size - 1
+        block = doc.lines[start : last + 1]
+        if block == old_lines:
+            merged = new_lines
+        else:
+            try:
+                merged = merge(old_lines, new_lines, block, opcodes)
+            except StaleLineError as exc:
+                raise NoMatchError(stale_line(doc, found, start, exc.offset)) from None
+        newline = "\n" if new_trailing and doc.has_newline_after(last) else ""
+        span_start, span_end = _span(doc, found, start)
+        edits.append((span_start, span_end, "\n".join(merged) + newline))
+    return edits

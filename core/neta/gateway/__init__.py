@@ -1,0 +1,1 @@
+"""The WebSocket gateway: a live, two-way channel to a session."""

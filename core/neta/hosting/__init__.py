@@ -1,0 +1,1 @@
+"""What the network hosts share: the session store, the live session hub, pending questions."""

@@ -1,0 +1,174 @@
+"""Sessions on disk: history, todo lists and pending questions in one SQLite file.
+
+The file is ``NETA_HOME/neta.db`` (``NETA_HOME`` defaults to ``~/.neta``). WAL mode lets a
+reader and a writer work at once; every write is one short transaction.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sqlite3
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from neta.messages import Message
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS sessions (
+    id TEXT PRIMARY KEY,
+    entry TEXT NOT NULL,
+    created REAL NOT NULL,
+    updated REAL NOT NULL
+);
+CREATE TABLE IF NOT EXISTS messages (
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    seq INTEGER NOT NULL,
+    body TEXT NOT NULL,
+    PRIMARY KEY (session_id, seq)
+);
+CREATE TABLE IF NOT EXISTS todos (
+    session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+    body TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS pending_clarify (
+    request_id TEXT PRIMARY KEY,
+    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+    question TEXT NOT NULL,
+    choices TEXT,
+    created REAL NOT NULL
+);
+"""
+
+
+def neta_home() -> Path:
+    """``NETA_HOME``, or ``~/.neta`` when it is not set."""
+    return Path(os.environ.get("NETA_HOME") or Path.home() / ".neta")
+
+
+@dataclass(frozen=True)
+class StoredSession:
+    """A session as saved: its entry kind, history and todo list (JSON text, or ``None``)."""
+
+    session_id: str
+    entry: str
+    history: list[Message]
+    todos: str | None
+
+
+@dataclass(frozen=True)
+class StoredQuestion:
+    """A question that was waiting for an answer when it was saved."""
+
+    request_id: str
+    session_id: str
+    question: str
+    choices: list[str] | None
+
+
+class SessionStore:
+    """Reads and writes sessions in a SQLite file (thread-safe; one connection, one lock)."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        self.path = path
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        self._db.execute("PRAGMA busy_timeout=5000")
+        self._db.executescript(_SCHEMA)
+
+    @contextmanager
+    def _tx(self) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                yield self._db
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+
+    def create(self, session_id: str, entry: str) -> None:
+        """Record a new, empty session."""
+        now = time.time()
+        with self._tx() as db:
+            db.execute(
+                "INSERT OR IGNORE INTO sessions VALUES (?, ?, ?, ?)", (session_id, entry, now, now)
+            )
+
+    def exists(self, session_id: str) -> bool:
+        """Whether the session was ever saved (and not deleted)."""
+        with self._lock:
+            row = self._db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        return row is not None
+
+    def save(self, session_id: str, history: list[Message], todos: str | None) -> None:
+        """Replace the saved history and todo snapshot of a session."""
+        with self._tx() as db:
+            db.execute("UPDATE sessions SET updated = ? WHERE id = ?", (time.time(), session_id))
+            db.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+            db.executemany(
+                "INSERT INTO messages VALUES (?, ?, ?)",
+                [(session_id, i, m.model_dump_json()) for i, m in enumerate(history)],
+            )
+            if todos is not None:
+                db.execute("INSERT OR REPLACE INTO todos VALUES (?, ?)", (session_id, todos))
+
+    def load(self, session_id: str) -> StoredSession | None:
+        """The saved session, or ``None`` if there is none."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT entry FROM sessions WHERE id = ?", (session_id,)
+            ).fetchone()
+            if row is None:
+                return None
+            bodies = self._db.execute(
+                "SELECT body FROM messages WHERE session_id = ? ORDER BY seq", (session_id,)
+            ).fetchall()
+            todo_row = self._db.execute(
+                "SELECT body FROM todos WHERE session_id = ?", (session_id,)
+            ).fetchone()
+        history = [Message.model_validate_json(body) for (body,) in bodies]
+        return StoredSession(session_id, row[0], history, todo_row[0] if todo_row else None)
+
+    def delete(self, session_id: str) -> None:
+        """Forget a session and everything saved with it."""
+        with self._tx() as db:
+            db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
+
+    def add_question(self, question: StoredQuestion) -> None:
+        """Remember a question that waits for an answer."""
+        choices = None if question.choices is None else json.dumps(question.choices)
+        with self._tx() as db:
+            db.execute(
+                "INSERT OR REPLACE INTO pending_clarify VALUES (?, ?, ?, ?, ?)",
+                (question.request_id, question.session_id, question.question, choices, time.time()),
+            )
+
+    def remove_question(self, request_id: str) -> None:
+        """Forget a question (answered, timed out or cancelled)."""
+        with self._tx() as db:
+            db.execute("DELETE FROM pending_clarify WHERE request_id = ?", (request_id,))
+
+    def take_questions(self) -> list[StoredQuestion]:
+        """Every saved question, removing them all (used once at start-up)."""
+        with self._tx() as db:
+            rows = db.execute(
+                "SELECT request_id, session_id, question, choices FROM pending_clarify"
+            ).fetchall()
+            db.execute("DELETE FROM pending_clarify")
+        return [
+            StoredQuestion(rid, sid, text, None if choices is None else json.loads(choices))
+            for rid, sid, text, choices in rows
+        ]
+
+    def close(self) -> None:
+        """Close the database."""
+        with self._lock:
+            self._db.close()

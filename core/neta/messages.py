@@ -1,0 +1,98 @@
+"""The conversation: messages in the Chat Completions shape, and token usage."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from neta.tools import ToolCall
+
+
+class Message(BaseModel):
+    """One message of a conversation.
+
+    Attributes:
+        role: who speaks: ``system``, ``user``, ``assistant`` or ``tool`` (a tool's result).
+        content: the text (``None`` for an assistant message that only calls tools).
+        tool_calls: the calls an assistant message makes.
+        tool_call_id: for a ``tool`` message, the call it answers.
+        name: for a ``tool`` message, the tool's name.
+    """
+
+    model_config = ConfigDict(frozen=True)
+
+    role: Literal["system", "user", "assistant", "tool"]
+    content: str | None = None
+    tool_calls: list[ToolCall] = []
+    tool_call_id: str | None = None
+    name: str | None = None
+
+    def to_openai(self) -> dict[str, Any]:
+        """This message as a Chat Completions request message."""
+        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            out["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": c.arguments},
+                }
+                for c in self.tool_calls
+            ]
+        if self.tool_call_id is not None:
+            out["tool_call_id"] = self.tool_call_id
+        return out
+
+
+class Usage(BaseModel):
+    """Tokens a provider reports, summed over the turns of a run."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(
+            input_tokens=self.input_tokens + other.input_tokens,
+            output_tokens=self.output_tokens + other.output_tokens,
+        )
+
+    @property
+    def total_tokens(self) -> int:
+        """Input plus output tokens."""
+        return self.input_tokens + self.output_tokens
+
+
+INTERRUPTED = (
+    "Error: this call was interrupted (the run was cancelled or the server restarted) before it "
+    "returned a result. If a question was pending, the user's next message is the answer."
+)
+
+
+def close_interrupted_calls(history: list[Message]) -> int:
+    """Give every tool call that never got a result an "interrupted" result, in place.
+
+    A run cancelled mid-call, or a server restarted while a question waited, leaves an
+    assistant message whose calls have no results; most APIs reject such a history. Returns
+    how many results were added.
+    """
+    added = 0
+    index = 0
+    while index < len(history):
+        message = history[index]
+        index += 1
+        if message.role != "assistant" or not message.tool_calls:
+            continue
+        answered = set()
+        while index < len(history) and history[index].role == "tool":
+            answered.add(history[index].tool_call_id)
+            index += 1
+        for call in message.tool_calls:
+            if call.id not in answered:
+                history.insert(
+                    index,
+                    Message(role="tool", content=INTERRUPTED, tool_call_id=call.id, name=call.name),
+                )
+                index += 1
+                added += 1
+    return added

@@ -1,0 +1,1 @@
+"""The agent runtime: the loop, the system prompt, and the ``Agent`` hosts use."""

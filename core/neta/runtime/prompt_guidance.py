@@ -1,0 +1,49 @@
+"""The fixed texts of the system prompt, and the tool-use rules built from available tools."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from neta.catalog import Catalog
+
+IDENTITY = (
+    "You are Neta, an agent that completes tasks in the user's workspace by calling tools. "
+    "You are careful with the user's files: you change only what the task needs."
+)
+
+DISCIPLINE_RULES = (
+    "Act through your tools: when a step needs doing, call the tool that does it in this reply.",
+    "Do not describe what you are about to do; do it.",
+    'Never end a reply with a promise such as "next I will ..."; either make that call now or '
+    "stop because the work is done.",
+    "Keep going until the task is completely done, or until you truly need the user.",
+    "Every reply either advances the task with a tool call or delivers the final result.",
+    "When a tool returns an error, read it, fix the cause and try again; do not repeat the "
+    "same failing call.",
+)
+
+# These two rules name a tool, so each appears only when that tool is available.
+_RULES_NEEDING_A_TOOL = (
+    ("read_file", "Read before you modify: read a file with read_file before you change it."),
+    ("bash", "Check the working directory with bash before you assume what files exist."),
+)
+
+
+def get_tool_use_enforcement(tool_names: Sequence[str], catalog: Catalog) -> str:
+    """The "how to use tools" section for a session offering exactly ``tool_names``.
+
+    It holds the discipline rules, then one "when you must use a tool" line per available tool
+    that declares one (its schema's ``when_to_use``), then the rules that need ``read_file`` or
+    ``bash``, only if those are available. No line names a tool outside ``tool_names``.
+    """
+    available = set(tool_names)
+    lines = ["# Using tools", *(f"- {rule}" for rule in DISCIPLINE_RULES)]
+    scenarios = [
+        catalog.get(name).when_to_use for name in tool_names if catalog.get(name).when_to_use
+    ]
+    if scenarios:
+        lines += ["", "## When you must use a tool", *(f"- {line}" for line in scenarios)]
+    extra = [rule for tool, rule in _RULES_NEEDING_A_TOOL if tool in available]
+    if extra:
+        lines += ["", *(f"- {rule}" for rule in extra)]
+    return "\n".join(lines)

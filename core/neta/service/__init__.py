@@ -1,0 +1,1 @@
+"""The REST service: request and response, no live channel (clarify degrades)."""

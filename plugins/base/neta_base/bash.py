@@ -1,0 +1,251 @@
+"""The ``bash`` tool: run a shell command in the workspace, bounded in time and in output."""
+
+from __future__ import annotations
+
+import asyncio
+import codecs
+import contextlib
+import os
+import signal
+import subprocess
+from collections import deque
+from collections.abc import Awaitable
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, Field
+
+import neta
+
+MAX_TIMEOUT = 600
+"""The longest a command may run, in seconds."""
+
+KEEP_CHARS = 20_000
+"""Characters of output kept at each end; the middle of longer output is cut."""
+
+_TERM_GRACE = 2.0  # seconds between SIGTERM and SIGKILL
+_DRAIN_SECONDS = 1.0  # how long to wait for output once the shell itself has exited
+
+
+class BashArgs(BaseModel):
+    """Arguments of ``bash``."""
+
+    command: str = Field(min_length=1, description="The command line, run with `bash -c`.")
+    timeout: int = Field(
+        120, ge=1, le=MAX_TIMEOUT, description="Seconds before the command is killed (1-600)."
+    )
+
+
+def build(session: neta.SessionContext) -> neta.Tool:
+    """The ``bash`` tool for ``session``: commands run in its workspace root."""
+
+    async def bash(args: BashArgs) -> neta.ToolResult:
+        run = await run_command(args.command, cwd=session.workspace, timeout=args.timeout)
+        return run.result(args.timeout)
+
+    # Commands may depend on each other's effects, so they never run concurrently; the runtime's
+    # own timeout must outlast the longest one this tool allows, kill grace included.
+    return neta.Tool(name=SCHEMA.name, execute=bash, sequential=True, timeout=MAX_TIMEOUT + 30)
+
+
+@dataclass(frozen=True)
+class CommandRun:
+    """What a finished command left behind.
+
+    Attributes:
+        output: standard output and error, interleaved as written, middle cut when long.
+        exit_code: the shell's exit status; negative when a signal ended it.
+        timed_out: whether it was killed for running too long.
+        detached: whether processes it started in the background still held the output open
+            when it ended (their later output is not captured).
+    """
+
+    output: str
+    exit_code: int
+    timed_out: bool
+    detached: bool
+
+    def result(self, timeout: int) -> neta.ToolResult:
+        """The tool result the model reads."""
+        notes = []
+        if self.timed_out:
+            notes.append(
+                f"[timed out after {timeout} s: the command and every process it started "
+                f"were killed]"
+            )
+        elif self.exit_code < 0:
+            notes.append(f"[killed by signal {_signal_name(-self.exit_code)}]")
+        else:
+            notes.append(f"[exit code {self.exit_code}]")
+        if self.detached:
+            notes.append(
+                "[background processes still hold the output open; what they print from now "
+                "on is not captured: redirect it to a file]"
+            )
+        body = self.output if self.output else "(no output)"
+        separator = "" if body.endswith("\n") else "\n"
+        return neta.ToolResult(
+            content=body + separator + "\n".join(notes),
+            is_error=self.timed_out,
+            data={"exit_code": self.exit_code, "timed_out": self.timed_out},
+        )
+
+
+async def run_command(command: str, *, cwd: Path, timeout: float) -> CommandRun:
+    """Run ``bash -c command`` in ``cwd`` in its own process group; kill the group on timeout.
+
+    Standard output and error share one pipe, so they interleave in the order written. The
+    command gets no standard input.
+
+    Raises:
+        ToolError: the shell could not be started.
+    """
+    loop = asyncio.get_running_loop()
+    output = _Output(KEEP_CHARS)
+    closed: asyncio.Future[None] = loop.create_future()
+    read_fd, write_fd = os.pipe()
+    try:
+        transport, _ = await loop.connect_read_pipe(
+            lambda: _Collector(output, closed), os.fdopen(read_fd, "rb", buffering=0)
+        )
+    except BaseException:
+        os.close(write_fd)
+        raise
+    try:
+        try:
+            process = await asyncio.create_subprocess_exec(
+                "bash",
+                "-c",
+                command,
+                cwd=cwd,
+                stdin=subprocess.DEVNULL,
+                stdout=write_fd,
+                stderr=write_fd,
+                start_new_session=True,
+                env={**os.environ, "PAGER": "cat", "GIT_PAGER": "cat"},
+            )
+        except OSError as exc:
+            raise neta.ToolError(f"cannot start bash in {cwd}: {exc.strerror or exc}") from exc
+        finally:
+            os.close(write_fd)
+        try:
+            timed_out = not await _wait(process.wait(), timeout)
+            if timed_out:
+                await _terminate_group(process, closed)
+            detached = not await _wait(asyncio.shield(closed), _DRAIN_SECONDS)
+        except BaseException:  # cancelled from outside: never leave the command running
+            _signal_group(process.pid, signal.SIGKILL)
+            await process.wait()  # prompt after SIGKILL; reaps the shell and frees its transport
+            raise
+    finally:
+        transport.close()
+    exit_code = process.returncode if process.returncode is not None else -signal.SIGKILL
+    return CommandRun(output.text(), exit_code, timed_out, detached)
+
+
+async def _wait(awaitable: Awaitable[object], seconds: float) -> bool:
+    """Await ``awaitable`` for at most ``seconds``; whether it finished in time."""
+    try:
+        await asyncio.wait_for(awaitable, seconds)
+    except TimeoutError:
+        return False
+    return True
+
+
+async def _terminate_group(
+    process: asyncio.subprocess.Process, closed: asyncio.Future[None]
+) -> None:
+    """SIGTERM the whole process group, give it a grace period, then SIGKILL what is left."""
+    _signal_group(process.pid, signal.SIGTERM)
+    await _wait(asyncio.gather(process.wait(), asyncio.shield(closed)), _TERM_GRACE)
+    _signal_group(process.pid, signal.SIGKILL)
+    await process.wait()
+
+
+def _signal_group(group: int, signum: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(group, signum)
+
+
+def _signal_name(signum: int) -> str:
+    try:
+        return signal.Signals(signum).name
+    except ValueError:
+        return str(signum)
+
+
+class _Output:
+    """The head and the tail of a stream of bytes decoded as UTF-8, never more in memory."""
+
+    def __init__(self, keep: int) -> None:
+        self._keep = keep
+        self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
+        self._head: list[str] = []
+        self._head_size = 0
+        self._tail: deque[str] = deque()
+        self._tail_size = 0
+        self._total = 0
+
+    def feed(self, data: bytes) -> None:
+        self._add(self._decoder.decode(data))
+
+    def text(self) -> str:
+        self._add(self._decoder.decode(b"", final=True))
+        head = "".join(self._head)
+        tail = "".join(self._tail)[-self._keep :] if self._tail else ""
+        cut = self._total - len(head) - len(tail)
+        if not cut:
+            return head + tail
+        return f"{head}\n\n... [{cut:,} characters of output cut here] ...\n\n{tail}"
+
+    def _add(self, text: str) -> None:
+        self._total += len(text)
+        room = self._keep - self._head_size
+        if room > 0:
+            self._head.append(text[:room])
+            self._head_size += len(self._head[-1])
+            text = text[room:]
+        if not text:
+            return
+        self._tail.append(text)
+        self._tail_size += len(text)
+        while self._tail_size - len(self._tail[0]) >= self._keep:
+            self._tail_size -= len(self._tail.popleft())
+
+
+class _Collector(asyncio.Protocol):
+    """Feeds what the command writes into an ``_Output``; resolves ``closed`` at end of file."""
+
+    def __init__(self, output: _Output, closed: asyncio.Future[None]) -> None:
+        self._output = output
+        self._closed = closed
+
+    def data_received(self, data: bytes) -> None:
+        self._output.feed(data)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        if not self._closed.done():
+            self._closed.set_result(None)
+
+
+SCHEMA = neta.ToolSchema(
+    name="bash",
+    toolset="base",
+    description=(
+        "Run a command with bash in the workspace root and return its output (standard output "
+        "and error together) and exit code."
+    ),
+    args=BashArgs,
+    guidance=(
+        "bash runs `bash -c <command>` in the workspace root with no standard input, so "
+        "interactive programs (editors, pagers, prompts) cannot be used: pass flags such as "
+        "--yes or --no-pager instead. Each call starts a fresh shell: `cd` and exported "
+        "variables do not carry over, so chain dependent steps with &&. The command is killed, "
+        "with every process it started, after `timeout` seconds (default 120, at most 600). "
+        "Output is kept from the start and the end (20,000 characters each) with the middle "
+        "cut, so filter long output (grep, head, tail, --quiet). Start long-lived background "
+        "processes with their output redirected to a file. Prefer read_file, list_dir, "
+        "write_file and patch over cat, ls, echo > and sed for files."
+    ),
+    when_to_use="To run commands, tests, builds or git, use bash.",
+)

@@ -1,0 +1,97 @@
+"""The ``read_file`` tool: a window of a text file's lines, numbered."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+import neta
+
+MAX_FILE_BYTES = 10 * 1024 * 1024
+"""Files larger than this are refused (read a slice with ``bash`` instead)."""
+
+MAX_LINE_CHARS = 2000
+"""Longer lines are cut, with a marker giving their full length."""
+
+MAX_OUTPUT_CHARS = 100_000
+"""A window stops early once its text reaches this size, and says where to continue."""
+
+
+class ReadFileArgs(BaseModel):
+    """Arguments of ``read_file``."""
+
+    path: str = Field(description="The file to read, relative to the workspace root.")
+    offset: int = Field(1, ge=1, description="The first line to show (1-based).")
+    limit: int = Field(2000, ge=1, le=10_000, description="How many lines to show at most.")
+
+
+def build(session: neta.SessionContext) -> neta.Tool:
+    """The ``read_file`` tool for ``session``: paths are confined to its workspace."""
+
+    def read_file(args: ReadFileArgs) -> str:
+        path = neta.resolve_in_workspace(session.workspace, args.path)
+        if path.is_dir():
+            raise neta.ToolError(f"{args.path} is a directory; use list_dir to see its contents")
+        text = neta.read_text(path, max_bytes=MAX_FILE_BYTES).text
+        return _render_window(text, offset=args.offset, limit=args.limit)
+
+    return neta.Tool(name=SCHEMA.name, execute=read_file)
+
+
+def _render_window(text: str, *, offset: int, limit: int) -> str:
+    """Lines ``offset`` to ``offset + limit - 1`` of ``text``, numbered, with a continuation note.
+
+    Lines are split on LF only (a CR before it is not shown), so the numbers agree
+    with the line numbers ``patch`` reports.
+    """
+    if not text:
+        return "(the file is empty: 0 lines)"
+    lines = text.split("\n")
+    if text.endswith("\n"):
+        lines.pop()
+    total = len(lines)
+    if offset > total:
+        raise neta.ToolError(
+            f"offset {offset} is past the end of the file, which has {total} lines"
+        )
+    shown: list[str] = []
+    size = 0
+    last = offset - 1
+    for number in range(offset, min(total, offset + limit - 1) + 1):
+        line = _cut(lines[number - 1].removesuffix("\r"))
+        rendered = f"{number:>6}\t{line}"
+        if shown and size + len(rendered) > MAX_OUTPUT_CHARS:
+            break
+        shown.append(rendered)
+        size += len(rendered) + 1
+        last = number
+    if last < total:
+        shown.append(
+            f"\n[{total - last} more lines; the file has {total}. "
+            f"To continue, call read_file with offset={last + 1}.]"
+        )
+    return "\n".join(shown)
+
+
+def _cut(line: str) -> str:
+    if len(line) <= MAX_LINE_CHARS:
+        return line
+    return f"{line[:MAX_LINE_CHARS]}... [line cut: {len(line):,} characters in all]"
+
+
+SCHEMA = neta.ToolSchema(
+    name="read_file",
+    toolset="base",
+    description=(
+        "Read a UTF-8 text file in the workspace. Lines come numbered (number, tab, text); "
+        "use offset and limit to page through long files."
+    ),
+    args=ReadFileArgs,
+    guidance=(
+        "read_file shows at most `limit` lines (2000 by default) starting at line `offset`; "
+        "when more remain it says which offset to read next. The line numbers and the tab "
+        "after them are not part of the file: never copy them into old_string or content. "
+        "Lines over 2000 characters are cut, files over 10 MiB are refused, and binary or "
+        "non-UTF-8 files are reported as such rather than shown."
+    ),
+    when_to_use="Before modifying a file you have not read yet, read it with read_file.",
+)

@@ -1,0 +1,1 @@
+"""The ``crew`` toolset: delegating work to sub-agents."""

@@ -1,0 +1,1 @@
+"""The ``memory`` toolset: long-term facts saved and recalled across sessions."""

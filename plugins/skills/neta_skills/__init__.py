@@ -1,0 +1,1 @@
+"""The ``skill`` toolset: reusable instructions kept as SKILL.md folders."""

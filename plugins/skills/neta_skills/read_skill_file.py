@@ -1,0 +1,44 @@
+"""The ``read_skill_file`` tool: read one file inside a skill's folder."""
+
+from __future__ import annotations
+
+from pydantic import BaseModel, Field
+
+import neta
+from neta_skills.frontmatter import SKILL_NAME_PATTERN
+from neta_skills.library import MAX_SKILL_FILE_BYTES, library_of, resolve_in_skill
+
+
+class ReadSkillFileArgs(BaseModel):
+    """Arguments of ``read_skill_file``."""
+
+    name: str = Field(pattern=SKILL_NAME_PATTERN, description="The skill's name.")
+    path: str = Field(
+        description="The file, relative to the skill's folder, e.g. 'reference/api.md'."
+    )
+
+
+def build(session: neta.SessionContext) -> neta.Tool:
+    """The ``read_skill_file`` tool for ``session``: paths stay inside the skill's folder."""
+
+    def read_skill_file(args: ReadSkillFileArgs) -> neta.ToolResult:
+        skill = library_of(session).get(args.name)
+        path = resolve_in_skill(skill, args.path)
+        if path.is_dir():
+            raise neta.ToolError(f"{args.path!r} is a folder in skill {skill.name!r}, not a file")
+        text = neta.read_text(path, max_bytes=MAX_SKILL_FILE_BYTES).text
+        shown = path.relative_to(skill.folder.resolve()).as_posix()
+        return neta.ToolResult(content=text, data={"name": skill.name, "path": shown})
+
+    return neta.Tool(name=SCHEMA.name, execute=read_skill_file)
+
+
+SCHEMA = neta.ToolSchema(
+    name="read_skill_file",
+    toolset="skill",
+    description=(
+        "Read a text file inside a skill's folder (a reference, template or script the skill "
+        "mentions). The path is relative to the skill's folder and cannot leave it."
+    ),
+    args=ReadSkillFileArgs,
+)

@@ -1,0 +1,290 @@
+"""The ``skill_manage`` tool: create, rewrite, patch and delete skills and their files.
+
+One flat arguments model serves every action (a discriminated union would make the tool's
+JSON schema a top-level ``anyOf``, which function-calling APIs reject); a validator says which
+fields each action needs and refuses the ones it does not take. Every write is atomic, and a
+change that would leave ``SKILL.md`` with invalid front matter is refused before anything is
+written.
+"""
+
+from __future__ import annotations
+
+import difflib
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+from typing import Literal, Self
+
+from pydantic import BaseModel, Field, model_validator
+
+import neta
+from neta.fuzzy_match import fuzzy_replace
+from neta_skills.frontmatter import SKILL_NAME_PATTERN, parse_skill_md, render_skill_md
+from neta_skills.library import SKILL_FILE, Skill, SkillLibrary, library_of, resolve_in_skill
+
+MAX_WRITE_CHARS = 100_000
+"""The most text one ``skill_manage`` call may write to a file."""
+
+_MAX_DIFF_LINES = 60
+
+SkillAction = Literal["create", "edit", "patch", "delete", "write_file", "remove_file"]
+
+# action -> (fields it needs, fields it may take)
+_FIELDS: dict[str, tuple[frozenset[str], frozenset[str]]] = {
+    "create": (frozenset({"description", "body"}), frozenset()),
+    "edit": (frozenset({"content"}), frozenset()),
+    "patch": (frozenset({"old_string", "new_string"}), frozenset({"path", "replace_all"})),
+    "delete": (frozenset(), frozenset()),
+    "write_file": (frozenset({"path", "content"}), frozenset()),
+    "remove_file": (frozenset({"path"}), frozenset()),
+}
+
+
+class SkillManageArgs(BaseModel):
+    """Arguments of ``skill_manage``; which fields apply depends on ``action``."""
+
+    action: SkillAction = Field(
+        description=(
+            "create (name, description, body): a new skill. "
+            "edit (name, content): rewrite the whole SKILL.md, front matter included. "
+            "patch (name, old_string, new_string, optional path, replace_all): replace a piece "
+            "of SKILL.md, or of the file at path. "
+            "delete (name): remove the skill and its files. "
+            "write_file (name, path, content): create or replace a file inside the skill. "
+            "remove_file (name, path): delete a file inside the skill."
+        )
+    )
+    name: str = Field(
+        pattern=SKILL_NAME_PATTERN,
+        description="The skill (folder) name: lower-case letters, digits, '.', '_', '-'.",
+    )
+    description: str | None = Field(
+        None, description="create: one line saying when to use the skill."
+    )
+    body: str | None = Field(
+        None, max_length=MAX_WRITE_CHARS, description="create: the instructions (Markdown)."
+    )
+    content: str | None = Field(
+        None,
+        max_length=MAX_WRITE_CHARS,
+        description="edit: the complete new SKILL.md; write_file: the file's complete text.",
+    )
+    old_string: str | None = Field(None, description="patch: the text to replace.")
+    new_string: str | None = Field(None, description="patch: the text to put in its place.")
+    replace_all: bool = Field(
+        False, description="patch: replace every occurrence instead of requiring exactly one."
+    )
+    path: str | None = Field(
+        None, description="write_file, remove_file, patch: a file relative to the skill folder."
+    )
+
+    @model_validator(mode="after")
+    def _fields_fit_the_action(self) -> Self:
+        needed, optional = _FIELDS[self.action]
+        given = {
+            name
+            for name in ("description", "body", "content", "old_string", "new_string", "path")
+            if getattr(self, name) is not None
+        } | ({"replace_all"} if self.replace_all else set())
+        missing = sorted(needed - given)
+        unexpected = sorted(given - needed - optional)
+        problems = []
+        if missing:
+            problems.append(f"needs {', '.join(missing)}")
+        if unexpected:
+            problems.append(f"does not take {', '.join(unexpected)}")
+        if problems:
+            takes = ", ".join(sorted(needed | optional)) or "nothing besides name"
+            raise ValueError(f"action {self.action!r} {' and '.join(problems)} (it takes: {takes})")
+        return self
+
+
+def build(session: neta.SessionContext) -> neta.Tool:
+    """The ``skill_manage`` tool for ``session``: it changes the session's skill directories."""
+
+    def skill_manage(args: SkillManageArgs) -> neta.ToolResult:
+        library = library_of(session)
+        return _ACTIONS[args.action](library, args)
+
+    return neta.Tool(name=SCHEMA.name, execute=skill_manage, sequential=True)
+
+
+def _create(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult:
+    existing = library.find(args.name)
+    if existing is not None:
+        raise neta.ToolError(
+            f"skill {args.name!r} already exists ({existing.folder}); change it with edit or "
+            "patch, or choose another name"
+        )
+    if not (args.body or "").strip():
+        raise neta.ToolError("the body is empty; write the skill's instructions in body")
+    text = render_skill_md(args.name, args.description or "", args.body or "")
+    parse_skill_md(text, expected_name=args.name)
+    folder = library.write_directory / args.name
+    created_folder = not folder.exists()
+    try:
+        neta.atomic_write(folder / SKILL_FILE, text, make_parents=True)
+    except neta.ToolError:
+        if created_folder and folder.is_dir() and not any(folder.iterdir()):
+            folder.rmdir()
+        raise
+    return _done(f"Created skill {args.name!r} in {folder}.", args.name, folder)
+
+
+def _edit(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult:
+    skill = library.get(args.name)
+    content = args.content or ""
+    parse_skill_md(content, expected_name=skill.name)
+    neta.atomic_write(resolve_in_skill(skill, SKILL_FILE), content, keep_mode=True)
+    return _done(f"Rewrote {SKILL_FILE} of skill {skill.name!r}.", skill.name, skill.folder)
+
+
+def _patch(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult:
+    skill = library.get(args.name)
+    target = resolve_in_skill(skill, args.path or SKILL_FILE)
+    is_skill_md = target == resolve_in_skill(skill, SKILL_FILE)
+    label = SKILL_FILE if is_skill_md else target.relative_to(skill.folder.resolve()).as_posix()
+    original = neta.read_text(target)
+    replacement = fuzzy_replace(
+        original.text, args.old_string or "", args.new_string or "", replace_all=args.replace_all
+    )
+    if is_skill_md:
+        parse_skill_md(replacement.content, expected_name=skill.name)
+    if replacement.content != original.text:
+        neta.atomic_write(target, original.encode(replacement.content), keep_mode=True)
+    summary = (
+        f"Patched {label} of skill {skill.name!r} (strategy: {replacement.strategy}, "
+        f"lines {replacement.start_line}\u2013{replacement.end_line}"
+        + (f", {replacement.count} replacements)." if replacement.count > 1 else ").")
+    )
+    diff = _diff(original.text, replacement.content, f"{skill.name}/{label}")
+    return neta.ToolResult(
+        content="\n".join(part for part in (diff, summary) if part),
+        data={
+            "name": skill.name,
+            "path": label,
+            "strategy": replacement.strategy,
+            "count": replacement.count,
+            "start_line": replacement.start_line,
+            "end_line": replacement.end_line,
+        },
+    )
+
+
+def _delete(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult:
+    skill = library.get(args.name)
+    try:
+        if skill.folder.is_symlink():  # remove the link, never what it points to
+            skill.folder.unlink()
+        else:
+            shutil.rmtree(skill.folder)
+    except OSError as exc:
+        raise neta.ToolError(f"cannot delete skill {skill.name!r}: {exc.strerror or exc}") from exc
+    return _done(f"Deleted skill {skill.name!r} ({skill.folder}).", skill.name, skill.folder)
+
+
+def _write_file(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult:
+    skill = library.get(args.name)
+    target = _other_file(skill, args.path or "", "write_file")
+    if target.is_dir():
+        raise neta.ToolError(f"{args.path!r} is a folder in skill {skill.name!r}, not a file")
+    existed = target.exists()
+    written = neta.atomic_write(target, args.content or "", keep_mode=True, make_parents=True)
+    shown = target.relative_to(skill.folder.resolve()).as_posix()
+    verb = "Overwrote" if existed else "Created"
+    return _done(
+        f"{verb} {shown} in skill {skill.name!r} ({written:,} bytes).", skill.name, skill.folder
+    )
+
+
+def _remove_file(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult:
+    skill = library.get(args.name)
+    path = args.path or ""
+    target = _other_file(skill, path, "remove_file")
+    link = skill.folder / path
+    doomed = link if link.is_symlink() else target
+    if not doomed.is_symlink() and not doomed.is_file():
+        raise neta.ToolError(f"skill {skill.name!r} has no file {path!r}")
+    try:
+        doomed.unlink()
+    except OSError as exc:
+        raise neta.ToolError(f"cannot remove {path!r}: {exc.strerror or exc}") from exc
+    _prune_empty_folders(doomed.parent, skill.folder)
+    return _done(f"Removed {path} from skill {skill.name!r}.", skill.name, skill.folder)
+
+
+def _other_file(skill: Skill, path: str, action: str) -> Path:
+    """A file of ``skill`` other than its SKILL.md (which only create, edit and patch change)."""
+    target = resolve_in_skill(skill, path)
+    if target == resolve_in_skill(skill, SKILL_FILE):
+        raise neta.ToolError(f"{action} does not change {SKILL_FILE}; use edit or patch for it")
+    return target
+
+
+def _prune_empty_folders(folder: Path, root: Path) -> None:
+    stop = root.resolve()
+    while folder.resolve() != stop and stop in folder.resolve().parents:
+        try:
+            folder.rmdir()
+        except OSError:  # not empty (or not ours to remove): stop here
+            return
+        folder = folder.parent
+
+
+def _done(message: str, name: str, folder: Path) -> neta.ToolResult:
+    return neta.ToolResult(content=message, data={"name": name, "folder": str(folder)})
+
+
+def _diff(before: str, after: str, label: str) -> str:
+    lines = [
+        line.rstrip("\r\n")
+        for line in difflib.unified_diff(
+            before.splitlines(keepends=True),
+            after.splitlines(keepends=True),
+            fromfile=f"a/{label}",
+            tofile=f"b/{label}",
+            n=1,
+        )
+    ]
+    if len(lines) > _MAX_DIFF_LINES:
+        lines = [*lines[:_MAX_DIFF_LINES], f"... {len(lines) - _MAX_DIFF_LINES} more diff lines"]
+    return "\n".join(lines)
+
+
+_ACTIONS: dict[str, Callable[[SkillLibrary, SkillManageArgs], neta.ToolResult]] = {
+    "create": _create,
+    "edit": _edit,
+    "patch": _patch,
+    "delete": _delete,
+    "write_file": _write_file,
+    "remove_file": _remove_file,
+}
+
+
+SCHEMA = neta.ToolSchema(
+    name="skill_manage",
+    toolset="skill",
+    description=(
+        "Create, change or delete a skill: a folder with a SKILL.md (front matter with name "
+        "and description, then instructions) and optional extra files. Actions: create, edit, "
+        "patch, delete, write_file, remove_file. Changes that would make SKILL.md invalid are "
+        "refused and nothing is written."
+    ),
+    args=SkillManageArgs,
+    guidance=(
+        "When a procedure worked and is likely to recur (a release checklist, how this "
+        "project runs its tests, a fix for a recurring environment problem), save it as a "
+        "skill with action create: a specific name, a one-line description that says when to "
+        "use it, and a body of concrete steps and commands. Do not save one-off work.\n"
+        "Keep skills short and specific: one procedure per skill, steps rather than prose; "
+        "move long reference material into extra files (write_file) and name them in the body.\n"
+        "To improve a skill, patch it (old_string/new_string) rather than rewriting it; use "
+        "edit only when most of it changes. Fix a skill as soon as you find it wrong or out of "
+        "date. SKILL.md must keep its front matter: a '---' line, 'name: <folder name>', "
+        "'description: <one line>', and a closing '---' line."
+    ),
+    when_to_use=(
+        "When a multi-step procedure worked and will recur, save it as a skill with "
+        "skill_manage (or patch the skill you followed if it was wrong)."
+    ),
+)

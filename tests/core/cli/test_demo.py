@@ -1,0 +1,52 @@
+"""``neta demo`` runs offline and shows the system at work."""
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+
+def run_demo(*args, **env_extra):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NETA_", "OPENAI_"))}
+    env.update(env_extra)
+    return subprocess.run(
+        [sys.executable, "-m", "neta", "demo", *args],
+        capture_output=True,
+        text=True,
+        env={**env, "COLUMNS": "200"},
+        timeout=120,
+        check=False,
+    )
+
+
+def test_demo_plans_reads_fuzzy_patches_checks_and_answers():
+    done = run_demo()
+    assert done.returncode == 0, done.stderr
+    out = done.stdout
+    assert "todo (rev 4)" in out
+    assert "→ read_file" in out
+    assert "patch matched with the indent_flexible strategy (lines 4-7)" in out
+    assert '+    return f"Hello, {name}!"' in out
+    assert "Hello, Ada!" in out
+    assert "outcome: completed, 6 model turns" in out
+    workspace = Path(re.search(r"temporary workspace: (\S+)", out).group(1))
+    assert not workspace.exists()
+
+
+def test_demo_keep_leaves_the_patched_workspace():
+    done = run_demo("--keep")
+    assert done.returncode == 0, done.stderr
+    workspace = Path(re.search(r"workspace kept: (\S+)", done.stdout).group(1))
+    try:
+        assert 'return f"Hello, {name}!"' in (workspace / "app" / "greeting.py").read_text()
+    finally:
+        import shutil
+
+        shutil.rmtree(workspace)
+
+
+def test_demo_without_the_base_toolset_says_what_is_missing():
+    done = run_demo(NETA_DISABLE_PLUGINS="base")
+    assert done.returncode == 2
+    assert done.stderr.startswith("Error: neta demo needs the base and planning toolsets")

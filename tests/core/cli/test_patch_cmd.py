@@ -1,0 +1,136 @@
+"""``neta patch`` in a real subprocess: fuzzy edits, dry runs, refusals, JSON."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+OLD_NS = 1_000_000_000_000_000_000
+
+
+def neta(cwd, *args, stdin=None):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NETA_")}
+    return subprocess.run(
+        [sys.executable, "-m", "neta", *args],
+        capture_output=True,
+        text=True,
+        input=stdin,
+        cwd=cwd,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+
+
+@pytest.fixture
+def source(tmp_path):
+    path = tmp_path / "app.py"
+    path.write_bytes(b"def main():\n    print('hello')\n    return 0\n")
+    os.utime(path, ns=(OLD_NS, OLD_NS))
+    return path
+
+
+def snapshot(path):
+    return path.read_bytes(), os.stat(path).st_mtime_ns
+
+
+def test_patch_command_applies_a_fuzzy_match_and_prints_the_strategy(tmp_path, source):
+    done = neta(
+        tmp_path,
+        "patch",
+        "app.py",
+        "--old",
+        "print('hello')\nreturn 0",
+        "--new",
+        "print('bye')\nreturn 1",
+    )
+    assert done.returncode == 0, done.stderr
+    assert source.read_bytes() == b"def main():\n    print('bye')\n    return 1\n"
+    assert "-    print('hello')" in done.stdout
+    assert "+    print('bye')" in done.stdout
+    last = done.stdout.splitlines()[-1]
+    assert last.startswith("strategy: ")
+    assert not last.startswith("strategy: exact")
+    assert last.endswith("lines 2\u20133")
+
+
+def test_patch_command_dry_run_leaves_the_file_untouched(tmp_path, source):
+    before = snapshot(source)
+    done = neta(tmp_path, "patch", "app.py", "--old", "return 0", "--new", "return 1", "--dry-run")
+    assert done.returncode == 0, done.stderr
+    assert "+    return 1" in done.stdout
+    assert "dry run" in done.stdout
+    assert snapshot(source) == before
+
+
+def test_patch_command_refusal_is_one_error_line_exit_1_and_file_byte_identical(tmp_path, source):
+    before = snapshot(source)
+    done = neta(tmp_path, "patch", "app.py", "--old", "no such text anywhere", "--new", "x")
+    assert done.returncode == 1
+    assert done.stdout == ""
+    lines = done.stderr.splitlines()
+    assert len(lines) == 1
+    assert lines[0].startswith("Error: ")
+    assert snapshot(source) == before
+
+
+def test_patch_command_binary_file_is_refused_with_exit_1(tmp_path):
+    (tmp_path / "blob.bin").write_bytes(b"ab\x00cd")
+    done = neta(tmp_path, "patch", "blob.bin", "--old", "ab", "--new", "xy")
+    assert done.returncode == 1
+    assert done.stderr.startswith("Error: ")
+    assert "binary" in done.stderr
+    assert (tmp_path / "blob.bin").read_bytes() == b"ab\x00cd"
+
+
+def test_patch_command_json_prints_the_outcome(tmp_path, source):
+    done = neta(tmp_path, "patch", "app.py", "--old", "return 0", "--new", "return 2", "--json")
+    assert done.returncode == 0, done.stderr
+    outcome = json.loads(done.stdout)
+    assert outcome == {
+        "path": "app.py",
+        "strategy": "exact",
+        "count": 1,
+        "start_line": 3,
+        "end_line": 3,
+        "changed": True,
+        "diff": outcome["diff"],
+    }
+    assert "+    return 2" in outcome["diff"]
+
+
+def test_patch_command_reads_old_and_new_from_files_keeping_their_bytes(tmp_path):
+    target = tmp_path / "dos.txt"
+    target.write_bytes(b"one\r\ntwo\r\nthree\r\n")
+    (tmp_path / "old.txt").write_bytes(b"one\r\ntwo\r\n")
+    (tmp_path / "new.txt").write_bytes(b"uno\r\ndos\r\n")
+    done = neta(tmp_path, "patch", "dos.txt", "--old-file", "old.txt", "--new-file", "new.txt")
+    assert done.returncode == 0, done.stderr
+    assert target.read_bytes() == b"uno\r\ndos\r\nthree\r\n"
+
+
+def test_patch_command_reads_new_text_from_stdin(tmp_path, source):
+    done = neta(
+        tmp_path, "patch", "app.py", "--old", "return 0", "--new-file", "-", stdin="return 7"
+    )
+    assert done.returncode == 0, done.stderr
+    assert b"    return 7\n" in source.read_bytes()
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        ["--new", "x"],
+        ["--old", "a", "--old-file", "old.txt", "--new", "x"],
+        ["--old", "a"],
+        ["--old", "a", "--new", "x", "--new-file", "new.txt"],
+    ],
+)
+def test_patch_command_needs_exactly_one_of_each_pair_else_exit_2(tmp_path, source, options):
+    before = snapshot(source)
+    done = neta(tmp_path, "patch", "app.py", *options)
+    assert done.returncode == 2
+    assert done.stderr.startswith("Error: give exactly one of --")
+    assert snapshot(source) == before

@@ -1,0 +1,110 @@
+"""A real uvicorn server on a free 127.0.0.1 port, in a thread, and a WebSocket client helper."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import uvicorn
+from websockets.asyncio.client import ClientConnection, connect
+
+from neta.hosting.hub import HostConfig, SessionHub
+from neta.server import create_app
+
+
+@dataclass
+class RunningServer:
+    """A server started by ``start_server``; ``stop()`` shuts it down cleanly."""
+
+    server: uvicorn.Server
+    thread: threading.Thread
+    port: int
+    hub: SessionHub
+
+    @property
+    def http(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def ws_url(self, **query: str) -> str:
+        params = "&".join(f"{k}={v}" for k, v in query.items())
+        return f"ws://127.0.0.1:{self.port}/ws" + (f"?{params}" if params else "")
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=15)
+        assert not self.thread.is_alive(), "server did not stop"
+
+
+def start_server(config: HostConfig) -> RunningServer:
+    app = create_app(config)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(app, log_level="warning", lifespan="on", ws_max_size=8 << 20)
+    )
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        assert time.monotonic() < deadline, "server did not start"
+        time.sleep(0.01)
+    return RunningServer(server, thread, port, app.state.hub)
+
+
+class Client:
+    """A WebSocket client that reads frames with a timeout and can wait for a frame type."""
+
+    def __init__(self, ws: ClientConnection) -> None:
+        self.ws = ws
+        self.seen: list[dict[str, Any]] = []
+
+    async def send(self, kind: str, session_id: str | None = None, **data: Any) -> None:
+        await self.ws.send(json.dumps({"type": kind, "sessionId": session_id, "data": data}))
+
+    async def send_raw(self, text: str) -> None:
+        await self.ws.send(text)
+
+    async def next(self, timeout: float = 10) -> dict[str, Any]:
+        frame = json.loads(await asyncio.wait_for(self.ws.recv(), timeout))
+        self.seen.append(frame)
+        return frame
+
+    async def until(self, kind: str, timeout: float = 10) -> dict[str, Any]:
+        deadline = asyncio.get_running_loop().time() + timeout
+        while True:
+            frame = await self.next(max(0.01, deadline - asyncio.get_running_loop().time()))
+            if frame["type"] == kind:
+                return frame
+
+
+_OPEN: list[ClientConnection] = []
+
+
+async def open_client(url: str, **kwargs: Any) -> tuple[Client, dict[str, Any]]:
+    """Connect and read ``session_ready``; ``drive`` closes the connection at the end."""
+    ws = await connect(url, **kwargs)
+    _OPEN.append(ws)
+    client = Client(ws)
+    ready = await client.next()
+    assert ready["type"] == "session_ready", ready
+    return client, ready
+
+
+def drive(scenario: Any, timeout: float = 30) -> Any:
+    """Run a client scenario coroutine, then close every connection it opened."""
+
+    async def wrapped() -> Any:
+        try:
+            return await asyncio.wait_for(scenario, timeout)
+        finally:
+            while _OPEN:
+                await _OPEN.pop().close()
+
+    return asyncio.run(wrapped())

@@ -1,0 +1,173 @@
+"""The REST service and persistence, over a real uvicorn server and an HTTP client."""
+
+import httpx
+
+from neta.hosting.hub import HostConfig, SessionHub
+from neta.hosting.store import SessionStore, StoredQuestion
+from neta.providers.scripted import ScriptedProvider
+from tests.core.gateway.conftest import ASK, builtin_pm
+from tests.core.gateway.server_harness import drive, open_client
+
+ASK_REST = {
+    "tool_calls": [
+        {"name": "clarify", "arguments": {"question": "Which file?", "choices": ["a.txt", "b.txt"]}}
+    ]
+}
+
+
+def test_rest_clarify_degrades_and_the_next_message_answers(serve):
+    server = serve(
+        [
+            ASK_REST,
+            {"text": "Editing b.txt.", "expect": {"last_message_contains": "b.txt please"}},
+        ]
+    )
+    with httpx.Client(base_url=server.http, timeout=30) as http:
+        created = http.post("/v1/sessions")
+        assert created.status_code == 201
+        sid = created.json()["sessionId"]
+        first = http.post(f"/v1/sessions/{sid}/messages", json={"text": "edit the file"}).json()
+        assert first["outcome"] == "awaiting_input"
+        assert first["reply"].startswith("[clarify] Question: Which file?")
+        assert "a.txt" in first["reply"]
+        assert "b.txt" in first["reply"]
+        second = http.post(f"/v1/sessions/{sid}/messages", json={"text": "b.txt please"}).json()
+        assert second["outcome"] == "completed"
+        assert second["reply"] == "Editing b.txt."
+        session = http.get(f"/v1/sessions/{sid}").json()
+        roles = [m["role"] for m in session["messages"]]
+        assert roles == ["user", "assistant", "tool", "user", "assistant"]
+
+
+def test_rest_offers_patch_and_a_degraded_clarify(serve):
+    server = serve([{"text": "ok", "expect": {"tools_include": ["patch", "clarify", "todo"]}}])
+    with httpx.Client(base_url=server.http, timeout=30) as http:
+        sid = http.post("/v1/sessions").json()["sessionId"]
+        reply = http.post(f"/v1/sessions/{sid}/messages", json={"text": "hi"}).json()
+    assert reply["outcome"] == "completed", reply["reason"]
+
+
+def test_rest_returns_todos_and_events(serve):
+    plan = {
+        "tool_calls": [
+            {
+                "name": "todo",
+                "arguments": {
+                    "todos": [{"id": "1", "content": "Write tests", "status": "in_progress"}]
+                },
+            }
+        ]
+    }
+    server = serve([plan, {"text": "planned"}])
+    with httpx.Client(base_url=server.http, timeout=30) as http:
+        sid = http.post("/v1/sessions").json()["sessionId"]
+        reply = http.post(f"/v1/sessions/{sid}/messages", json={"text": "plan"}).json()
+        assert [t["content"] for t in reply["todos"]] == ["Write tests"]
+        assert "todo_update" in [e["type"] for e in reply["events"]]
+        assert http.get(f"/v1/sessions/{sid}").json()["todos"][0]["status"] == "in_progress"
+
+
+def test_rest_unknown_session_is_404_and_empty_text_is_422(serve):
+    server = serve([{"text": "x"}])
+    with httpx.Client(base_url=server.http, timeout=30) as http:
+        assert http.get("/v1/sessions/nope").status_code == 404
+        sid = http.post("/v1/sessions").json()["sessionId"]
+        assert http.post(f"/v1/sessions/{sid}/messages", json={"text": ""}).status_code == 422
+        assert http.get("/docs").status_code == 200
+        assert "/v1/sessions" in http.get("/openapi.json").json()["paths"]
+
+
+def test_rest_token_is_checked(serve):
+    server = serve([{"text": "x"}], token="tok")
+    with httpx.Client(base_url=server.http, timeout=30) as http:
+        assert http.post("/v1/sessions").status_code == 401
+        assert http.post("/v1/sessions", headers={"Authorization": "Bearer bad"}).status_code == 401
+        assert server.hub._live == {}
+        ok = http.post("/v1/sessions", headers={"Authorization": "Bearer tok"})
+        assert ok.status_code == 201
+
+
+def test_restart_with_the_same_home_keeps_the_history(serve):
+    turns = [{"text": "first answer"}, {"text": "second answer"}]
+    server = serve(turns)
+    with httpx.Client(base_url=server.http, timeout=30) as http:
+        sid = http.post("/v1/sessions").json()["sessionId"]
+        http.post(f"/v1/sessions/{sid}/messages", json={"text": "remember me"})
+    server.stop()
+
+    again = serve([{"text": "I remember.", "expect": {"last_message_contains": "still there?"}}])
+    with httpx.Client(base_url=again.http, timeout=30) as http:
+        history = http.get(f"/v1/sessions/{sid}").json()["messages"]
+        assert [m["content"] for m in history] == ["remember me", "first answer"]
+        reply = http.post(f"/v1/sessions/{sid}/messages", json={"text": "still there?"}).json()
+        assert reply["reply"] == "I remember."
+        assert len(http.get(f"/v1/sessions/{sid}").json()["messages"]) == 4
+
+
+def test_question_pending_at_restart_is_cancelled_and_the_session_continues(serve):
+    server = serve([ASK, {"text": "never"}])
+
+    async def ask():
+        client, ready = await open_client(server.ws_url())
+        sid = ready["data"]["sessionId"]
+        await client.send("user_message", sid, text="paint it")
+        await client.until("clarify_request")
+        await client.ws.close()
+        return sid
+
+    sid = drive(ask())
+    server.stop()
+
+    again = serve([{"text": "Green, noted.", "expect": {"last_message_contains": "green"}}])
+    assert len(again.hub.questions) == 0  # nothing waits on a question nobody can answer live
+    with httpx.Client(base_url=again.http, timeout=30) as http:
+        reply = http.post(f"/v1/sessions/{sid}/messages", json={"text": "green"}).json()
+        assert reply["outcome"] == "completed", reply["reason"]
+        messages = http.get(f"/v1/sessions/{sid}").json()["messages"]
+    clarify_result = next(m for m in messages if m["role"] == "tool")
+    assert "interrupted" in clarify_result["content"]
+
+
+def test_deleting_a_session_leaves_no_question_or_task_behind(serve):
+    server = serve([ASK, {"text": "never"}])
+
+    async def scenario():
+        client, ready = await open_client(server.ws_url())
+        sid = ready["data"]["sessionId"]
+        await client.send("user_message", sid, text="go")
+        rid = (await client.until("clarify_request"))["data"]["requestId"]
+        live = server.hub._live[sid]
+        async with httpx.AsyncClient(base_url=server.http) as http:
+            assert (await http.delete(f"/v1/sessions/{sid}")).status_code == 204
+        resolved = await client.until("clarify_resolved")
+        assert resolved["data"] == {"requestId": rid, "outcome": "cancelled"}
+        assert live.run.done()
+        assert sid not in server.hub._live
+        assert len(server.hub.questions) == 0
+        async with httpx.AsyncClient(base_url=server.http) as http:
+            assert (await http.get(f"/v1/sessions/{sid}")).status_code == 404
+
+    drive(scenario())
+
+
+def test_question_left_in_the_store_by_a_crash_is_cancelled_at_start(tmp_path):
+    home = tmp_path / "home"
+    store = SessionStore(home / "neta.db")
+    store.create("s1", "gateway")
+    store.add_question(StoredQuestion("r1", "s1", "Which?", ["a", "b"]))
+    store.close()  # the process died here, the question still pending
+
+    hub = SessionHub(
+        HostConfig(
+            provider_factory=lambda: ScriptedProvider([]),
+            home=home,
+            workspace=tmp_path,
+            plugin_manager=builtin_pm(),
+        )
+    )
+    try:
+        assert hub.cancelled_at_start == [StoredQuestion("r1", "s1", "Which?", ["a", "b"])]
+        assert hub.store.take_questions() == []
+        assert hub.pending_questions("s1") == []
+    finally:
+        hub.store.close()

@@ -1,0 +1,95 @@
+"""A test plugin with tools that behave in every way the runtime must handle."""
+
+import asyncio
+import time
+
+from pydantic import BaseModel, Field
+
+import neta
+
+
+class EchoArgs(BaseModel):
+    text: str = Field(min_length=1)
+
+
+class SleepArgs(BaseModel):
+    seconds: float = 0.2
+    label: str = ""
+
+
+class NoArgs(BaseModel):
+    pass
+
+
+LOG: list[str] = []
+
+
+async def sleepy(args: SleepArgs) -> str:
+    LOG.append(f"start {args.label}")
+    try:
+        await asyncio.sleep(args.seconds)
+    except asyncio.CancelledError:
+        LOG.append(f"cancelled {args.label}")
+        raise
+    LOG.append(f"end {args.label}")
+    return f"slept {args.seconds}"
+
+
+def boom(args: NoArgs) -> str:
+    raise RuntimeError("kaboom")
+
+
+def refuse(args: NoArgs) -> str:
+    raise neta.ToolError("this is what the model reads")
+
+
+def ask(args: NoArgs) -> neta.ToolResult:
+    return neta.ToolResult(content="[question] which one?", end_turn=True)
+
+
+def flood(args: NoArgs) -> str:
+    return "A" * 5000 + "MIDDLE" + "Z" * 5000
+
+
+def blocking(args: SleepArgs) -> str:
+    time.sleep(args.seconds)
+    return "done"
+
+
+SCHEMAS = [
+    ("echo", EchoArgs, "Echo text back.", "When asked to echo, use echo."),
+    ("sleepy", SleepArgs, "Sleep a while.", ""),
+    ("serial", SleepArgs, "Sleep, never alongside other calls.", ""),
+    ("quick", SleepArgs, "Sleep, with a short timeout.", ""),
+    ("boom", NoArgs, "Always raises.", ""),
+    ("refuse", NoArgs, "Always refuses.", ""),
+    ("ask", NoArgs, "Ends the turn.", ""),
+    ("flood", NoArgs, "Floods output.", ""),
+]
+
+
+@neta.hookimpl
+def neta_toolsets():
+    return [neta.ToolsetSpec(name="kit", description="Runtime test tools.")]
+
+
+@neta.hookimpl
+def neta_tools():
+    return [
+        neta.ToolSchema(name=n, toolset="kit", description=d, args=a, when_to_use=w)
+        for n, a, d, w in SCHEMAS
+    ]
+
+
+@neta.hookimpl
+def neta_build_tools(session):
+    return [
+        neta.Tool(name="echo", execute=lambda a: f"echo: {a.text}"),
+        neta.Tool(name="sleepy", execute=sleepy),
+        neta.Tool(name="serial", execute=sleepy, sequential=True),
+        neta.Tool(name="quick", execute=sleepy, timeout=0.2),
+        neta.Tool(name="boom", execute=boom),
+        neta.Tool(name="refuse", execute=refuse),
+        neta.Tool(name="ask", execute=ask),
+        neta.Tool(name="flood", execute=flood),
+    ]

@@ -1,0 +1,238 @@
+"""The loop, driven by the scripted provider and the kit plugin's misbehaving tools."""
+
+import asyncio
+import time
+
+import pytest
+
+import neta
+from neta.events import RunFinished, TextDelta, ToolCallStart, ToolResultEvent
+from neta.providers.scripted import ScriptedProvider
+from neta.runtime.agent import Agent
+from tests.core.runtime import kit
+
+
+def call(name, arguments=None, **kw):
+    return {"name": name, "arguments": {} if arguments is None else arguments, **kw}
+
+
+def agent_for(tmp_path, turns, **options):
+    pm = neta.create_plugin_manager(load_entrypoints=False, plugins=[("kit", kit)])
+    provider = ScriptedProvider(turns)
+    return Agent(provider=provider, plugin_manager=pm, workspace=tmp_path, **options), provider
+
+
+def tool_results(result):
+    return [e for e in result.events if isinstance(e, ToolResultEvent)]
+
+
+def test_run_without_tool_calls_completes_with_the_text_streamed(tmp_path):
+    agent, _ = agent_for(tmp_path, [{"text": "All good here."}])
+    result = asyncio.run(agent.run("hi"))
+    assert result.outcome == "completed"
+    assert result.text == "All good here."
+    deltas = "".join(e.text for e in result.events if isinstance(e, TextDelta))
+    assert deltas == "All good here."
+    assert next(e.type for e in result.events) == "run_started"
+    assert result.events[-1] == RunFinished(
+        session_id=result.session_id, outcome="completed", text="All good here.", turns=1
+    )
+
+
+def test_tool_result_is_fed_back_and_the_model_sees_it(tmp_path):
+    agent, provider = agent_for(
+        tmp_path,
+        [
+            {"tool_calls": [call("echo", {"text": "ping"})]},
+            {"text": "got it", "expect": {"last_message_contains": "echo: ping"}},
+        ],
+    )
+    result = asyncio.run(agent.run("go"))
+    assert result.outcome == "completed", result.reason
+    assert [m.role for m in result.messages] == ["user", "assistant", "tool", "assistant"]
+    assert result.messages[2].content == "echo: ping"
+    assert provider.remaining == 0
+
+
+def test_unknown_tool_becomes_an_error_listing_valid_names(tmp_path):
+    agent, _ = agent_for(tmp_path, [{"tool_calls": [call("ecko", {"text": "x"})]}, {"text": "ok"}])
+    result = asyncio.run(agent.run("go"))
+    [event] = tool_results(result)
+    assert event.is_error
+    assert "unknown tool 'ecko'" in event.content
+    assert "Did you mean 'echo'?" in event.content
+    assert "Available tools: echo, sleepy" in event.content
+    assert result.outcome == "completed"
+
+
+def test_arguments_that_are_not_json_become_an_error_and_the_model_recovers(tmp_path):
+    agent, _ = agent_for(
+        tmp_path,
+        [
+            {"tool_calls": [call("echo", '{"text": "unterminated')]},
+            {"tool_calls": [call("echo", {"text": "fixed"})]},
+            {"text": "recovered"},
+        ],
+    )
+    result = asyncio.run(agent.run("go"))
+    first, second = tool_results(result)
+    assert first.is_error
+    assert "are not valid JSON" in first.content
+    assert second.content == "echo: fixed"
+    assert result.outcome == "completed"
+
+
+def test_invalid_arguments_show_the_pydantic_message(tmp_path):
+    agent, _ = agent_for(tmp_path, [{"tool_calls": [call("echo", {"text": ""})]}, {"text": "ok"}])
+    [event] = tool_results(asyncio.run(agent.run("go")))
+    assert event.content.startswith("Error: invalid arguments for 'echo': text: String should have")
+
+
+def test_arguments_must_be_an_object(tmp_path):
+    agent, _ = agent_for(tmp_path, [{"tool_calls": [call("echo", "[1, 2]")]}, {"text": "ok"}])
+    [event] = tool_results(asyncio.run(agent.run("go")))
+    assert "must be a JSON object, not list" in event.content
+
+
+def test_null_for_an_optional_argument_uses_its_default(tmp_path):
+    agent, _ = agent_for(
+        tmp_path,
+        [{"tool_calls": [call("sleepy", {"seconds": None, "label": None})]}, {"text": "ok"}],
+    )
+    [event] = tool_results(asyncio.run(agent.run("go")))
+    assert event.content == "slept 0.2"
+
+
+def test_tool_that_raises_becomes_an_error_result(tmp_path):
+    agent, _ = agent_for(tmp_path, [{"tool_calls": [call("boom"), call("refuse")]}, {"text": "ok"}])
+    boom, refuse = tool_results(asyncio.run(agent.run("go")))
+    assert boom.content == "Error: tool 'boom' failed: RuntimeError: kaboom"
+    assert refuse.content == "Error: this is what the model reads"
+
+
+def test_tool_exceeding_its_own_timeout_is_stopped(tmp_path):
+    agent, _ = agent_for(
+        tmp_path, [{"tool_calls": [call("quick", {"seconds": 5, "label": "q"})]}, {"text": "ok"}]
+    )
+    started = time.monotonic()
+    [event] = tool_results(asyncio.run(agent.run("go")))
+    assert time.monotonic() - started < 3
+    assert event.content == "Error: tool 'quick' timed out after 0.2 s and was stopped"
+
+
+def test_default_tool_timeout_applies_to_tools_without_their_own(tmp_path):
+    agent, _ = agent_for(
+        tmp_path,
+        [{"tool_calls": [call("sleepy", {"seconds": 5})]}, {"text": "ok"}],
+        tool_timeout=0.1,
+    )
+    [event] = tool_results(asyncio.run(agent.run("go")))
+    assert "timed out after 0.1 s" in event.content
+
+
+def test_independent_calls_run_concurrently_and_sequential_ones_alone(tmp_path):
+    kit.LOG.clear()
+    calls = [
+        call("sleepy", {"seconds": 0.3, "label": "a"}),
+        call("sleepy", {"seconds": 0.3, "label": "b"}),
+        call("serial", {"seconds": 0.05, "label": "s"}),
+        call("sleepy", {"seconds": 0.05, "label": "c"}),
+    ]
+    agent, _ = agent_for(tmp_path, [{"tool_calls": calls}, {"text": "ok"}])
+    started = time.monotonic()
+    result = asyncio.run(agent.run("go"))
+    assert time.monotonic() - started < 0.55  # a and b overlapped
+    assert kit.LOG[:2] == ["start a", "start b"]
+    assert kit.LOG.index("start s") > max(kit.LOG.index("end a"), kit.LOG.index("end b"))
+    assert kit.LOG.index("start c") > kit.LOG.index("end s")
+    assert [e.call_id for e in tool_results(result)] == [
+        "call_1_1",
+        "call_1_2",
+        "call_1_3",
+        "call_1_4",
+    ]
+
+
+def test_max_turns_ends_the_run_with_a_clear_reason(tmp_path):
+    turns = [{"tool_calls": [call("echo", {"text": str(i)})]} for i in range(5)]
+    agent, _ = agent_for(tmp_path, turns, max_turns=3)
+    result = asyncio.run(agent.run("go"))
+    assert result.outcome == "max_turns"
+    assert result.reason == "stopped after 3 turns without a final answer"
+    assert result.turns == 3
+
+
+def test_tool_ending_the_turn_stops_with_awaiting_input(tmp_path):
+    agent, provider = agent_for(tmp_path, [{"tool_calls": [call("ask")]}, {"text": "never"}])
+    result = asyncio.run(agent.run("go"))
+    assert result.outcome == "awaiting_input"
+    assert result.text == "[question] which one?"
+    assert provider.remaining == 1
+
+
+def test_long_output_is_truncated_keeping_head_and_tail(tmp_path):
+    agent, _ = agent_for(
+        tmp_path, [{"tool_calls": [call("flood")]}, {"text": "ok"}], output_limit=600
+    )
+    [event] = tool_results(asyncio.run(agent.run("go")))
+    assert event.content.startswith("A" * 100)
+    assert event.content.endswith("Z" * 100)
+    assert "MIDDLE" not in event.content
+    assert "characters omitted" in event.content
+    assert len(event.content) < 700
+
+
+def test_usage_is_summed_over_turns(tmp_path):
+    agent, _ = agent_for(
+        tmp_path,
+        [
+            {
+                "tool_calls": [call("echo", {"text": "a"})],
+                "usage": {"input_tokens": 10, "output_tokens": 2},
+            },
+            {"text": "ok", "usage": {"input_tokens": 15, "output_tokens": 3}},
+        ],
+    )
+    result = asyncio.run(agent.run("go"))
+    assert (result.usage.input_tokens, result.usage.output_tokens) == (25, 5)
+
+
+def test_provider_error_ends_the_run_with_outcome_error(tmp_path):
+    agent, _ = agent_for(tmp_path, [{"error": {"message": "upstream exploded"}}])
+    result = asyncio.run(agent.run("go"))
+    assert result.outcome == "error"
+    assert result.reason == "upstream exploded"
+
+
+def test_cancelling_the_run_cancels_running_tools(tmp_path):
+    kit.LOG.clear()
+    agent, _ = agent_for(
+        tmp_path,
+        [{"tool_calls": [call("sleepy", {"seconds": 30, "label": "long"})]}, {"text": "x"}],
+    )
+    events = []
+
+    async def scenario():
+        task = asyncio.create_task(agent.run("go", on_event=events.append))
+        while not any(isinstance(e, ToolCallStart) for e in events):
+            await asyncio.sleep(0.01)
+        await asyncio.sleep(0.05)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(asyncio.wait_for(scenario(), 5))
+    assert kit.LOG == ["start long", "cancelled long"]
+    assert events[-1].outcome == "cancelled"
+
+
+def test_session_history_carries_over_between_runs(tmp_path):
+    agent, provider = agent_for(
+        tmp_path,
+        [{"text": "first"}, {"text": "second", "expect": {"last_message_contains": "again"}}],
+    )
+    session = agent.new_session()
+    asyncio.run(agent.run("hello", session=session))
+    result = asyncio.run(agent.run("again", session=session))
+    assert [m.content for m in result.messages] == ["hello", "first", "again", "second"]
+    assert len(provider.received[1].messages) == 4  # system + the three before

@@ -1,0 +1,163 @@
+"""A small OpenAI-compatible Chat Completions server on a 127.0.0.1 port, for tests.
+
+It answers ``POST /v1/chat/completions`` from a queue of scripted replies, streamed (SSE) or
+whole as the client asks, and records every request body it received.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """One scripted reply: text and/or tool calls, or an HTTP error status."""
+
+    text: str = ""
+    tool_calls: list[tuple[str, str]] = field(default_factory=list)  # (name, raw arguments)
+    status: int = 200
+    usage: tuple[int, int] | None = (10, 5)
+
+
+class FakeOpenAI:
+    """The server; use as a context manager. ``base_url`` is what the SDK needs."""
+
+    def __init__(self, replies: list[Reply] | None = None) -> None:
+        self.replies: list[Reply] = list(replies or [])
+        self.requests: list[dict[str, Any]] = []
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    def __enter__(self) -> FakeOpenAI:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _next(self, body: dict[str, Any]) -> Reply:
+        with self._lock:
+            self.requests.append(body)
+            if not self.replies:
+                return Reply(status=500, text="fake server: no reply left")
+            return self.replies.pop(0)
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", "0"))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                if not self.path.endswith("/chat/completions"):
+                    self._send_json(404, {"error": {"message": "not found"}})
+                    return
+                reply = fake._next(body)
+                if reply.status != 200:
+                    self._send_json(reply.status, {"error": {"message": reply.text or "error"}})
+                elif body.get("stream"):
+                    self._send_stream(body, reply)
+                else:
+                    self._send_json(200, _completion(body, reply))
+
+            def _send_json(self, status: int, payload: dict[str, Any]) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _send_stream(self, body: dict[str, Any], reply: Reply) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                for chunk in _chunks(body, reply):
+                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    self.wfile.flush()
+                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.flush()
+                self.close_connection = True
+
+        return Handler
+
+
+def _base(body: dict[str, Any], obj: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-fake",
+        "object": obj,
+        "created": int(time.time()),
+        "model": body.get("model", ""),
+    }
+
+
+def _usage(reply: Reply) -> dict[str, int] | None:
+    if reply.usage is None:
+        return None
+    prompt, completion = reply.usage
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": completion,
+        "total_tokens": prompt + completion,
+    }
+
+
+def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": a}}
+            for i, (n, a) in enumerate(reply.tool_calls)
+        ]
+    finish = "tool_calls" if reply.tool_calls else "stop"
+    return {
+        **_base(body, "chat.completion"),
+        "choices": [{"index": 0, "message": message, "finish_reason": finish}],
+        "usage": _usage(reply),
+    }
+
+
+def _chunks(body: dict[str, Any], reply: Reply) -> Iterator[dict[str, Any]]:
+    base = _base(body, "chat.completion.chunk")
+
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+
+    yield chunk({"role": "assistant", "content": ""})
+    for piece in re.findall(r"\S+\s*|\s+", reply.text):
+        yield chunk({"content": piece})
+    for i, (name, arguments) in enumerate(reply.tool_calls):
+        head = {
+            "index": i,
+            "id": f"call_{i}",
+            "type": "function",
+            "function": {"name": name, "arguments": ""},
+        }
+        yield chunk({"tool_calls": [head]})
+        half = len(arguments) // 2
+        for part in (arguments[:half], arguments[half:]):
+            yield chunk({"tool_calls": [{"index": i, "function": {"arguments": part}}]})
+    yield chunk({}, "tool_calls" if reply.tool_calls else "stop")
+    usage = _usage(reply)
+    if usage is not None and body.get("stream_options", {}).get("include_usage"):
+        yield {**base, "choices": [], "usage": usage}

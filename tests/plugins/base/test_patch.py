@@ -1,0 +1,99 @@
+"""The patch tool: fuzzy edits inside the workspace; refusals leave the file untouched."""
+
+import os
+
+import pytest
+
+import neta
+from neta_base import patch
+
+OLD_NS = 1_000_000_000_000_000_000
+
+
+def aged(path, data):
+    path.write_bytes(data)
+    os.utime(path, ns=(OLD_NS, OLD_NS))
+    return path
+
+
+def snapshot(path):
+    return path.read_bytes(), os.stat(path).st_mtime_ns
+
+
+def test_patch_as_a_function_applies_an_edit_and_reports_strategy_and_lines(session):
+    (session.workspace / "app.py").write_text("a = 1\nb = 2\n")
+    tool = patch.build(session)
+    result = tool.execute(patch.PatchArgs(path="app.py", old_string="b = 2", new_string="b = 3"))
+    assert (session.workspace / "app.py").read_text() == "a = 1\nb = 3\n"
+    assert result.content.splitlines()[-1] == "strategy: exact, lines 2\u20132"
+    assert "--- a/app.py" in result.content
+    assert "+b = 3" in result.content
+    assert result.data["strategy"] == "exact"
+
+
+def test_patch_through_the_catalog_matches_despite_different_indentation(call, session):
+    path = session.workspace / "mod.py"
+    path.write_text("class A:\n    def f(self):\n        return 1\n")
+    result = call(
+        "patch",
+        path="mod.py",
+        old_string="def f(self):\n    return 1",
+        new_string="def f(self):\n    return 2",
+    )
+    assert path.read_text() == "class A:\n    def f(self):\n        return 2\n"
+    assert result.data["strategy"] != "exact"
+    assert f"strategy: {result.data['strategy']}, lines 2\u20133" in result.content
+
+
+def test_patch_no_match_is_the_matchers_error_and_the_file_is_untouched(call, session):
+    path = aged(session.workspace / "app.py", b"a = 1\n")
+    before = snapshot(path)
+    with pytest.raises(neta.MatchError) as caught:
+        call("patch", path="app.py", old_string="zzz = 42", new_string="y")
+    assert str(caught.value)
+    assert snapshot(path) == before
+
+
+def test_patch_ambiguous_match_is_refused_and_the_file_is_untouched(call, session):
+    path = aged(session.workspace / "app.py", b"x = 1\nx = 1\n")
+    before = snapshot(path)
+    with pytest.raises(neta.AmbiguousMatchError):
+        call("patch", path="app.py", old_string="x = 1", new_string="x = 2")
+    assert snapshot(path) == before
+
+
+def test_patch_replace_all_reports_the_count(call, session):
+    (session.workspace / "app.py").write_text("x = 1\nx = 1\n")
+    result = call("patch", path="app.py", old_string="x = 1", new_string="x = 2", replace_all=True)
+    assert (session.workspace / "app.py").read_text() == "x = 2\nx = 2\n"
+    assert result.content.endswith(", 2 replacements")
+    assert result.data["count"] == 2
+
+
+def test_patch_keeps_crlf_bytes(call, session):
+    path = session.workspace / "dos.txt"
+    path.write_bytes(b"one\r\ntwo\r\n")
+    call("patch", path="dos.txt", old_string="two", new_string="TWO")
+    assert path.read_bytes() == b"one\r\nTWO\r\n"
+
+
+def test_patch_binary_file_is_a_clear_error_and_untouched(call, session):
+    path = aged(session.workspace / "blob.bin", b"ab\x00cd")
+    before = snapshot(path)
+    with pytest.raises(neta.ToolError, match="binary"):
+        call("patch", path="blob.bin", old_string="ab", new_string="xy")
+    assert snapshot(path) == before
+
+
+def test_patch_non_utf8_file_is_a_clear_error(call, session):
+    aged(session.workspace / "latin1.txt", "élan\n".encode("latin-1"))
+    with pytest.raises(neta.ToolError, match="not UTF-8"):
+        call("patch", path="latin1.txt", old_string="lan", new_string="LAN")
+
+
+def test_patch_outside_the_workspace_is_refused_and_the_file_untouched(call, session):
+    outside = aged(session.workspace.parent / "other.py", b"a = 1\n")
+    before = snapshot(outside)
+    with pytest.raises(neta.WorkspaceError):
+        call("patch", path="../other.py", old_string="a = 1", new_string="a = 2")
+    assert snapshot(outside) == before

@@ -1,0 +1,73 @@
+"""write_file: atomic whole-file writes inside the workspace, keeping mode, BOM and CRLF."""
+
+import stat
+
+import pytest
+
+import neta
+from neta_base import write_file
+
+
+def test_write_file_as_a_function_creates_the_file_and_its_parents(session):
+    tool = write_file.build(session)
+    out = tool.execute(write_file.WriteFileArgs(path="pkg/sub/mod.py", content="x = 1\ny = 2\n"))
+    assert (session.workspace / "pkg" / "sub" / "mod.py").read_bytes() == b"x = 1\ny = 2\n"
+    assert out == "Created pkg/sub/mod.py: 12 bytes, 2 lines."
+
+
+def test_write_file_through_the_catalog_overwrites_and_says_so(call, session):
+    (session.workspace / "a.txt").write_text("old\n")
+    out = call("write_file", path="a.txt", content="new").content
+    assert (session.workspace / "a.txt").read_bytes() == b"new"
+    assert out == "Overwrote a.txt: 3 bytes, 1 lines."
+
+
+def test_write_file_keeps_the_mode_of_an_existing_file(call, session):
+    path = session.workspace / "run.sh"
+    path.write_text("echo old\n")
+    path.chmod(0o700)
+    call("write_file", path="run.sh", content="echo new\n")
+    assert stat.S_IMODE(path.stat().st_mode) == 0o700
+
+
+def test_write_file_converts_bare_lf_to_crlf_when_the_file_used_crlf(call, session):
+    path = session.workspace / "dos.txt"
+    path.write_bytes(b"one\r\ntwo\r\n")
+    out = call("write_file", path="dos.txt", content="uno\ndos\ntres\n").content
+    assert path.read_bytes() == b"uno\r\ndos\r\ntres\r\n"
+    assert "CRLF" in out
+
+
+def test_write_file_writes_lf_content_as_given_over_an_lf_file(call, session):
+    path = session.workspace / "unix.txt"
+    path.write_bytes(b"one\ntwo\n")
+    call("write_file", path="unix.txt", content="a\r\nb\n")
+    assert path.read_bytes() == b"a\r\nb\n"
+
+
+def test_write_file_keeps_a_bom_the_file_had(call, session):
+    path = session.workspace / "bom.txt"
+    path.write_bytes(b"\xef\xbb\xbfold\n")
+    call("write_file", path="bom.txt", content="new\n")
+    assert path.read_bytes() == b"\xef\xbb\xbfnew\n"
+
+
+def test_write_file_outside_the_workspace_is_refused_and_nothing_is_created(call, session):
+    with pytest.raises(neta.WorkspaceError):
+        call("write_file", path="../escaped.txt", content="x")
+    assert not (session.workspace.parent / "escaped.txt").exists()
+
+
+def test_write_file_through_an_escaping_symlink_is_refused(call, session, tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (session.workspace / "out").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(neta.WorkspaceError):
+        call("write_file", path="out/new.txt", content="x")
+    assert list(outside.iterdir()) == []
+
+
+def test_write_file_onto_a_directory_is_refused(call, session):
+    (session.workspace / "src").mkdir()
+    with pytest.raises(neta.ToolError, match="directory"):
+        call("write_file", path="src", content="x")

@@ -1,0 +1,233 @@
+"""The embedded store on a real SQLite file: ranking, forgetting, limits, safety, concurrency."""
+
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+import neta
+from neta_memory.sqlite_store import SQLiteMemoryStore, fts_query, scope_path
+from neta_memory.store import MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS, MemoryStore
+
+
+@pytest.fixture
+def store(neta_home):
+    return SQLiteMemoryStore.for_scope("default")
+
+
+def test_store_for_scope_lives_under_neta_home(neta_home, store):
+    assert store.path == neta_home / "memory" / "default.db"
+    assert isinstance(store, MemoryStore)
+
+
+def test_store_creation_touches_no_disk_until_first_use(neta_home, store):
+    assert not neta_home.exists()
+    store.save("The user's name is Ada.")
+    assert store.path.is_file()
+
+
+def test_store_save_returns_the_memory_with_id_tags_and_date(store):
+    memory = store.save("  The project uses tabs.  ", ["Style", "style", " formatting "])
+    assert memory.id == 1
+    assert memory.content == "The project uses tabs."
+    assert memory.tags == ("style", "formatting")
+    assert memory.created.tzinfo is not None
+    [found] = store.recall("tabs")
+    assert found == memory
+
+
+def test_store_recall_ranks_the_more_relevant_fact_first(store):
+    tea = store.save("The user likes tea in the afternoon.")
+    relevant = store.save("Deploy the docs with make deploy-docs; the docs deploy needs VPN.")
+    docs = store.save("The docs folder is written in Markdown.")
+    found = store.recall("how to deploy the docs")
+    assert [m.id for m in found] == [relevant.id, docs.id, tea.id]  # tea shares only 'the'
+
+
+def test_store_recall_matches_tags_and_word_forms(store):
+    store.save("Prefers Neovim for quick edits.", ["editor"])
+    store.save("Runs tests before every commit.", ["workflow"])
+    assert [m.content for m in store.recall("editor")] == ["Prefers Neovim for quick edits."]
+    assert [m.content for m in store.recall("commits test")] == ["Runs tests before every commit."]
+
+
+def test_store_recall_respects_the_limit(store):
+    for n in range(8):
+        store.save(f"Fact number {n} about python.")
+    assert len(store.recall("python", limit=3)) == 3
+    assert len(store.recall("python")) == 5
+
+
+def test_store_recall_without_match_returns_nothing(store):
+    store.save("The user's timezone is CET.")
+    assert store.recall("kubernetes") == []
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        'foo" OR "bar',
+        "NEAR(a b)",
+        "content:secret",
+        "a AND OR NOT b",
+        "(unbalanced",
+        "tabs*",
+        "{col1 col2}: x",
+    ],
+)
+def test_store_recall_with_fts_syntax_in_the_query_does_not_crash(store, query):
+    store.save("Tabs, not spaces: the user's secret is bar and foo.")
+    assert isinstance(store.recall(query), list)  # an FTS5 syntax error would raise
+
+
+def test_store_recall_with_quote_injection_still_finds_the_words(store):
+    store.save("The user drinks coffee.")
+    assert len(store.recall('coffee" OR "x')) == 1
+
+
+@pytest.mark.parametrize("query", ["", "   ", "!!! ??? ...", '"" * ()', "* ^ - +", '"'])
+def test_store_recall_without_words_raises_a_tool_error(store, query):
+    with pytest.raises(neta.ToolError, match="no words to search for"):
+        store.recall(query)
+
+
+def test_store_forget_deletes_the_memory_and_its_index_entry(store):
+    kept = store.save("The user likes green.")
+    gone = store.save("The user likes red.")
+    assert store.forget(gone.id) == gone
+    assert [m.id for m in store.recall("likes")] == [kept.id]
+    assert store.recall("red") == []
+    assert store.count() == 1
+
+
+def test_store_forget_unknown_id_returns_none(store):
+    assert store.forget(42) is None
+
+
+def test_store_ids_are_never_reused_after_forget(store):
+    first = store.save("one fact")
+    store.forget(first.id)
+    assert store.save("another fact").id == 2
+
+
+def test_store_content_over_the_limit_raises_a_tool_error(store):
+    with pytest.raises(neta.ToolError, match=r"4,001 characters long; the limit is 4,000"):
+        store.save("x" * (MAX_CONTENT_CHARS + 1))
+    assert store.save("x" * MAX_CONTENT_CHARS).content == "x" * MAX_CONTENT_CHARS
+
+
+def test_store_too_many_tags_raise_a_tool_error(store):
+    with pytest.raises(neta.ToolError, match="at most 10"):
+        store.save("fact", [f"t{n}" for n in range(MAX_TAGS + 1)])
+
+
+@pytest.mark.parametrize(
+    ("tag", "reason"),
+    [("x" * (MAX_TAG_CHARS + 1), "the limit is 40"), ("two words", "invalid tag"), ("", "invalid")],
+)
+def test_store_bad_tag_raises_a_tool_error(store, tag, reason):
+    with pytest.raises(neta.ToolError, match=reason):
+        store.save("fact", [tag])
+
+
+def test_store_empty_content_raises_a_tool_error(store):
+    with pytest.raises(neta.ToolError, match="empty"):
+        store.save("   \n")
+
+
+@pytest.mark.parametrize("scope", ["../evil", "a/b", "", ".hidden", "x" * 65, "a b"])
+def test_scope_path_unsafe_scope_raises_config_error(scope):
+    with pytest.raises(neta.ConfigError, match="invalid memory scope"):
+        scope_path(scope)
+
+
+def test_scopes_keep_separate_databases(neta_home):
+    SQLiteMemoryStore.for_scope("alice").save("Alice uses vim.")
+    assert SQLiteMemoryStore.for_scope("bob").recall("vim") == []
+    assert len(SQLiteMemoryStore.for_scope("alice").recall("vim")) == 1
+
+
+def test_fts_query_quotes_every_word():
+    assert fts_query('deploy "docs" OR (site)') == '"deploy" OR "docs" OR "or" OR "site"'
+
+
+def test_store_uses_wal_mode(store):
+    store.save("fact")
+    with sqlite3.connect(store.path) as db:
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_store_unusable_path_raises_a_tool_error(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(neta.ToolError, match="cannot create the memory folder"):
+        SQLiteMemoryStore(blocker / "memory.db").save("fact")
+
+
+def _python(code, neta_home):
+    return subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "NETA_HOME": str(neta_home)},
+        timeout=60,
+        check=False,
+    )
+
+
+def test_saved_memory_survives_into_a_new_process(neta_home):
+    saved = _python(
+        """
+        from neta_memory.sqlite_store import SQLiteMemoryStore
+        memory = SQLiteMemoryStore.for_scope("default").save("The staging host is db-7.", ["infra"])
+        print(memory.id)
+        """,
+        neta_home,
+    )
+    assert saved.returncode == 0, saved.stderr
+    recalled = _python(
+        """
+        from neta_memory.sqlite_store import SQLiteMemoryStore
+        for memory in SQLiteMemoryStore.for_scope("default").recall("staging host"):
+            print(memory.id, memory.content, ",".join(memory.tags))
+        """,
+        neta_home,
+    )
+    assert recalled.returncode == 0, recalled.stderr
+    assert recalled.stdout.splitlines() == [
+        f"{saved.stdout.strip()} The staging host is db-7. infra"
+    ]
+
+
+def test_parallel_writer_processes_lose_no_memory(neta_home):
+    writers, saves = 4, 50
+    code = textwrap.dedent(
+        f"""
+        import sys
+        from neta_memory.sqlite_store import SQLiteMemoryStore
+        store = SQLiteMemoryStore.for_scope("default")
+        for n in range({saves}):
+            store.save(f"writer {{sys.argv[1]}} fact {{n}}", ["parallel"])
+        """
+    )
+    env = {**os.environ, "NETA_HOME": str(neta_home)}
+    processes = [
+        subprocess.Popen(
+            [sys.executable, "-c", code, str(w)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for w in range(writers)
+    ]
+    for process in processes:
+        _out, err = process.communicate(timeout=60)
+        assert process.returncode == 0, err
+    store = SQLiteMemoryStore.for_scope("default")
+    assert store.count() == writers * saves
+    assert len(store.recall("parallel", limit=50)) == 50
+    assert len(store.recall("writer 3 fact 17", limit=1)) == 1
