@@ -182,19 +182,24 @@ class NetaPluginManager(pluggy.PluginManager):
         """Load and register the ``neta`` entry points that are allowed and not blocked."""
         allowed = None if allow is None else frozenset(allow)
         for ep, dist in _discover():
-            dist_name = dist.metadata["Name"] if dist is not None else None
-            if (
-                self.has_plugin(ep.name)
-                or self.is_blocked(ep.name)
-                or self.is_blocked(dist_name or "")
-            ):
+            dist_name = dist.metadata["Name"]
+            if self.is_blocked(ep.name) or self.is_blocked(dist_name):
+                continue
+            if self.has_plugin(ep.name):
+                kept = self._infos.get(ep.name)
+                if kept is not None and kept.distribution != dist_name:
+                    self.record_for(
+                        ep.name,
+                        f"distribution {dist_name!r} declares the same entry-point name; "
+                        f"kept the one from {kept.distribution!r}",
+                    )
                 continue
             if allowed is not None and ep.name not in allowed and dist_name not in allowed:
                 continue
             info = PluginInfo(
                 name=ep.name,
                 distribution=dist_name,
-                version=dist.version if dist is not None else None,
+                version=dist.version,
                 entry_point=f"{ep.group}:{ep.name} = {ep.value}",
             )
             self._infos[ep.name] = info
@@ -253,20 +258,24 @@ def _env_list(variable: str) -> list[str] | None:
     return [part.strip() for part in raw.split(",") if part.strip()]
 
 
-def _discover() -> list[
-    tuple[importlib.metadata.EntryPoint, importlib.metadata.Distribution | None]
-]:
-    """Every entry point of group ``neta``: Neta's own first, then by name."""
+def _discover() -> list[tuple[importlib.metadata.EntryPoint, importlib.metadata.Distribution]]:
+    """Every entry point of group ``neta``: Neta's own first, then by name.
+
+    A distribution seen twice on ``sys.path`` counts once; two distributions declaring the
+    same entry-point name both appear (the loader reports the second).
+    """
     found: dict[
-        str, tuple[importlib.metadata.EntryPoint, importlib.metadata.Distribution | None]
+        tuple[str, str, str], tuple[importlib.metadata.EntryPoint, importlib.metadata.Distribution]
     ] = {}
     for dist in importlib.metadata.distributions():
         for ep in dist.entry_points:
-            if ep.group == ENTRY_POINT_GROUP and ep.name not in found:
-                found[ep.name] = (ep, dist)
+            if ep.group == ENTRY_POINT_GROUP:
+                found.setdefault((ep.name, dist.metadata["Name"], ep.value), (ep, dist))
 
-    def order(item: tuple[str, Any]) -> tuple[bool, str]:
-        _ep, dist = item[1]
-        return (dist is None or dist.metadata["Name"] != BUILTIN_DISTRIBUTION, item[0])
+    def order(
+        pair: tuple[importlib.metadata.EntryPoint, importlib.metadata.Distribution],
+    ) -> tuple[bool, str, str]:
+        ep, dist = pair
+        return (dist.metadata["Name"] != BUILTIN_DISTRIBUTION, ep.name, dist.metadata["Name"])
 
-    return [pair for _name, pair in sorted(found.items(), key=order)]
+    return sorted(found.values(), key=order)

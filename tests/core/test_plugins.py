@@ -222,3 +222,18 @@ def test_builtin_plugins_are_discovered_through_their_entry_points():
     assert set(infos) == {"base", "planning", "interaction"}
     assert all(info.builtin for info in infos.values())
     assert infos["base"].entry_point == "neta:base = neta_base.plugin"
+
+
+def test_two_distributions_with_the_same_entry_point_name_are_reported(plugin_dir):
+    plugin_dir.add(
+        "neta-tools-twin-a", "neta_tmp_twin_a", echo_source("twin_a", "twins"), entry_name="twins"
+    )
+    plugin_dir.add(
+        "neta-tools-twin-b", "neta_tmp_twin_b", echo_source("twin_b", "twins"), entry_name="twins"
+    )
+    pm = neta.create_plugin_manager(allow=["twins"])
+    assert pm.info("twins").distribution == "neta-tools-twin-a"
+    assert [s.name for s in pm.catalog()] == ["twin_a"]
+    [problem] = pm.problems
+    assert "'neta-tools-twin-b' declares the same entry-point name" in str(problem)
+    assert "kept the one from 'neta-tools-twin-a'" in str(problem)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import hmac
 import json
 from typing import Any
 
@@ -19,6 +18,7 @@ from neta.gateway.protocol import (
     UserMessage,
     parse_frame,
 )
+from neta.hosting.auth import token_ok
 from neta.hosting.hub import Busy, LiveSession, SessionHub, UnknownSession, frame
 from neta.hosting.questions import AnswerRefused
 
@@ -34,16 +34,6 @@ class QueueOutbox:
     def put(self, frame: dict[str, Any]) -> None:
         """Queue a frame."""
         self.queue.put_nowait(frame)
-
-
-def token_ok(expected: str | None, query_token: str | None, authorization: str | None) -> bool:
-    """Whether the client presented the token (always true when none is configured)."""
-    if not expected:
-        return True
-    offered = query_token
-    if authorization and authorization.lower().startswith("bearer "):
-        offered = authorization[7:].strip()
-    return offered is not None and hmac.compare_digest(offered.encode(), expected.encode())
 
 
 async def serve_connection(ws: WebSocket, hub: SessionHub) -> None:

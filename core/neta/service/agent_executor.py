@@ -7,7 +7,7 @@ from typing import Annotated, Any
 from fastapi import APIRouter, Depends, Header, HTTPException, Request, Response, status
 from pydantic import BaseModel, Field
 
-from neta.gateway.server import token_ok
+from neta.hosting.auth import token_ok
 from neta.hosting.hub import Busy, LiveSession, SessionHub, UnknownSession
 
 
