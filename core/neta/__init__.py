@@ -21,7 +21,9 @@ from neta.errors import (
 from neta.hookspecs import hookimpl, hookspec
 from neta.patching import PatchOutcome, patch_file
 from neta.plugins import NetaPluginManager, PluginInfo, create_plugin_manager
-from neta.providers.base import ProviderSpec
+from neta.providers.base import ModelRequest, ModelResponse, Provider, ProviderSpec
+from neta.providers.scripted import ScriptedProvider
+from neta.runtime.agent import Agent, AgentSession, RunResult
 from neta.session import ClarifyFn, EntryKind, EventSink, SessionContext
 from neta.session_tools import BoundTool, build_session_tools, resolve_session_toolsets
 from neta.textfile import TextFile, atomic_write, read_text
@@ -52,6 +54,8 @@ __all__ = [
     "MAX_TODOS",
     "MAX_TODO_CHARS",
     "TOOLSET_DEFAULTS",
+    "Agent",
+    "AgentSession",
     "AmbiguousMatchError",
     "BoundTool",
     "Catalog",
@@ -62,14 +66,19 @@ __all__ = [
     "InMemoryTodoStore",
     "InvalidEditError",
     "MatchError",
+    "ModelRequest",
+    "ModelResponse",
     "NetaError",
     "NetaPluginManager",
     "NoMatchError",
     "PatchOutcome",
     "PluginError",
     "PluginInfo",
+    "Provider",
     "ProviderError",
     "ProviderSpec",
+    "RunResult",
+    "ScriptedProvider",
     "SessionContext",
     "TextFile",
     "TodoChange",

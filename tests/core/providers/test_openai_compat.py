@@ -153,3 +153,39 @@ def test_strict_schemas_are_sent_when_asked(tmp_path):
     function = server.requests[0]["tools"][0]["function"]
     assert function["strict"] is True
     assert function["parameters"]["additionalProperties"] is False
+
+
+def test_end_to_end_run_reads_and_patches_a_file_through_the_sdk(tmp_path):
+    import json
+
+    import neta_base.plugin
+
+    (tmp_path / "config.py").write_text("PORT = 8080\nDEBUG = True\n")
+    patch_args = {"path": "config.py", "old_string": "DEBUG = True", "new_string": "DEBUG = False"}
+    replies = [
+        Reply(tool_calls=[("read_file", json.dumps({"path": "config.py"}))]),
+        Reply(text="Turning debug off.", tool_calls=[("patch", json.dumps(patch_args))]),
+        Reply(text="Debug is off."),
+    ]
+    pm = neta.create_plugin_manager(load_entrypoints=False, plugins=[("base", neta_base.plugin)])
+    with FakeOpenAI(replies) as server:
+        agent = Agent(
+            provider="openai",
+            model="fake-model",
+            plugin_manager=pm,
+            workspace=tmp_path,
+            provider_options={"base_url": server.base_url, "api_key": "sk-test", "max_retries": 0},
+        )
+        result = asyncio.run(agent.run("turn debug off in config.py"))
+    assert result.outcome == "completed"
+    assert (tmp_path / "config.py").read_text() == "PORT = 8080\nDEBUG = False\n"
+    read_result = server.requests[1]["messages"][-1]
+    assert read_result["role"] == "tool"
+    assert "DEBUG = True" in read_result["content"]
+    patch_result = server.requests[2]["messages"][-1]["content"]
+    assert "-DEBUG = True" in patch_result
+    assert "+DEBUG = False" in patch_result
+    assert "strategy: exact" in patch_result
+    offered = {t["function"]["name"] for t in server.requests[0]["tools"]}
+    assert offered == {"bash", "read_file", "write_file", "list_dir", "patch"}
+    assert server.requests[0]["messages"][0]["role"] == "system"
