@@ -30,7 +30,6 @@ NoInputOpt = typer.Option(False, "--no-input", help="Never ask the user; clarify
 
 def build_agent(
     ctx: typer.Context,
-    *,
     provider: str,
     model: str,
     base_url: str | None,
@@ -75,16 +74,7 @@ def run(
 ) -> None:
     """Run one task to completion and print the final answer (exit 0 when completed)."""
     agent = build_agent(
-        ctx,
-        provider=provider,
-        model=model,
-        base_url=base_url,
-        api_key=api_key,
-        script=script,
-        workspace=workspace,
-        toolset=toolset,
-        deny=deny,
-        max_turns=max_turns,
+        ctx, provider, model, base_url, api_key, script, workspace, toolset, deny, max_turns
     )
     interactive = not no_input and not as_json and sys.stdin.isatty()
     session = new_terminal_session(agent, interactive=interactive)
@@ -112,16 +102,7 @@ def chat(
 ) -> None:
     """Talk with an agent in the terminal; the history is kept between messages (/exit ends)."""
     agent = build_agent(
-        ctx,
-        provider=provider,
-        model=model,
-        base_url=base_url,
-        api_key=api_key,
-        script=script,
-        workspace=workspace,
-        toolset=toolset,
-        deny=deny,
-        max_turns=max_turns,
+        ctx, provider, model, base_url, api_key, script, workspace, toolset, deny, max_turns
     )
     session = new_terminal_session(agent, interactive=True)
     try:
