@@ -4,6 +4,7 @@ Plugins and hosts import from this module only.
 """
 
 from neta.catalog import Catalog, ToolSchema
+from neta.crew import CREW_PARENT, ESCALATED_KEY, ChildResult, ChildStatus, SubAgentRunner
 from neta.errors import (
     AmbiguousMatchError,
     ConfigError,
@@ -51,6 +52,8 @@ from neta.workspace import resolve_in_workspace
 __version__ = "0.1.0"
 
 __all__ = [
+    "CREW_PARENT",
+    "ESCALATED_KEY",
     "MAX_TODOS",
     "MAX_TODO_CHARS",
     "TOOLSET_DEFAULTS",
@@ -59,6 +62,8 @@ __all__ = [
     "AmbiguousMatchError",
     "BoundTool",
     "Catalog",
+    "ChildResult",
+    "ChildStatus",
     "ClarifyFn",
     "ConfigError",
     "EntryKind",
@@ -80,6 +85,7 @@ __all__ = [
     "RunResult",
     "ScriptedProvider",
     "SessionContext",
+    "SubAgentRunner",
     "TextFile",
     "TodoChange",
     "TodoItem",

@@ -16,6 +16,9 @@ from typing import Literal, Protocol, runtime_checkable
 CREW_PARENT = "crew_parent"
 """The capability (an ``extras`` key, holding the parent's session id) every crew child has."""
 
+ESCALATED_KEY = "escalated"
+"""The ``ToolResult.data`` key with which a child's tool hands its question up to the parent."""
+
 ChildStatus = Literal["completed", "failed", "escalated", "timed_out", "cancelled", "max_turns"]
 """How a child ended: it answered, broke, asked its parent, ran out of time or turns, or stopped."""
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import typer
 
 from neta.cli.context import cli_agent, plugin_manager
+from neta.crew import CREW_PARENT
 from neta.session import EntryKind
 
 
@@ -16,7 +17,10 @@ def prompt(
     entry: str = typer.Option("cli", "--entry", help="cli, gateway, service or crew."),
     workspace: Path | None = typer.Option(None, "--workspace", "-w", help="Workspace root."),
 ) -> None:
-    """Print the system prompt for a session started from ``--entry`` with these toolsets."""
+    """Print the system prompt for a session started from ``--entry`` with these toolsets.
+
+    ``--entry crew`` shows a sub-agent's prompt: no user channel, no further delegation.
+    """
     kinds: dict[str, EntryKind] = {
         "cli": "cli",
         "gateway": "gateway",
@@ -26,4 +30,9 @@ def prompt(
     if entry not in kinds:
         raise typer.BadParameter(f"--entry must be one of {', '.join(kinds)}")
     agent = cli_agent(plugin_manager(ctx), workspace, entry=kinds[entry], toolsets=toolset)
-    typer.echo(agent.system_prompt(agent.new_session()), nl=False)
+    if entry == "crew":
+        # a crew child: one level down, with a parent to escalate to
+        session = agent.new_session(depth=1, extras={CREW_PARENT: "parent"})
+    else:
+        session = agent.new_session()
+    typer.echo(agent.system_prompt(session), nl=False)

@@ -21,6 +21,7 @@ from neta.runtime.attempt import (
     run_attempt,
 )
 from neta.runtime.compaction import compact_history
+from neta.runtime.crew import CrewRunner
 from neta.runtime.prompt_builder import build_system_prompt
 from neta.session import ClarifyFn, EntryKind, SessionContext
 from neta.session_tools import BoundTool, build_session_tools, resolve_session_toolsets
@@ -106,6 +107,10 @@ class Agent:
         system_extras: host text appended to the system prompt.
         compact_after: when a session's history holds more messages than this as a run
             starts, all but the newest half is replaced by one note (``None``: never).
+        crew_depth: how deep sub-agents may nest: sessions shallower than this get a crew
+            runner (1: top-level sessions have children, children have none; 0: no crew).
+        crew_concurrency: how many children of one session run at once.
+        crew_timeout: seconds a child may take (a parallel delegation as a whole, too).
     """
 
     def __init__(
@@ -126,6 +131,9 @@ class Agent:
         system_extras: Sequence[str] = (),
         provider_options: dict[str, Any] | None = None,
         compact_after: int | None = None,
+        crew_depth: int = 1,
+        crew_concurrency: int = 3,
+        crew_timeout: float = 600.0,
     ) -> None:
         self.pm = plugin_manager if plugin_manager is not None else create_plugin_manager()
         if isinstance(provider, str):
@@ -143,6 +151,9 @@ class Agent:
         self.strict_schemas = strict_schemas
         self.system_extras = tuple(system_extras)
         self.compact_after = compact_after
+        self.crew_depth = crew_depth
+        self.crew_concurrency = crew_concurrency
+        self.crew_timeout = crew_timeout
 
     def new_session(
         self,
@@ -152,6 +163,7 @@ class Agent:
         clarify: ClarifyFn | None = None,
         history: Iterable[Message] = (),
         provider: Provider | None = None,
+        toolsets: Iterable[str] | None = None,
         **capabilities: Any,
     ) -> AgentSession:
         """Start a session: build its context and tools, and tell the plugins it started.
@@ -160,8 +172,16 @@ class Agent:
         ``memory_store``, ``user_channel``, ``depth``, ``extras``...). Without a ``todo_store``
         the session gets an ``InMemoryTodoStore`` (pass ``todo_store=None`` for none).
         ``provider`` replaces the agent's provider for this session (e.g. a fresh scripted one).
+        ``toolsets``, when given, are exactly the session's toolsets instead of the agent's
+        preset and requested ones (denied ones stay denied; crew children get theirs so).
+        A session shallower than ``crew_depth`` gets a ``CrewRunner`` unless a ``crew_runner``
+        is passed (``crew_runner=None`` for none).
         """
         capabilities.setdefault("todo_store", InMemoryTodoStore())
+        runner = None
+        if "crew_runner" not in capabilities and capabilities.get("depth", 0) < self.crew_depth:
+            runner = CrewRunner(self, concurrency=self.crew_concurrency, timeout=self.crew_timeout)
+            capabilities["crew_runner"] = runner
         context = SessionContext(
             workspace=self.workspace,
             entry=entry or self.entry,
@@ -172,9 +192,15 @@ class Agent:
             context.session_id = session_id
         self.pm.notify("neta_session_start", session=context)  # plugins may equip capabilities
         resolution = resolve_session_toolsets(
-            self.pm, context, preset=self.preset, requested=self.requested, denied=self.deny
+            self.pm,
+            context,
+            preset=self.preset if toolsets is None else toolsets,
+            requested=self.requested if toolsets is None else (),
+            denied=self.deny,
         )
         session = AgentSession(context, resolution, {}, list(history), provider)
+        if runner is not None:
+            runner.bind(session)
         context.emit = session.dispatch
         session.tools = build_session_tools(self.pm, context, resolution.enabled)
         return session

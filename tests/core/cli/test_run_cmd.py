@@ -1,6 +1,7 @@
 """``neta run``, ``neta chat`` and ``neta prompt`` in real subprocesses."""
 
 import json
+import re
 import os
 import subprocess
 import sys
@@ -111,3 +112,15 @@ def test_prompt_prints_the_system_prompt_for_base(tmp_path):
     assert done.stdout.startswith("You are Neta")
     assert "## patch" in done.stdout
     assert f"- Workspace: {tmp_path.resolve()}" in done.stdout
+
+
+def test_prompt_for_a_crew_child_never_mentions_clarify_or_delegation(tmp_path):
+    child = neta("prompt", "--entry", "crew", "-w", str(tmp_path))
+    top = neta("prompt", "-w", str(tmp_path))
+    assert child.returncode == 0, child.stderr
+    assert "clarify" not in child.stdout
+    assert "delegate_task" not in child.stdout
+    assert "## escalate" in child.stdout
+    assert "## clarify" in top.stdout
+    assert "## delegate_task" in top.stdout
+    assert re.search(r"\bescalate\b", top.stdout) is None  # the status "escalated" may appear
