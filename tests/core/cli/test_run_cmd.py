@@ -1,8 +1,8 @@
 """``neta run``, ``neta chat`` and ``neta prompt`` in real subprocesses."""
 
 import json
-import re
 import os
+import re
 import subprocess
 import sys
 
