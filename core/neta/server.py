@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
-from fastapi import FastAPI, WebSocket
+from fastapi import FastAPI, Request, WebSocket
+from fastapi.encoders import jsonable_encoder
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
 
 from neta.gateway.server import serve_connection
 from neta.hosting.hub import HostConfig, SessionHub
@@ -24,9 +29,31 @@ def create_app(config: HostConfig | None = None) -> FastAPI:
     app = FastAPI(title="Neta", summary="Agents whose tools come from plugins", lifespan=lifespan)
     app.state.hub = hub
     app.include_router(router)
+    app.add_exception_handler(RequestValidationError, _invalid_request)
 
     @app.websocket("/ws")
     async def gateway(websocket: WebSocket) -> None:
         await serve_connection(websocket, hub)
 
     return app
+
+
+class _AsciiJSONResponse(JSONResponse):
+    def render(self, content: Any) -> bytes:
+        return json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
+async def _invalid_request(request: Request, exc: Exception) -> JSONResponse:
+    """422, as FastAPI answers it, but escaped: the input it echoes may not be valid Unicode."""
+    errors = exc.errors() if isinstance(exc, RequestValidationError) else []
+    return _AsciiJSONResponse({"detail": jsonable_encoder(errors)}, status_code=422)
+
+
+def ws_max_size(max_frame_bytes: int) -> int:
+    """The WebSocket server's hard message limit for a ``max_frame_bytes`` frame limit.
+
+    A frame up to this size is read and refused with ``error {frame_too_large}``, the
+    connection kept; a larger one makes the WebSocket server close the connection (1009)
+    before the app sees it, which bounds the memory one frame can take.
+    """
+    return max(max_frame_bytes * 4, 1 << 20)

@@ -9,7 +9,12 @@ import typer
 
 from neta.cli.context import plugin_manager
 from neta.cli.run_cmd import ApiKeyOpt, BaseUrlOpt, DenyOpt, ModelOpt, ScriptOpt, ToolsetOpt
-from neta.hosting.hub import HostConfig, check_exposure
+from neta.hosting.auth import check_exposure
+from neta.hosting.config import HostConfig
+
+GRACEFUL_SECONDS = 3
+"""How long a stopping server waits for requests in flight; their runs are then cancelled
+(and saved) so that a long run cannot hold up a restart."""
 
 
 def serve(
@@ -31,7 +36,7 @@ def serve(
     """Serve agents over WebSocket (/ws) and REST (/v1); docs at /docs."""
     import uvicorn
 
-    from neta.server import create_app
+    from neta.server import create_app, ws_max_size
 
     token = token or os.environ.get("NETA_TOKEN") or None
     check_exposure(host, token)
@@ -51,5 +56,10 @@ def serve(
     app = create_app(config)
     typer.echo(f"Neta serving on http://{host}:{port} (WebSocket /ws, REST /v1, docs /docs)")
     uvicorn.run(
-        app, host=host, port=port, ws_max_size=max(max_frame * 4, 1 << 20), log_level="warning"
+        app,
+        host=host,
+        port=port,
+        ws_max_size=ws_max_size(max_frame),
+        timeout_graceful_shutdown=GRACEFUL_SECONDS,
+        log_level="warning",
     )

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import json
+import logging
 from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
@@ -18,114 +18,149 @@ from neta.gateway.protocol import (
     UserMessage,
     parse_frame,
 )
-from neta.hosting.auth import token_ok
-from neta.hosting.hub import Busy, LiveSession, SessionHub, UnknownSession, frame
+from neta.hosting.auth import refusal
+from neta.hosting.frames import error_frame, frame
+from neta.hosting.hub import Busy, LiveSession, SessionHub, UnknownSession
 from neta.hosting.questions import AnswerRefused
 
 POLICY_VIOLATION = 1008
+TRY_AGAIN_LATER = 1013
+
+_log = logging.getLogger("neta.gateway")
 
 
 class QueueOutbox:
-    """A connection's outgoing frames, in order, drained by its writer task."""
+    """A connection's outgoing frames, in order, drained by its writer task.
 
-    def __init__(self) -> None:
-        self.queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+    At most ``limit`` frames wait: a client that falls that far behind is disconnected (it
+    may reconnect; pending questions are re-sent) rather than let the queue grow without end.
+    Once closed, frames are dropped.
+    """
+
+    def __init__(self, limit: int) -> None:
+        self.queue: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self.limit = limit
+        self.closed = False
+        self.close_code = 1000
+        self.close_reason = ""
 
     def put(self, frame: dict[str, Any]) -> None:
-        """Queue a frame."""
+        """Queue a frame (or close the connection if the client is too far behind)."""
+        if self.closed:
+            return
+        if self.queue.qsize() >= self.limit:
+            while not self.queue.empty():
+                self.queue.get_nowait()
+            self.close(TRY_AGAIN_LATER, "the client does not read its frames fast enough")
+            return
         self.queue.put_nowait(frame)
+
+    def close(self, code: int, reason: str) -> None:
+        """Send what is queued, then close the connection with ``code``."""
+        if not self.closed:
+            self.closed = True
+            self.close_code, self.close_reason = code, reason
+            self.queue.put_nowait(None)
 
 
 async def serve_connection(ws: WebSocket, hub: SessionHub) -> None:
     """Run one WebSocket connection until the client leaves.
 
-    The token is checked before anything else, so a refused client creates no session state.
-    ``?sessionId=`` reattaches to an existing session (its pending questions are re-sent in
-    ``session_ready``); without it a new session starts.
+    Who may connect is checked (``refusal``) before the handshake is accepted, so a refused
+    client creates no session state (it gets HTTP 403). ``?sessionId=`` reattaches to an
+    existing session (its pending questions are re-sent in ``session_ready``); without it a
+    new session starts.
     """
-    if not token_ok(
-        hub.config.token, ws.query_params.get("token"), ws.headers.get("authorization")
-    ):
-        await ws.close(code=POLICY_VIOLATION, reason="missing or wrong token")
+    refused = refusal(
+        hub.config.token,
+        authorization=ws.headers.get("authorization"),
+        query_token=ws.query_params.get("token"),
+        origin=ws.headers.get("origin"),
+        server=ws.scope.get("server"),
+    )
+    if refused is not None:
+        await ws.close(code=POLICY_VIOLATION, reason=refused[1])
         return
     wanted = ws.query_params.get("sessionId")
     try:
         live = hub.get(wanted) if wanted else hub.create("gateway")
     except UnknownSession:
         await ws.accept()
-        await ws.send_text(
-            json.dumps(
-                frame("error", wanted or "", _error("unknown_session", f"no session {wanted!r}"))
-            )
-        )
+        error = error_frame(wanted or "", "unknown_session", f"no session {wanted!r}")
+        await ws.send_text(json.dumps(error))
         await ws.close(code=POLICY_VIOLATION)
         return
-    await ws.accept()
-    session_id = live.session.session_id
-    outbox = QueueOutbox()
-    outbox.put(
-        frame(
-            "session_ready",
-            session_id,
-            {"sessionId": session_id, "pendingClarify": hub.pending_questions(session_id)},
-        )
-    )
-    live.outboxes.add(outbox)
-    writer = asyncio.create_task(_write(ws, outbox))
+    session_id = live.session_id
+    outbox = QueueOutbox(hub.config.max_queued_frames)
+    ready = {"sessionId": session_id, "pendingClarify": hub.pending_questions(session_id)}
+    outbox.put(frame("session_ready", session_id, ready))
+    hub.attach(live, outbox)  # before any await, so the session stays in memory
+    writer: asyncio.Task[None] | None = None
     try:
+        await ws.accept()
+        writer = asyncio.create_task(_write(ws, outbox))
         while True:
             message = await ws.receive()
             if message["type"] == "websocket.disconnect":
                 break
             text = message.get("text")
-            if text is None:
-                text = (message.get("bytes") or b"").decode("utf-8", "replace")
-            await _handle(text, live, hub, outbox)
+            payload = text if text is not None else message.get("bytes") or b""
+            try:
+                await _handle(payload, live, hub, outbox)
+            except Exception:  # one bad frame must not take the connection down
+                _log.exception("frame of session %s failed", session_id)
+                outbox.put(error_frame(session_id, "internal", "the server failed on this frame"))
     except WebSocketDisconnect:
         pass
     finally:
-        live.outboxes.discard(outbox)
-        writer.cancel()
-        with contextlib.suppress(asyncio.CancelledError):
-            await writer
+        hub.detach(live, outbox)
+        outbox.closed = True
+        if writer is not None:
+            writer.cancel()
+            await asyncio.wait({writer})
 
 
 async def _write(ws: WebSocket, outbox: QueueOutbox) -> None:
-    while True:
-        item = await outbox.queue.get()
-        try:
-            await ws.send_text(json.dumps(item))
-        except (WebSocketDisconnect, RuntimeError, OSError):
-            return
-
-
-async def _handle(text: str, live: LiveSession, hub: SessionHub, outbox: QueueOutbox) -> None:
-    session_id = live.session.session_id
     try:
-        incoming: ClientFrame = parse_frame(text, hub.config.max_frame_bytes)
+        while True:
+            item = await outbox.queue.get()
+            if item is None:
+                await ws.close(code=outbox.close_code, reason=outbox.close_reason)
+                return
+            await ws.send_text(json.dumps(item, default=str))
+    except (WebSocketDisconnect, RuntimeError, OSError):
+        pass  # the client is gone; the reader sees the disconnect and cleans up
+    finally:
+        outbox.closed = True
+
+
+async def _handle(
+    payload: str | bytes, live: LiveSession, hub: SessionHub, outbox: QueueOutbox
+) -> None:
+    session_id = live.session_id
+    try:
+        incoming: ClientFrame = parse_frame(payload, hub.config.max_frame_bytes)
     except BadFrame as exc:
-        outbox.put(frame("error", session_id, _error(exc.code, str(exc))))
+        outbox.put(error_frame(session_id, exc.code, str(exc)))
         return
     if incoming.session_id not in (None, session_id):
         message = f"this connection belongs to session {session_id!r}"
-        outbox.put(frame("error", session_id, _error("forbidden", message)))
+        outbox.put(error_frame(session_id, "forbidden", message))
         return
     if isinstance(incoming, UserMessage):
         try:
             hub.start_run(live, incoming.text)
         except Busy:
-            outbox.put(frame("error", session_id, _error("busy", "a run is already in progress")))
+            outbox.put(error_frame(session_id, "busy", "a run is already in progress"))
+        except UnknownSession:
+            outbox.put(error_frame(session_id, "unknown_session", "the session was deleted"))
     elif isinstance(incoming, ClarifyResponse):
         try:
             hub.answer(live, incoming.request_id, incoming.answer)
         except AnswerRefused as exc:
-            outbox.put(frame("error", session_id, _error(exc.code, str(exc))))
+            outbox.put(error_frame(session_id, exc.code, str(exc)))
     elif isinstance(incoming, CancelRun):
         if not await hub.cancel_run(live):
-            outbox.put(frame("error", session_id, _error("not_running", "no run to cancel")))
+            outbox.put(error_frame(session_id, "not_running", "no run to cancel"))
     elif isinstance(incoming, Ping):
         outbox.put(frame("pong", session_id, {}))
-
-
-def _error(code: str, message: str) -> dict[str, str]:
-    return {"code": code, "message": message}

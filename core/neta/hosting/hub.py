@@ -1,27 +1,36 @@
 """The live sessions of a host process: runs, connections, questions and persistence.
 
 The WebSocket gateway and the REST service both work through one ``SessionHub``. A session
-lives in memory while it is used and on disk (``SessionStore``) always, so a restart loses no
-conversation.
+is always on disk (``SessionStore``) and in memory while it is used: while it runs or has a
+client, and afterwards among the most recently used idle ones. A session's history is saved
+when a run starts, before each model call, before a turn's tool calls run, when the todo list
+changes, when a question is asked and when the run ends, so neither a restart nor a crash loses
+the conversation.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import logging
+import sqlite3
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Literal, Protocol
+from dataclasses import dataclass
+from typing import Any, Literal
 
-from neta.errors import ConfigError
-from neta.events import ClarifyRequest
+from neta.events import ClarifyRequest, RunFinished, RunStarted, TodoUpdate, ToolCallStart
+from neta.hosting.auth import check_exposure
+from neta.hosting.config import HostConfig
+from neta.hosting.frames import error_frame, event_frame, frame
+from neta.hosting.live import LiveSession, Outbox
 from neta.hosting.questions import AnswerRefused, Question, QuestionRegistry
 from neta.hosting.store import SessionStore, StoredQuestion, neta_home
-from neta.plugins import NetaPluginManager, create_plugin_manager
-from neta.providers.base import Provider
+from neta.messages import Message, Usage
+from neta.plugins import create_plugin_manager
+from neta.providers.base import ModelRequest, ModelResponse, Provider, TextSink
 from neta.providers.registry import create_provider
-from neta.runtime.agent import Agent, AgentSession, RunResult
+from neta.runtime.agent import Agent, RunResult
 from neta.session import ClarifyFn
 from neta.todos import InMemoryTodoStore
 
@@ -31,69 +40,45 @@ TIMEOUT_TEXT = (
     "The user did not answer in time. Decide for yourself from what you know and continue."
 )
 
+_log = logging.getLogger("neta.hosting")
+
+_SAVE_ON = (RunStarted, ToolCallStart, TodoUpdate)
+"""Events after which the history or the todo list may have changed and is saved."""
+
+
+class _SavingProvider:
+    """A session's provider that saves the session before each model call.
+
+    By then the previous turn's tool results are in the history: the model may think for a
+    long time, and a crash meanwhile should not lose what the tools did.
+    """
+
+    def __init__(self, inner: Provider, save: Callable[[], None]) -> None:
+        self._inner = inner
+        self._save = save
+
+    async def complete(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
+        """Save, then let the wrapped provider answer."""
+        self._save()
+        return await self._inner.complete(request, on_text)
+
 
 class Busy(Exception):
     """The session already has a run in progress."""
 
 
 class UnknownSession(Exception):
-    """No live or saved session has this id."""
+    """No live or saved session has this id (or it was deleted)."""
 
 
-class Outbox(Protocol):
-    """Where frames for one client connection go (a queue its writer task drains)."""
+@dataclass(frozen=True)
+class SessionView:
+    """A session as read by a client: its history, todo items, and whether it runs."""
 
-    def put(self, frame: dict[str, Any]) -> None:
-        """Queue ``frame`` for sending; never blocks."""
-
-
-@dataclass
-class HostConfig:
-    """How a host process runs its agents.
-
-    Attributes:
-        provider: a provider name (``openai``, ``scripted``...) created once per session.
-        provider_options: options for the provider's factory (``script``, ``base_url``...).
-        provider_factory: overrides ``provider``: called once per session.
-        model: the model name.
-        workspace: the root every session's file tools are confined to.
-        toolsets: toolsets requested on top of the defaults.
-        deny: toolsets never given.
-        home: where ``neta.db`` lives (default ``NETA_HOME`` or ``~/.neta``).
-        clarify_timeout: seconds a question waits for its answer.
-        max_frame_bytes: the largest WebSocket frame accepted.
-        max_turns: model turns per run.
-        token: the shared secret clients must present (required off loopback).
-        plugin_manager: the plugins to use (default: all installed).
-    """
-
-    provider: str = "openai"
-    provider_options: dict[str, Any] = field(default_factory=dict)
-    provider_factory: Callable[[], Provider] | None = None
-    model: str = ""
-    workspace: Path = field(default_factory=Path.cwd)
-    toolsets: Sequence[str] = ()
-    deny: Sequence[str] = ()
-    home: Path | None = None
-    clarify_timeout: float = 20.0
-    max_frame_bytes: int = 1 << 20
-    max_turns: int = 50
-    token: str | None = None
-    plugin_manager: NetaPluginManager | None = None
-
-
-@dataclass
-class LiveSession:
-    """A session in memory: its agent session, its client connections, its current run."""
-
-    session: AgentSession
-    outboxes: set[Outbox] = field(default_factory=set)
-    run: asyncio.Task[RunResult] | None = None
-
-    @property
-    def running(self) -> bool:
-        """Whether a run is in progress."""
-        return self.run is not None and not self.run.done()
+    session_id: str
+    history: list[Message]
+    todos: list[dict[str, object]]
+    running: bool
 
 
 class SessionHub:
@@ -114,6 +99,7 @@ class SessionHub:
             max_turns=config.max_turns,
         )
         self._live: dict[str, LiveSession] = {}
+        self._idle: OrderedDict[str, None] = OrderedDict()
         # Questions still pending when the process stopped can no longer be answered live;
         # their sessions continue REST-style: the next message is the answer.
         self.cancelled_at_start = self.store.take_questions()
@@ -127,26 +113,53 @@ class SessionHub:
     # -- sessions ---------------------------------------------------------------------------
 
     def create(self, entry: HostEntry) -> LiveSession:
-        """Start a new session; its id is random and unguessable."""
+        """Start a new session; its id is random and unguessable.
+
+        The caller attaches a client, starts a run, or calls ``release``.
+        """
         live = self._open(entry, session_id=None, history=(), todos=None)
-        self.store.create(live.session.session_id, entry)
+        self.store.create(live.session_id, entry)
         self._save(live)
         return live
 
     def get(self, session_id: str) -> LiveSession:
         """The live session ``session_id``, loaded from disk if needed.
 
+        The caller attaches a client, starts a run, or calls ``release``, before it awaits
+        anything: until then the session is not dropped from memory.
+
+        Raises:
+            UnknownSession: no such session exists.
+        """
+        live = self._live.get(session_id)
+        if live is None:
+            saved = self.store.load(session_id)
+            if saved is None:
+                raise UnknownSession(session_id)
+            entry: HostEntry = "gateway" if saved.entry == "gateway" else "service"
+            live = self._open(entry, session_id, saved.history, saved.todos)
+            live.saved = list(live.session.history)
+        self._idle.pop(session_id, None)
+        return live
+
+    def view(self, session_id: str) -> SessionView:
+        """The session's history and todo items, read from disk unless it is in memory.
+
         Raises:
             UnknownSession: no such session exists.
         """
         live = self._live.get(session_id)
         if live is not None:
-            return live
+            todo_store = live.session.context.todo_store
+            todos = todo_store.snapshot().item_dicts() if todo_store is not None else []
+            return SessionView(session_id, list(live.session.history), todos, live.running)
         saved = self.store.load(session_id)
         if saved is None:
             raise UnknownSession(session_id)
-        entry: HostEntry = "gateway" if saved.entry == "gateway" else "service"
-        return self._open(entry, session_id, saved.history, saved.todos)
+        items = (
+            InMemoryTodoStore.from_json(saved.todos).snapshot().item_dicts() if saved.todos else []
+        )
+        return SessionView(session_id, saved.history, items, running=False)
 
     def _open(
         self, entry: HostEntry, session_id: str | None, history: Sequence[Any], todos: Any
@@ -160,30 +173,74 @@ class SessionHub:
             clarify=clarify,
             history=history,
             todo_store=todo_store,
-            provider=self._new_provider(),
+            provider=_SavingProvider(self._new_provider(), lambda: self._save(holder[0])),
             extras={"clarify_timeout": self.config.clarify_timeout + 5},
         )
-        live = LiveSession(session)
+        live = LiveSession(session, saved_todos=todo_store.snapshot().revision)
         holder.append(live)
         self._live[session.session_id] = live
         return live
 
+    def attach(self, live: LiveSession, outbox: Outbox) -> None:
+        """Send the session's events to a client from now on."""
+        live.outboxes.add(outbox)
+
+    def detach(self, live: LiveSession, outbox: Outbox) -> None:
+        """Stop sending to a client that left."""
+        live.outboxes.discard(outbox)
+        self.release(live)
+
+    def release(self, live: LiveSession) -> None:
+        """Note that ``live`` may have become idle (no run, no client).
+
+        Idle sessions beyond ``max_idle_sessions`` are dropped from memory, the least recently
+        used first; they stay on disk and are loaded again when used.
+        """
+        busy = live.closed or live.running or bool(live.outboxes)
+        if busy or self._live.get(live.session_id) is not live:
+            return
+        self._idle[live.session_id] = None
+        self._idle.move_to_end(live.session_id)
+        while len(self._idle) > self.config.max_idle_sessions:
+            session_id, _ = self._idle.popitem(last=False)
+            dropped = self._live.pop(session_id)
+            dropped.closed = True
+            self.agent.end_session(dropped.session)
+
     async def delete(self, session_id: str) -> None:
-        """End a session: cancel its run and questions, tell the plugins, forget it on disk."""
+        """End a session: forget it on disk, cancel its run and questions, close its clients.
+
+        Raises:
+            UnknownSession: no such session exists.
+        """
         live = self._live.pop(session_id, None)
-        if live is not None:
-            await self._stop_run(live)
-            for asked in self.questions.forget_session(session_id):
-                self._resolved(live, asked, "cancelled")
-            self.agent.end_session(live.session)
+        self._idle.pop(session_id, None)
+        if live is None and not self.store.exists(session_id):
+            raise UnknownSession(session_id)
+        # Gone from disk first, so that nobody can load it again while its run stops.
         self.store.delete(session_id)
+        if live is None:
+            return
+        live.closed = True
+        await self._stop_run(live)
+        for asked in self.questions.forget_session(session_id):
+            self._publish_resolved(live, asked, "cancelled")
+        message = "the session was deleted"
+        self.publish(live, error_frame(session_id, "session_deleted", message))
+        for outbox in list(live.outboxes):
+            outbox.close(1000, message)
+        live.outboxes.clear()
+        self.agent.end_session(live.session)
 
     async def shutdown(self) -> None:
         """Stop every run (their state is saved) before the process exits."""
-        for live in list(self._live.values()):
-            await self._stop_run(live)
+        lives = list(self._live.values())
+        await asyncio.gather(*(self._stop_run(live) for live in lives))
+        for live in lives:
+            live.closed = True
             self.agent.end_session(live.session)
         self._live.clear()
+        self._idle.clear()
         self.store.close()
 
     # -- runs -------------------------------------------------------------------------------
@@ -191,19 +248,64 @@ class SessionHub:
     def start_run(self, live: LiveSession, text: str) -> asyncio.Task[RunResult]:
         """Start a run of ``text`` in the background; its events go to the session's clients.
 
+        The task never fails: a cancelled run ends with outcome ``cancelled``, one that
+        raised with outcome ``error``.
+
         Raises:
             Busy: the session already has a run in progress.
+            UnknownSession: the session was deleted.
         """
+        if live.closed:
+            raise UnknownSession(live.session_id)
         if live.running:
-            raise Busy(live.session.session_id)
+            raise Busy(live.session_id)
+        self._idle.pop(live.session_id, None)
         live.run = asyncio.create_task(self._run(live, text))
+        live.run.add_done_callback(lambda _: self.release(live))
         return live.run
 
     async def _run(self, live: LiveSession, text: str) -> RunResult:
+        events: list[Any] = []
+
+        def forward(event: Any) -> None:
+            events.append(event)
+            if isinstance(event, _SAVE_ON):
+                self._save(live)
+            self.publish(live, event_frame(live.session_id, event))
+
         try:
-            return await self.agent.run(text, session=live.session, on_event=self._forward(live))
+            return await self.agent.run(text, session=live.session, on_event=forward)
+        except asyncio.CancelledError:
+            # only the hub cancels runs, and it waits for them to end: no one else to tell
+            return self._ended(live, events, forward, "cancelled", "the run was cancelled")
+        except Exception as exc:  # a plugin or provider bug must not leave clients waiting
+            _log.exception("run of session %s failed", live.session_id)
+            reason = f"the run failed: {type(exc).__name__}: {exc}"
+            return self._ended(live, events, forward, "error", reason)
         finally:
             self._save(live)
+
+    @staticmethod
+    def _ended(
+        live: LiveSession,
+        events: list[Any],
+        forward: Callable[[Any], None],
+        outcome: Literal["cancelled", "error"],
+        reason: str,
+    ) -> RunResult:
+        """The result of a run that did not return, announced if the runtime did not."""
+        if not any(isinstance(e, RunFinished) and e.agent_id is None for e in events):
+            forward(RunFinished(session_id=live.session_id, outcome=outcome, reason=reason))
+        return RunResult(
+            text="",
+            outcome=outcome,
+            reason=reason,
+            messages=list(live.session.history),
+            events=events,
+            usage=Usage(),
+            turns=0,
+            session_id=live.session_id,
+        )
 
     async def cancel_run(self, live: LiveSession) -> bool:
         """Cancel the session's run, if any; whether there was one."""
@@ -213,16 +315,15 @@ class SessionHub:
         return True
 
     async def _stop_run(self, live: LiveSession) -> None:
-        if live.run is not None and not live.run.done():
-            live.run.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await live.run
-
-    def _forward(self, live: LiveSession) -> Callable[[Any], None]:
-        def forward(event: Any) -> None:
-            self.publish(live, event_frame(event))
-
-        return forward
+        run = live.run
+        if run is None or run.done():
+            return
+        run.cancel()
+        # Settle its questions now, in the same step: an answer arriving while the run
+        # unwinds is then refused as expired rather than accepted and thrown away.
+        for asked in self.questions.pending_for(live.session_id):
+            self._settle(live, asked, "cancelled")
+        await asyncio.wait({run})
 
     def publish(self, live: LiveSession, frame: dict[str, Any]) -> None:
         """Send ``frame`` to every client connected to the session."""
@@ -230,41 +331,72 @@ class SessionHub:
             outbox.put(frame)
 
     def _save(self, live: LiveSession) -> None:
+        """Write what changed in the session's history and todo list since the last save."""
+        if live.closed:
+            return
+        history = live.session.history
+        start = 0
+        for saved, current in zip(live.saved, history, strict=False):
+            if saved is not current:
+                break
+            start += 1
         todo_store = live.session.context.todo_store
-        todos = todo_store.to_json() if todo_store is not None else None
-        self.store.save(live.session.session_id, live.session.history, todos)
+        revision = todo_store.snapshot().revision if todo_store is not None else None
+        todos_changed = revision != live.saved_todos
+        if start == len(history) == len(live.saved) and not todos_changed:
+            return
+        try:
+            self.store.save(
+                live.session_id,
+                history[start:],
+                start=start,
+                todos=todo_store.to_json() if todos_changed and todo_store is not None else None,
+            )
+        except (sqlite3.Error, ValueError):  # a full disk, text that is not valid Unicode
+            _log.exception("could not save session %s", live.session_id)
+            return
+        live.saved = list(history)
+        live.saved_todos = revision
 
     # -- questions --------------------------------------------------------------------------
 
     def _clarify_for(self, holder: list[LiveSession]) -> ClarifyFn:
         async def clarify(question: str, choices: Sequence[str] | None) -> str:
+            """Ask the session's clients; raise ``TimeoutError`` when nobody answers in time."""
             live = holder[0]
-            session_id = live.session.session_id
-            asked = self.questions.ask(session_id, question, list(choices) if choices else None)
-            self.store.add_question(
-                StoredQuestion(asked.request_id, session_id, asked.question, asked.choices)
+            asked = self.questions.ask(
+                live.session_id, question, list(choices) if choices else None
             )
-            self._save(live)
-            live.session.dispatch(
-                ClarifyRequest(
-                    request_id=asked.request_id, question=question, choices=asked.choices
-                )
+            expiry = asyncio.get_running_loop().call_later(
+                self.config.clarify_timeout, self._settle, live, asked, "timed_out"
             )
+            announced = False
             try:
-                return await asyncio.wait_for(
-                    asyncio.shield(asked.future), self.config.clarify_timeout
+                if not live.closed:
+                    self.store.add_question(
+                        StoredQuestion(asked.request_id, live.session_id, question, asked.choices)
+                    )
+                self._save(live)
+                live.session.dispatch(
+                    ClarifyRequest(
+                        request_id=asked.request_id, question=question, choices=asked.choices
+                    )
                 )
-            except TimeoutError:
-                self.questions.close(asked, "timed_out")
-                self._resolved(live, asked, "timed_out")
-                return TIMEOUT_TEXT
-            except asyncio.CancelledError:
-                if asked.state == "pending":
-                    self.questions.close(asked, "cancelled")
-                    self._resolved(live, asked, "cancelled")
-                raise
+                announced = True
+                answer = await asked.future
             finally:
-                self.store.remove_question(asked.request_id)
+                expiry.cancel()
+                # cancelled, or failed before it could wait: nobody may answer it any more
+                if announced:
+                    self._settle(live, asked, "cancelled")
+                else:
+                    self.questions.close(asked, "cancelled")
+                if not live.closed:
+                    with contextlib.suppress(sqlite3.Error):
+                        self.store.remove_question(asked.request_id)
+            if answer is None:
+                raise TimeoutError(TIMEOUT_TEXT)
+            return answer
 
         return clarify
 
@@ -274,48 +406,22 @@ class SessionHub:
         Raises:
             AnswerRefused: see ``QuestionRegistry.answer``.
         """
-        asked = self.questions.answer(request_id, live.session.session_id, answer)
-        self._resolved(live, asked, "answered")
+        asked = self.questions.answer(request_id, live.session_id, answer)
+        self._publish_resolved(live, asked, "answered")
 
-    def _resolved(self, live: LiveSession, asked: Question, outcome: str) -> None:
-        self.publish(
-            live,
-            frame(
-                "clarify_resolved",
-                live.session.session_id,
-                {"requestId": asked.request_id, "outcome": outcome},
-            ),
-        )
+    def _settle(
+        self, live: LiveSession, asked: Question, outcome: Literal["timed_out", "cancelled"]
+    ) -> None:
+        if self.questions.close(asked, outcome):
+            self._publish_resolved(live, asked, outcome)
+
+    def _publish_resolved(self, live: LiveSession, asked: Question, outcome: str) -> None:
+        data = {"requestId": asked.request_id, "outcome": outcome}
+        self.publish(live, frame("clarify_resolved", live.session_id, data))
 
     def pending_questions(self, session_id: str) -> list[dict[str, object]]:
         """The session's unanswered questions, as sent in ``session_ready``."""
         return [q.public() for q in self.questions.pending_for(session_id)]
-
-
-def frame(kind: str, session_id: str, data: dict[str, Any]) -> dict[str, Any]:
-    """A server-to-client frame: ``{"type", "sessionId", "data"}``."""
-    return {"type": kind, "sessionId": session_id, "data": data}
-
-
-def event_frame(event: Any) -> dict[str, Any]:
-    """A runtime event as a frame (a clarify request carries the fields clients answer with)."""
-    if isinstance(event, ClarifyRequest):
-        data: dict[str, Any] = {
-            "requestId": event.request_id,
-            "question": event.question,
-            "choices": event.choices,
-        }
-    else:
-        data = event.model_dump(exclude={"type", "session_id"})
-    return frame(event.type, event.session_id, data)
-
-
-def check_exposure(host: str, token: str | None) -> None:
-    """Refuse to serve off loopback without a token."""
-    if host not in ("127.0.0.1", "localhost", "::1") and not token:
-        raise ConfigError(
-            f"binding to {host} exposes the agent to the network: set NETA_TOKEN or --token"
-        )
 
 
 __all__ = [
@@ -324,8 +430,10 @@ __all__ = [
     "HostConfig",
     "LiveSession",
     "SessionHub",
+    "SessionView",
     "UnknownSession",
     "check_exposure",
+    "error_frame",
     "event_frame",
     "frame",
 ]

@@ -1,8 +1,11 @@
 """Questions waiting for a user's answer, kept process-wide and keyed by an unguessable id.
 
-A question belongs to the session that asked it; only that session may answer. The first
-answer wins. A resolved question is remembered for a while, so that a duplicate answer gets
-``already_resolved`` and a late one ``expired`` instead of ``unknown_request``.
+A question belongs to the session that asked it; only that session may answer. Every change
+of state happens here and synchronously, so whichever comes first (an answer, the timeout, a
+cancel) wins and the others find the question closed. A closed question leaves a small
+tombstone (its session and how it ended; not its text or answer) for a while, so that a
+duplicate answer gets ``already_resolved`` and a late one ``expired`` instead of
+``unknown_request``.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Literal
 
 State = Literal["pending", "answered", "timed_out", "cancelled"]
 
-_REMEMBERED = 10_000  # resolved questions kept to tell duplicates and late answers apart
+_REMEMBERED = 10_000  # tombstones kept to tell duplicates and late answers apart
 
 
 class AnswerRefused(Exception):
@@ -28,13 +31,17 @@ class AnswerRefused(Exception):
 
 @dataclass
 class Question:
-    """One question: who asked it, what it says, and the future its asker awaits."""
+    """One question: who asked it, what it says, and the future its asker awaits.
+
+    The future's result is the answer, or ``None`` when the question timed out; it is
+    cancelled when the question is.
+    """
 
     request_id: str
     session_id: str
     question: str
     choices: list[str] | None
-    future: asyncio.Future[str] = field(repr=False)
+    future: asyncio.Future[str | None] = field(repr=False)
     state: State = "pending"
 
     def public(self) -> dict[str, object]:
@@ -47,7 +54,7 @@ class QuestionRegistry:
 
     def __init__(self) -> None:
         self._pending: dict[str, Question] = {}
-        self._resolved: OrderedDict[str, Question] = OrderedDict()
+        self._closed: OrderedDict[str, tuple[str, State]] = OrderedDict()
 
     def ask(
         self,
@@ -80,45 +87,62 @@ class QuestionRegistry:
                 stays pending), ``already_resolved``, ``expired`` or ``invalid_answer``.
         """
         asked = self._pending.get(request_id)
+        if asked is not None and asked.future.done():
+            # its asker was cancelled and has not yet said so: the question is over
+            self.close(asked, "cancelled")
+            asked = None
         if asked is None:
-            done = self._resolved.get(request_id)
-            if done is None:
+            closed = self._closed.get(request_id)
+            if closed is None:
                 raise AnswerRefused("unknown_request", f"no question has id {request_id!r}")
-            if done.session_id != session_id:
+            owner, state = closed
+            if owner != session_id:
                 raise AnswerRefused("forbidden", "this question belongs to another session")
-            if done.state == "answered":
+            if state == "answered":
                 raise AnswerRefused("already_resolved", "this question was already answered")
-            raise AnswerRefused("expired", f"this question is closed ({done.state})")
+            raise AnswerRefused("expired", f"this question is closed ({state})")
         if asked.session_id != session_id:
             raise AnswerRefused("forbidden", "this question belongs to another session")
         if not answer.strip():
             raise AnswerRefused("invalid_answer", "the answer is empty")
-        self._close(asked, "answered")
+        self._retire(asked, "answered")
         asked.future.set_result(answer)
         return asked
 
-    def close(self, asked: Question, state: State) -> None:
-        """End a pending question without an answer (``timed_out`` or ``cancelled``)."""
-        if asked.state == "pending":
-            self._close(asked, state)
-            if not asked.future.done():
+    def close(self, asked: Question, state: Literal["timed_out", "cancelled"]) -> bool:
+        """End a pending question without an answer; whether it was still pending."""
+        if asked.state != "pending":
+            return False
+        self._retire(asked, state)
+        if not asked.future.done():
+            if state == "timed_out":
+                asked.future.set_result(None)
+            else:
                 asked.future.cancel()
+        return True
 
-    def _close(self, asked: Question, state: State) -> None:
+    def _retire(self, asked: Question, state: State) -> None:
         asked.state = state
         self._pending.pop(asked.request_id, None)
-        self._resolved[asked.request_id] = asked
-        while len(self._resolved) > _REMEMBERED:
-            self._resolved.popitem(last=False)
+        self._closed[asked.request_id] = (asked.session_id, state)
+        while len(self._closed) > _REMEMBERED:
+            self._closed.popitem(last=False)
 
     def forget_session(self, session_id: str) -> list[Question]:
-        """Cancel every pending question of a session that ends; return them."""
+        """Cancel every pending question of a session that ends and drop its tombstones.
+
+        Returns the questions that were still pending.
+        """
         ended = self.pending_for(session_id)
         for asked in ended:
             self.close(asked, "cancelled")
-        for request_id in [r for r, q in self._resolved.items() if q.session_id == session_id]:
-            del self._resolved[request_id]
+        for request_id in [r for r, (owner, _) in self._closed.items() if owner == session_id]:
+            del self._closed[request_id]
         return ended
+
+    def remembered(self) -> int:
+        """How many closed questions are remembered."""
+        return len(self._closed)
 
     def __len__(self) -> int:
         return len(self._pending)

@@ -1,7 +1,10 @@
 """Sessions on disk: history, todo lists and pending questions in one SQLite file.
 
 The file is ``NETA_HOME/neta.db`` (``NETA_HOME`` defaults to ``~/.neta``). WAL mode lets a
-reader and a writer work at once; every write is one short transaction.
+reader and a writer work at once; every write is one short transaction. The host calls the
+store from its event loop: a write only appends what changed, and with ``synchronous=NORMAL``
+a commit does not wait for the disk (a power cut may lose the last commits; a crash of the
+process loses nothing committed).
 """
 
 from __future__ import annotations
@@ -74,11 +77,15 @@ class SessionStore:
     """Reads and writes sessions in a SQLite file (thread-safe; one connection, one lock)."""
 
     def __init__(self, path: Path) -> None:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.path = path
         self._lock = threading.Lock()
+        new = not path.exists()
         self._db = sqlite3.connect(path, check_same_thread=False, isolation_level=None)
+        if new:
+            path.chmod(0o600)  # conversations are private; SQLite's -wal and -shm follow
         self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
         self._db.execute("PRAGMA foreign_keys=ON")
         self._db.execute("PRAGMA busy_timeout=5000")
         self._db.executescript(_SCHEMA)
@@ -108,14 +115,27 @@ class SessionStore:
             row = self._db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
         return row is not None
 
-    def save(self, session_id: str, history: list[Message], todos: str | None) -> None:
-        """Replace the saved history and todo snapshot of a session."""
+    def save(
+        self,
+        session_id: str,
+        messages: list[Message],
+        *,
+        start: int = 0,
+        todos: str | None = None,
+    ) -> None:
+        """Replace a session's history from position ``start`` on, and its todo snapshot.
+
+        ``messages`` are the history from ``start``: what was saved before ``start`` stays.
+        ``todos`` of ``None`` leaves the saved todo list as it was.
+        """
         with self._tx() as db:
             db.execute("UPDATE sessions SET updated = ? WHERE id = ?", (time.time(), session_id))
-            db.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+            db.execute(
+                "DELETE FROM messages WHERE session_id = ? AND seq >= ?", (session_id, start)
+            )
             db.executemany(
                 "INSERT INTO messages VALUES (?, ?, ?)",
-                [(session_id, i, m.model_dump_json()) for i, m in enumerate(history)],
+                [(session_id, start + i, m.model_dump_json()) for i, m in enumerate(messages)],
             )
             if todos is not None:
                 db.execute("INSERT OR REPLACE INTO todos VALUES (?, ?)", (session_id, todos))

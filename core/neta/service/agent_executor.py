@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Request, Response, status
-from pydantic import BaseModel, Field
+from pydantic import BaseModel
 
-from neta.hosting.auth import token_ok
-from neta.hosting.hub import Busy, LiveSession, SessionHub, UnknownSession
+from neta.hosting.auth import refusal
+from neta.hosting.hub import Busy, SessionHub, UnknownSession
+from neta.hosting.inputs import UserText
 
 
 class NewSession(BaseModel):
@@ -20,7 +22,7 @@ class NewSession(BaseModel):
 class MessageIn(BaseModel):
     """A user message."""
 
-    text: str = Field(min_length=1)
+    text: UserText
 
 
 class MessageOut(BaseModel):
@@ -47,69 +49,100 @@ def _hub(request: Request) -> SessionHub:
     return hub
 
 
-def _authorized(request: Request, authorization: Annotated[str | None, Header()] = None) -> None:
-    if not token_ok(_hub(request).config.token, None, authorization):
-        raise HTTPException(
-            status.HTTP_401_UNAUTHORIZED,
-            "missing or wrong token",
-            headers={"WWW-Authenticate": "Bearer"},
-        )
+def _authorized(
+    request: Request,
+    authorization: Annotated[str | None, Header()] = None,
+    origin: Annotated[str | None, Header()] = None,
+) -> None:
+    refused = refusal(
+        _hub(request).config.token,
+        authorization=authorization,
+        origin=origin,
+        server=request.scope.get("server"),
+    )
+    if refused is not None:
+        status_code, message = refused
+        headers = {"WWW-Authenticate": "Bearer"} if status_code == 401 else None
+        raise HTTPException(status_code, message, headers=headers)
 
 
 HubDep = Annotated[SessionHub, Depends(_hub)]
 router = APIRouter(prefix="/v1", tags=["sessions"], dependencies=[Depends(_authorized)])
 
 
-def _live(hub: SessionHub, session_id: str) -> LiveSession:
-    try:
-        return hub.get(session_id)
-    except UnknownSession:
-        raise HTTPException(status.HTTP_404_NOT_FOUND, f"no session {session_id!r}") from None
-
-
-def _todos(live: LiveSession) -> list[dict[str, Any]]:
-    store = live.session.context.todo_store
-    return list(store.snapshot().item_dicts()) if store is not None else []
+def _not_found(session_id: str) -> HTTPException:
+    return HTTPException(status.HTTP_404_NOT_FOUND, f"no session {session_id!r}")
 
 
 @router.post("/sessions", status_code=status.HTTP_201_CREATED)
 async def create_session(hub: HubDep) -> NewSession:
     """Start a session (no live channel: a clarify question ends the turn)."""
-    return NewSession(sessionId=hub.create("service").session.session_id)
+    live = hub.create("service")
+    hub.release(live)
+    return NewSession(sessionId=live.session_id)
 
 
-@router.post("/sessions/{session_id}/messages")
+@router.post(
+    "/sessions/{session_id}/messages",
+    responses={404: {"description": "No such session"}, 409: {"description": "Busy"}},
+)
 async def send_message(session_id: str, body: MessageIn, hub: HubDep) -> MessageOut:
-    """Run the agent on a message and answer with its reply; 409 while a run is in progress."""
-    live = _live(hub, session_id)
+    """Run the agent on a message and answer with its reply.
+
+    409 while the session has a run in progress (this client's or a WebSocket client's);
+    404 if the session does not exist or is deleted before the run ends.
+    """
     try:
-        result = await hub.start_run(live, body.text)
+        live = hub.get(session_id)
+        run = hub.start_run(live, body.text)
+    except UnknownSession:
+        raise _not_found(session_id) from None
     except Busy:
         raise HTTPException(status.HTTP_409_CONFLICT, "a run is already in progress") from None
+    # The run belongs to the hub: should this request be cancelled, the run goes on.
+    await asyncio.wait({run})
+    if not hub.store.exists(session_id):
+        raise _not_found(session_id)
+    todo_store = live.session.context.todo_store
+    todos = todo_store.snapshot().item_dicts() if todo_store is not None else []
+    if run.cancelled():  # cancelled before it began
+        return MessageOut(
+            reply="", outcome="cancelled", reason="the run was cancelled", events=[], todos=todos
+        )
+    result = run.result()
     return MessageOut(
         reply=result.text,
         outcome=result.outcome,
         reason=result.reason,
-        events=[e.model_dump() for e in result.events],
-        todos=_todos(live),
+        events=[e.model_dump(mode="json") for e in result.events],
+        todos=todos,
     )
 
 
-@router.get("/sessions/{session_id}")
+@router.get("/sessions/{session_id}", responses={404: {"description": "No such session"}})
 async def read_session(session_id: str, hub: HubDep) -> SessionOut:
     """The session's history and todo list."""
-    live = _live(hub, session_id)
+    try:
+        view = hub.view(session_id)
+    except UnknownSession:
+        raise _not_found(session_id) from None
     return SessionOut(
         sessionId=session_id,
-        messages=[m.model_dump(exclude_defaults=True) for m in live.session.history],
-        todos=_todos(live),
-        running=live.running,
+        messages=[m.model_dump(mode="json", exclude_defaults=True) for m in view.history],
+        todos=[dict(item) for item in view.todos],
+        running=view.running,
     )
 
 
-@router.delete("/sessions/{session_id}", status_code=status.HTTP_204_NO_CONTENT)
+@router.delete(
+    "/sessions/{session_id}",
+    status_code=status.HTTP_204_NO_CONTENT,
+    responses={404: {"description": "No such session"}},
+)
 async def delete_session(session_id: str, hub: HubDep) -> Response:
-    """End the session and forget it."""
-    _live(hub, session_id)
-    await hub.delete(session_id)
+    """End the session (cancelling its run and questions) and forget it."""
+    try:
+        await hub.delete(session_id)
+    except UnknownSession:
+        raise _not_found(session_id) from None
     return Response(status_code=status.HTTP_204_NO_CONTENT)

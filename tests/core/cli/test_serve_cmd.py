@@ -8,6 +8,11 @@ import sys
 import time
 
 import httpx
+import pytest
+
+from neta.errors import ConfigError
+from neta.hosting.auth import check_exposure
+from neta.hosting.store import SessionStore
 
 
 def env():
@@ -27,15 +32,30 @@ def test_serve_off_loopback_without_a_token_refuses_to_start(tmp_path):
     assert done.stderr.startswith("Error: binding to 0.0.0.0 exposes the agent")
 
 
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "192.168.1.20", "10.0.0.5", "", "example.com"])
+def test_any_address_but_loopback_needs_a_token(host):
+    with pytest.raises(ConfigError, match="exposes the agent"):
+        check_exposure(host, None)
+    with pytest.raises(ConfigError):
+        check_exposure(host, "")
+    check_exposure(host, "s3cret")
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "127.0.0.2", "::1", "localhost"])
+def test_loopback_needs_no_token(host):
+    check_exposure(host, None)
+
+
 def free_port():
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
 
 
-def test_serve_answers_rest_with_the_scripted_provider(tmp_path):
+def start_serve(tmp_path, turns):
+    """``neta serve`` with a scripted provider on a free port; returns the process and URL."""
     script = tmp_path / "script.json"
-    script.write_text(json.dumps({"turns": [{"text": "served"}]}))
+    script.write_text(json.dumps({"turns": turns}))
     port = free_port()
     log = (tmp_path / "serve.log").open("w")
     proc = subprocess.Popen(
@@ -57,22 +77,59 @@ def test_serve_answers_rest_with_the_scripted_provider(tmp_path):
         stdout=log,
         stderr=subprocess.STDOUT,
     )
+    log.close()
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            httpx.get(f"{base}/openapi.json", timeout=1)
+            return proc, base
+        except httpx.TransportError:
+            assert proc.poll() is None, (tmp_path / "serve.log").read_text()
+            assert time.monotonic() < deadline
+            time.sleep(0.1)
+
+
+def test_serve_answers_rest_with_the_scripted_provider(tmp_path):
+    proc, base = start_serve(tmp_path, [{"text": "served"}])
     try:
-        base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                httpx.get(f"{base}/openapi.json", timeout=1)
-                break
-            except httpx.TransportError:
-                assert proc.poll() is None, (tmp_path / "serve.log").read_text()
-                assert time.monotonic() < deadline
-                time.sleep(0.1)
         sid = httpx.post(f"{base}/v1/sessions").json()["sessionId"]
         reply = httpx.post(f"{base}/v1/sessions/{sid}/messages", json={"text": "hi"}, timeout=30)
         assert reply.json()["reply"] == "served"
     finally:
         proc.terminate()
         proc.wait(timeout=15)
-        log.close()
     assert (tmp_path / "home" / "neta.db").exists()
+
+
+def test_stopping_serve_does_not_wait_for_a_long_run_and_keeps_its_message(tmp_path):
+    proc, base = start_serve(tmp_path, [{"text": "much later", "delay": 120}])
+    try:
+        sid = httpx.post(f"{base}/v1/sessions").json()["sessionId"]
+        with httpx.Client(base_url=base, timeout=30) as http:
+            pending = subprocess.Popen(  # a client waiting on the run, in another process
+                [
+                    sys.executable,
+                    "-c",
+                    f"import httpx; httpx.post('{base}/v1/sessions/{sid}/messages', "
+                    "json={'text': 'take your time'}, timeout=60)",
+                ],
+                stderr=subprocess.DEVNULL,
+            )
+            deadline = time.monotonic() + 15
+            while not http.get(f"/v1/sessions/{sid}").json()["running"]:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+        started = time.monotonic()
+        proc.terminate()
+        proc.wait(timeout=20)
+        assert time.monotonic() - started < 10
+        pending.wait(timeout=20)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    store = SessionStore(tmp_path / "home" / "neta.db")
+    history = store.load(sid).history
+    store.close()
+    assert [m.content for m in history] == ["take your time"]

@@ -17,13 +17,15 @@ ASK = {
 }
 
 
-def builtin_pm():
+def builtin_pm(*extra):
+    """A plugin manager with the built-in plugins these tests use, and ``extra`` ones."""
     return neta.create_plugin_manager(
         load_entrypoints=False,
         plugins=[
             ("base", neta_base.plugin),
             ("planning", neta_planning.plugin),
             ("interaction", neta_interaction.plugin),
+            *extra,
         ],
     )
 
@@ -37,12 +39,9 @@ def serve(tmp_path):
 
     def start(turns, **options):
         options.setdefault("home", tmp_path / "home")
-        config = HostConfig(
-            provider_factory=lambda: ScriptedProvider(turns),
-            workspace=workspace,
-            plugin_manager=builtin_pm(),
-            **options,
-        )
+        options.setdefault("provider_factory", lambda: ScriptedProvider(turns))
+        options.setdefault("plugin_manager", builtin_pm())
+        config = HostConfig(workspace=workspace, **options)
         server = start_server(config)
         running.append(server)
         return server

@@ -14,7 +14,7 @@ import uvicorn
 from websockets.asyncio.client import ClientConnection, connect
 
 from neta.hosting.hub import HostConfig, SessionHub
-from neta.server import create_app
+from neta.server import create_app, ws_max_size
 
 
 @dataclass
@@ -47,7 +47,12 @@ def start_server(config: HostConfig) -> RunningServer:
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     server = uvicorn.Server(
-        uvicorn.Config(app, log_level="warning", lifespan="on", ws_max_size=8 << 20)
+        uvicorn.Config(
+            app,
+            log_level="warning",
+            lifespan="on",
+            ws_max_size=ws_max_size(config.max_frame_bytes),
+        )
     )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
@@ -108,3 +113,11 @@ def drive(scenario: Any, timeout: float = 30) -> Any:
                 await _OPEN.pop().close()
 
     return asyncio.run(wrapped())
+
+
+async def wait_until(condition: Any, timeout: float = 5) -> None:
+    """Poll ``condition()`` until it is true (it may read the server thread's state)."""
+    deadline = asyncio.get_running_loop().time() + timeout
+    while not condition():
+        assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
+        await asyncio.sleep(0.01)

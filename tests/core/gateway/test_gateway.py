@@ -1,13 +1,32 @@
 """The WebSocket gateway, over a real uvicorn server and the websockets client."""
 
 import asyncio
+import contextlib
 import json
 
+import httpx
 import pytest
-from websockets.exceptions import InvalidStatus
+from websockets.asyncio.client import connect
+from websockets.exceptions import ConnectionClosed, ConnectionClosedOK, InvalidStatus
 
-from tests.core.gateway.conftest import ASK
-from tests.core.gateway.server_harness import drive, open_client
+from neta.providers.scripted import ScriptedProvider
+from tests.core.gateway import path_plugin
+from tests.core.gateway.conftest import ASK, builtin_pm
+from tests.core.gateway.server_harness import drive, open_client, wait_until
+
+TIMED_OUT = "The user did not answer in time. Decide for yourself from what you know and continue."
+
+
+class ExplodingOnce(ScriptedProvider):
+    """A provider whose first call fails with a bug (not a ``ProviderError``)."""
+
+    exploded = False
+
+    async def complete(self, request, on_text):
+        if not self.exploded:
+            self.exploded = True
+            raise RuntimeError("boom")
+        return await super().complete(request, on_text)
 
 
 def test_clarify_round_trip_resumes_the_run_with_the_answer(serve):
@@ -109,6 +128,8 @@ def test_unanswered_question_times_out_and_a_late_answer_is_expired(serve):
         assert resolved["data"] == {"requestId": rid, "outcome": "timed_out"}
         result = await client.until("tool_result")
         assert "Decide for yourself from what you know and continue." in result["data"]["content"]
+        assert result["data"]["content"] == TIMED_OUT  # not "User answered: The user did not..."
+        assert result["data"]["data"]["timed_out"] is True
         assert (await client.until("run_finished"))["data"]["text"] == "Decided myself."
         await client.send("clarify_response", sid, requestId=rid, answer="red")
         assert (await client.until("error"))["data"]["code"] == "expired"
@@ -225,5 +246,151 @@ def test_token_is_required_before_any_session_state(serve):
             server.ws_url(), additional_headers={"Authorization": "Bearer s3cret"}
         )
         await bearer.ws.close()
+
+    drive(scenario())
+
+
+def test_two_connections_of_one_session_answering_at_once_only_the_first_wins(serve):
+    server = serve([ASK, {"text": "ok"}])
+
+    async def scenario():
+        first, ready = await open_client(server.ws_url())
+        sid = ready["data"]["sessionId"]
+        second, _ = await open_client(server.ws_url(sessionId=sid))
+        await first.send("user_message", sid, text="go")
+        rid = (await first.until("clarify_request"))["data"]["requestId"]
+        await second.until("clarify_request")
+        await asyncio.gather(
+            first.send("clarify_response", sid, requestId=rid, answer="red"),
+            second.send("clarify_response", sid, requestId=rid, answer="blue"),
+        )
+        for client in (first, second):
+            await client.until("run_finished")
+            await client.send("ping", sid)
+            await client.until("pong")
+        seen = [*first.seen, *second.seen]
+        outcomes = [f["data"]["outcome"] for f in seen if f["type"] == "clarify_resolved"]
+        assert outcomes == ["answered", "answered"]  # one resolution, seen by both
+        assert [f["data"]["code"] for f in seen if f["type"] == "error"] == ["already_resolved"]
+
+    drive(scenario())
+
+
+def test_deleting_a_session_tells_and_closes_its_connections(serve):
+    server = serve([ASK, {"text": "never"}])
+
+    async def scenario():
+        client, ready = await open_client(server.ws_url())
+        sid = ready["data"]["sessionId"]
+        await client.send("user_message", sid, text="go")
+        await client.until("clarify_request")
+        async with httpx.AsyncClient(base_url=server.http) as http:
+            assert (await http.delete(f"/v1/sessions/{sid}")).status_code == 204
+        assert (await client.until("clarify_resolved"))["data"]["outcome"] == "cancelled"
+        assert (await client.until("error"))["data"]["code"] == "session_deleted"
+        with pytest.raises(ConnectionClosedOK):
+            await client.next(timeout=5)
+        assert client.ws.close_code == 1000
+        await wait_until(lambda: server.hub._live == {})
+        async with connect(server.ws_url(sessionId=sid)) as again:
+            assert json.loads(await again.recv())["data"]["code"] == "unknown_session"
+
+    drive(scenario())
+
+
+def test_a_run_that_fails_with_a_bug_ends_with_run_finished_error_and_the_session_goes_on(
+    serve,
+):
+    server = serve([], provider_factory=lambda: ExplodingOnce([{"text": "recovered"}]))
+
+    async def scenario():
+        client, ready = await open_client(server.ws_url())
+        sid = ready["data"]["sessionId"]
+        await client.send("user_message", sid, text="go")
+        finished = await client.until("run_finished", timeout=5)
+        assert finished["data"]["outcome"] == "error"
+        assert "boom" in finished["data"]["reason"]
+        await client.send("user_message", sid, text="again")
+        finished = await client.until("run_finished", timeout=5)
+        assert finished["data"]["outcome"] == "completed"
+        assert finished["data"]["text"] == "recovered"
+
+    drive(scenario())
+
+
+def test_deeply_nested_binary_and_non_unicode_frames_get_errors_and_the_connection_lives(serve):
+    server = serve([{"text": "fine", "expect": {"last_message_contains": "still here"}}])
+
+    async def scenario():
+        client, ready = await open_client(server.ws_url())
+        sid = ready["data"]["sessionId"]
+        await client.send_raw('{"type": "ping", "x": ' + "[" * 100_000 + "]" * 100_000 + "}")
+        assert (await client.next())["data"]["code"] == "invalid_json"
+        await client.ws.send(b'{"type": "ping", "note": "\xff"}')
+        assert (await client.next())["data"]["code"] == "invalid_json"
+        await client.ws.send(json.dumps({"type": "ping", "sessionId": sid}).encode())
+        assert (await client.next())["type"] == "pong"
+        await client.send_raw('{"type": "user_message", "data": {"text": "\\ud800"}}')
+        error = await client.next()
+        assert error["data"]["code"] == "invalid_frame", error
+        await client.send("user_message", sid, text="still here")
+        assert (await client.until("run_finished"))["data"]["text"] == "fine"
+        history = server.hub.store.load(sid).history
+        assert [m.content for m in history] == ["still here", "fine"]
+
+    drive(scenario())
+
+
+def test_frame_beyond_the_servers_hard_limit_closes_only_that_connection(serve):
+    server = serve([{"text": "fine"}], max_frame_bytes=64 * 1024)
+
+    async def scenario():
+        client, ready = await open_client(server.ws_url(), max_size=None)
+        sid = ready["data"]["sessionId"]
+        with contextlib.suppress(ConnectionClosed):  # the close may beat the last bytes
+            await client.send("user_message", sid, text="x" * (2 << 20))
+        with pytest.raises(ConnectionClosed):
+            await client.next()
+        assert client.ws.close_code == 1009
+        again, ready = await open_client(server.ws_url(sessionId=sid))
+        await again.send("user_message", sid, text="hello")
+        assert (await again.until("run_finished"))["data"]["text"] == "fine"
+
+    drive(scenario())
+
+
+def test_event_data_that_is_not_plain_json_still_reaches_the_client(serve, tmp_path):
+    server = serve(
+        [{"tool_calls": [{"name": "where", "arguments": {}}]}, {"text": "done"}],
+        plugin_manager=builtin_pm(("paths", path_plugin)),
+    )
+
+    async def scenario():
+        client, ready = await open_client(server.ws_url())
+        await client.send("user_message", ready["data"]["sessionId"], text="where?")
+        result = await client.until("tool_result", timeout=5)
+        assert result["data"]["data"] == {"root": str(tmp_path / "ws")}
+        assert (await client.until("run_finished", timeout=5))["data"]["text"] == "done"
+
+    drive(scenario())
+
+
+def test_a_web_page_from_another_origin_is_refused_unless_it_has_the_token(serve):
+    open_server = serve([{"text": "hi"}])
+    guarded = serve([{"text": "hi"}], token="s3cret")
+
+    async def scenario():
+        with pytest.raises(InvalidStatus):
+            await connect(open_server.ws_url(), origin="http://evil.example")
+        with pytest.raises(InvalidStatus):
+            await connect(open_server.ws_url(), origin="null")
+        assert open_server.hub._live == {}
+        for origin in (f"http://127.0.0.1:{open_server.port}", "http://localhost:3000"):
+            client, _ = await open_client(open_server.ws_url(), origin=origin)
+            await client.ws.close()
+        with pytest.raises(InvalidStatus):
+            await connect(guarded.ws_url(), origin="http://evil.example")
+        client, _ = await open_client(guarded.ws_url(token="s3cret"), origin="http://app.example")
+        await client.ws.close()
 
     drive(scenario())

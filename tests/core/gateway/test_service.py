@@ -1,12 +1,15 @@
 """The REST service and persistence, over a real uvicorn server and an HTTP client."""
 
+import asyncio
+
 import httpx
 
 from neta.hosting.hub import HostConfig, SessionHub
 from neta.hosting.store import SessionStore, StoredQuestion
 from neta.providers.scripted import ScriptedProvider
 from tests.core.gateway.conftest import ASK, builtin_pm
-from tests.core.gateway.server_harness import drive, open_client
+from tests.core.gateway.server_harness import drive, open_client, wait_until
+from tests.core.gateway.test_gateway import ExplodingOnce
 
 ASK_REST = {
     "tool_calls": [
@@ -171,3 +174,88 @@ def test_question_left_in_the_store_by_a_crash_is_cancelled_at_start(tmp_path):
         assert hub.pending_questions("s1") == []
     finally:
         hub.store.close()
+
+
+def test_deleting_a_session_while_a_rest_message_runs_answers_404_and_leaves_nothing(serve):
+    server = serve([{"text": "slow", "delay": 2}])
+
+    async def scenario():
+        async with httpx.AsyncClient(base_url=server.http, timeout=10) as http:
+            sid = (await http.post("/v1/sessions")).json()["sessionId"]
+            message = asyncio.create_task(
+                http.post(f"/v1/sessions/{sid}/messages", json={"text": "hi"})
+            )
+            await wait_until(lambda: sid in server.hub._live and server.hub._live[sid].running)
+            assert (await http.delete(f"/v1/sessions/{sid}")).status_code == 204
+            reply = await message
+            assert reply.status_code == 404, reply.text
+            assert (await http.get(f"/v1/sessions/{sid}")).status_code == 404
+            assert (await http.delete(f"/v1/sessions/{sid}")).status_code == 404
+        assert server.hub._live == {}
+        assert server.hub.store.load(sid) is None
+
+    drive(scenario())
+
+
+def test_rest_message_on_a_gateway_session_while_its_websocket_run_runs_is_409(serve):
+    server = serve([{"text": "slow", "delay": 0.5}])
+
+    async def scenario():
+        client, ready = await open_client(server.ws_url())
+        sid = ready["data"]["sessionId"]
+        await client.send("user_message", sid, text="one")
+        await client.until("run_started")
+        async with httpx.AsyncClient(base_url=server.http, timeout=10) as http:
+            busy = await http.post(f"/v1/sessions/{sid}/messages", json={"text": "two"})
+            assert busy.status_code == 409
+            assert (await http.get(f"/v1/sessions/{sid}")).json()["running"] is True
+        assert (await client.until("run_finished"))["data"]["text"] == "slow"
+
+    drive(scenario())
+
+
+def test_idle_sessions_leave_memory_but_not_the_disk(serve):
+    server = serve([{"text": "hello"}], max_idle_sessions=2)
+    with httpx.Client(base_url=server.http, timeout=30) as http:
+        sids = [http.post("/v1/sessions").json()["sessionId"] for _ in range(5)]
+        for sid in sids:
+            reply = http.post(f"/v1/sessions/{sid}/messages", json={"text": "hi"}).json()
+            assert reply["reply"] == "hello"
+        assert len(server.hub._live) <= 2
+        for sid in sids:
+            session = http.get(f"/v1/sessions/{sid}").json()
+            assert [m["content"] for m in session["messages"]] == ["hi", "hello"]
+        assert len(server.hub._live) <= 2
+        again = http.post(f"/v1/sessions/{sids[0]}/messages", json={"text": "and?"}).json()
+        assert again["outcome"] == "completed"
+        messages = http.get(f"/v1/sessions/{sids[0]}").json()["messages"]
+        assert [m["content"] for m in messages] == ["hi", "hello", "and?", "hello"]
+
+
+def test_rest_run_that_fails_with_a_bug_is_outcome_error_not_a_500(serve):
+    server = serve([], provider_factory=lambda: ExplodingOnce([{"text": "recovered"}]))
+    with httpx.Client(base_url=server.http, timeout=30) as http:
+        sid = http.post("/v1/sessions").json()["sessionId"]
+        failed = http.post(f"/v1/sessions/{sid}/messages", json={"text": "hi"})
+        assert failed.status_code == 200
+        assert failed.json()["outcome"] == "error"
+        assert "boom" in failed.json()["reason"]
+        again = http.post(f"/v1/sessions/{sid}/messages", json={"text": "hi"}).json()
+        assert again["reply"] == "recovered"
+
+
+def test_rest_refuses_text_that_cannot_be_stored_and_pages_of_other_sites(serve):
+    server = serve([{"text": "x"}])
+    with httpx.Client(base_url=server.http, timeout=30) as http:
+        sid = http.post("/v1/sessions").json()["sessionId"]
+        bad = http.post(
+            f"/v1/sessions/{sid}/messages",
+            content='{"text": "\\ud800"}',
+            headers={"Content-Type": "application/json"},
+        )
+        assert bad.status_code == 422
+        assert http.get(f"/v1/sessions/{sid}").json()["messages"] == []
+        foreign = http.post("/v1/sessions", headers={"Origin": "http://evil.example"})
+        assert foreign.status_code == 403
+        local = http.post("/v1/sessions", headers={"Origin": f"http://127.0.0.1:{server.port}"})
+        assert local.status_code == 201

@@ -1,0 +1,51 @@
+"""``HostConfig``: how a host process runs its agents and serves its clients."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from neta.plugins import NetaPluginManager
+from neta.providers.base import Provider
+
+
+@dataclass
+class HostConfig:
+    """How a host process runs its agents.
+
+    Attributes:
+        provider: a provider name (``openai``, ``scripted``...) created once per session.
+        provider_options: options for the provider's factory (``script``, ``base_url``...).
+        provider_factory: overrides ``provider``: called once per session.
+        model: the model name.
+        workspace: the root every session's file tools are confined to.
+        toolsets: toolsets requested on top of the defaults.
+        deny: toolsets never given.
+        home: where ``neta.db`` lives (default ``NETA_HOME`` or ``~/.neta``).
+        clarify_timeout: seconds a question waits for its answer.
+        max_frame_bytes: the largest WebSocket frame accepted.
+        max_queued_frames: frames waiting for a slow client before its connection is closed.
+        max_idle_sessions: sessions kept in memory without a run or a client (the least
+            recently used beyond this are dropped; they stay on disk).
+        max_turns: model turns per run.
+        token: the shared secret clients must present (required off loopback).
+        plugin_manager: the plugins to use (default: all installed).
+    """
+
+    provider: str = "openai"
+    provider_options: dict[str, Any] = field(default_factory=dict)
+    provider_factory: Callable[[], Provider] | None = None
+    model: str = ""
+    workspace: Path = field(default_factory=Path.cwd)
+    toolsets: Sequence[str] = ()
+    deny: Sequence[str] = ()
+    home: Path | None = None
+    clarify_timeout: float = 20.0
+    max_frame_bytes: int = 1 << 20
+    max_queued_frames: int = 10_000
+    max_idle_sessions: int = 256
+    max_turns: int = 50
+    token: str | None = None
+    plugin_manager: NetaPluginManager | None = None

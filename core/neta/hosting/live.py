@@ -1,0 +1,52 @@
+"""A session in memory: its agent session, its client connections, its current run."""
+
+from __future__ import annotations
+
+import asyncio
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from neta.messages import Message
+from neta.runtime.agent import AgentSession, RunResult
+
+
+class Outbox(Protocol):
+    """Where frames for one client connection go (a queue its writer task drains)."""
+
+    def put(self, frame: dict[str, Any]) -> None:
+        """Queue ``frame`` for sending; never blocks."""
+
+    def close(self, code: int, reason: str) -> None:
+        """Send what is queued, then close the connection."""
+
+
+@dataclass(eq=False)
+class LiveSession:
+    """A session in memory.
+
+    Attributes:
+        session: the agent session (context, tools, history).
+        outboxes: the connected clients.
+        run: the current or last run.
+        closed: the session was deleted or dropped from memory: it runs no more.
+        saved: the history as last saved (its messages are immutable, so identity tells
+            what changed since).
+        saved_todos: the todo list revision last saved.
+    """
+
+    session: AgentSession
+    outboxes: set[Outbox] = field(default_factory=set)
+    run: asyncio.Task[RunResult] | None = None
+    closed: bool = False
+    saved: list[Message] = field(default_factory=list)
+    saved_todos: int | None = None
+
+    @property
+    def session_id(self) -> str:
+        """The session's id."""
+        return self.session.session_id
+
+    @property
+    def running(self) -> bool:
+        """Whether a run is in progress."""
+        return self.run is not None and not self.run.done()
