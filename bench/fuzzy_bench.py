@@ -154,6 +154,30 @@ def replace_all_50k() -> Case:
     )
 
 
+def every_other_line_rewritten() -> Case:
+    lines = python_source(10_000, seed=6)
+    content = "".join(f"\t{line}\n" if line else "\n" for line in lines)
+    # The whole file quoted with spaces for its tabs, every other line changed: a diff of
+    # thousands of short stretches, each re-indented back to tabs.
+    old = content.replace("\t", "    ")
+    new = "".join(
+        line + "  # checked\n" if number % 2 and line.strip() else line + "\n"
+        for number, line in enumerate(old.split("\n")[:-1])
+    )
+    return Case(
+        "whole 10,000-line file quoted, every other line changed, tabs re-indented",
+        lambda: outcome(lambda: fuzzy_replace(content, old, new)),
+    )
+
+
+def line_broken_fragment_in_minified() -> Case:
+    content = " + ".join(["(a)"] * 120_000)
+    return Case(
+        "line-broken 3-character search in a 480 KB one-line file (120,000 hits)",
+        lambda: outcome(lambda: fuzzy_replace(content, "\n(a)\n", "\n(b)\n")),
+    )
+
+
 def best_of(case: Case) -> tuple[float, str]:
     """The fastest of ``RUNS`` runs, in milliseconds, and what the call ended with."""
     best = float("inf")
@@ -173,6 +197,8 @@ def main() -> None:
         minified_typo(),
         long_block_one_wrong_line(),
         replace_all_50k(),
+        every_other_line_rewritten(),
+        line_broken_fragment_in_minified(),
     ]
     width = max(len(case.name) for case in cases)
     for case in cases:

@@ -49,6 +49,11 @@ def describe(theirs: str, ours: str) -> str:
         return "spacing differs"
     if key_fold(theirs) == key_fold(ours):
         return "quotes, dashes or special spaces differ"
+    their_text, our_text = theirs.lstrip(), ours.lstrip()
+    indents_differ = theirs[: len(theirs) - len(their_text)] != ours[: len(ours) - len(our_text)]
+    if indents_differ and their_text and our_text:
+        after = _first_difference(their_text, our_text) + 1
+        return f"indentation differs, and the text differs from character {after} after it"
     return f"text differs from column {_first_difference(theirs, ours) + 1}"
 
 
@@ -82,8 +87,14 @@ def _pair(label: str, theirs: str | None, ours: str) -> list[str]:
 
 
 def _places(lines: Sequence[int]) -> str:
-    shown = [str(line) for line in lines[:_SHOWN_PLACES]]
-    more = len(lines) - len(shown)
+    counts: dict[int, int] = {}
+    for line in lines:
+        counts[line] = counts.get(line, 0) + 1
+    shown = [
+        f"{line} ({count} places in that line)" if count > 1 else str(line)
+        for line, count in list(counts.items())[:_SHOWN_PLACES]
+    ]
+    more = len(counts) - len(shown)
     if more:
         return ", ".join(shown) + f" and {more} more"
     return ", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else shown[0]
@@ -117,17 +128,31 @@ def ambiguous(found: Found, lines: Sequence[int], *, replace_all: bool, capped: 
     )
 
 
-def stale_line(doc: Document, found: Found, start: int, offset: int) -> str:
-    """The message for a fuzzy block whose line at ``offset``, which the edit changes, differs."""
-    theirs = doc.lines[start + offset]
-    ours = found.search.split("\n")[offset]
+_STALE_REASONS = {
+    "changed": "a line your edit changes or removes is not the file's. Lines you keep may "
+    "differ a little (the file's text is kept), but lines you change must be copied exactly",
+    "repeated": "new_string adds a copy of a line of old_string that is not the file's, so "
+    "that stale text would be written. Copy the line exactly as the file has it",
+    "placed": "the lines around the place where new_string adds or removes text are not the "
+    "file's, so that place is uncertain. Copy the lines next to your change exactly",
+}
+
+
+def stale_line(doc: Document, found: Found, start: int, offsets: Sequence[int], reason: str) -> str:
+    """The message for a fuzzy block whose lines at ``offsets`` the edit cannot rely on.
+
+    ``reason`` is a ``StaleLineError`` reason: ``"changed"``, ``"repeated"`` or ``"placed"``.
+    """
+    search = found.search.split("\n")
+    shown: list[str] = []
+    for offset in offsets[:_SHOWN_LINES]:
+        shown += _pair(f"line {start + offset + 1}", doc.lines[start + offset], search[offset])
     return "\n".join(
         [
             f"old_string matched only approximately (strategy {found.strategy}, lines "
-            f"{start + 1}-{start + found.size}), and a line your edit changes or removes is "
-            "not the file's. Lines you keep may differ a little (the file's text is kept), but "
-            "lines you change must be copied exactly. The file was not changed.",
-            *_pair(f"line {start + offset + 1}", theirs, ours),
+            f"{start + 1}-{start + found.size}), and {_STALE_REASONS[reason]}. The file was not "
+            "changed.",
+            *shown,
             _RETRY,
         ]
     )
@@ -148,6 +173,18 @@ def placeholder(line: str) -> str:
         f"old_string was not found, and it contains the placeholder line {line.strip()!r}. "
         "old_string must be the file's real text: copy every line it spans instead of "
         "abbreviating with '...', or split the edit into smaller ones. The file was not changed."
+    )
+
+
+def elided_in_new(line: str, dropped: int) -> str:
+    """The message for a new_string that abbreviates ``dropped`` lines of old_string."""
+    return (
+        f"new_string has the placeholder line {line.strip()!r} where old_string has "
+        f"{dropped} {'line' if dropped == 1 else 'lines'}. new_string is written as it is, so "
+        f"{'that line' if dropped == 1 else 'those lines'} would be deleted. "
+        "The file was not changed. Write out every line new_string keeps, or make smaller "
+        "edits that leave those lines out of both old_string and new_string; if the line is "
+        "meant literally, delete the lines in one edit and add it in another."
     )
 
 
@@ -249,10 +286,21 @@ def _closest_in_long_line(index: LineIndex, search: str) -> tuple[float, str] | 
     if theirs == wanted:
         # Only a fragment of a word or a line can be verbatim and still not have matched.
         whole = doc.lines[line]
+        in_word = any(
+            0 < edge < len(whole) and _WORD.fullmatch(whole[edge - 1 : edge + 1]) is not None
+            for edge in (start, end)
+        )
+        part = (
+            "part of a longer word, at column {column}; include the whole word"
+            if in_word
+            else "part of a longer line, at column {column}, while the line breaks around "
+            "old_string say it is a whole line; include the whole line"
+        )
         text = "\n".join(
             [
                 f"Line {line + 1} holds old_string (without its surrounding whitespace) only as "
-                f"part of a longer word, at column {start + 1}; include the whole word:",
+                + part.format(column=start + 1)
+                + ":",
                 f"    file:       {_clip(whole, start)}",
             ]
         )

@@ -24,6 +24,7 @@ from neta._fuzzy_text import (
     split_lines,
     unescape,
 )
+from neta.errors import InvalidEditError
 
 BLOCK_MIDDLE_MIN = 60.0
 """block_anchor: the least mean similarity (0-100) of the lines between the two anchors."""
@@ -100,7 +101,21 @@ class Context:
 Strategy = Callable[[Context, str], "Found | None"]
 
 
-def _text_starts(ctx: Context, needle: str, *, whole_words: bool = False) -> list[int]:
+def _text_starts(
+    ctx: Context,
+    needle: str,
+    *,
+    whole_words: bool = False,
+    line_start: bool = False,
+    line_end: bool = False,
+) -> list[int]:
+    """Where ``needle`` occurs in the text (never inside an identifier with ``whole_words``).
+
+    ``line_start`` and ``line_end`` ask for occurrences with nothing but whitespace between
+    them and the start, or the end, of their line.
+    """
+    if line_start or line_end:
+        return _line_bound_starts(ctx, needle, whole_words, line_start, line_end)
     text = ctx.doc.text
     starts: list[int] = []
     position = text.find(needle)
@@ -113,6 +128,45 @@ def _text_starts(ctx: Context, needle: str, *, whole_words: bool = False) -> lis
             step = 1 if ctx.overlapping else len(needle)
         position = text.find(needle, position + step)
     return starts
+
+
+def _line_bound_starts(
+    ctx: Context, needle: str, whole_words: bool, line_start: bool, line_end: bool
+) -> list[int]:
+    # At most one place per line can start (or end) its line's text, so after a miss the search
+    # moves on to the next such place, never visiting every occurrence in a huge line. The
+    # needle is trimmed: it neither starts nor ends with whitespace or a line break.
+    doc = ctx.doc
+    text = doc.text
+    starts: list[int] = []
+    position = text.find(needle)
+    while position != -1:
+        line = doc.line_of(position)
+        end = position + len(needle)
+        end_line = doc.line_of(end) if "\n" in needle else line
+        text_start = doc.line_starts[line] + _indent_width(doc.lines[line])
+        text_end = doc.line_starts[end_line] + len(doc.lines[end_line].rstrip())
+        if (
+            (not line_start or position == text_start)
+            and (not line_end or end == text_end)
+            and (not whole_words or _on_word_bounds(text, position, needle))
+        ):
+            starts.append(position)
+            if ctx.limit is not None and len(starts) >= ctx.limit:
+                break
+            following = position + (1 if ctx.overlapping else len(needle))
+        else:
+            following = position + 1
+            if line_end and end < text_end:
+                following = max(following, text_end - len(needle))
+        if line_start:
+            following = max(following, doc.line_starts[line + 1])
+        position = text.find(needle, following)
+    return starts
+
+
+def _indent_width(line: str) -> int:
+    return len(line) - len(line.lstrip())
 
 
 def _is_word(char: str) -> bool:
@@ -169,24 +223,49 @@ def escape_normalized(ctx: Context, search: str) -> Found | None:
     decoded = unescape(search)
     if decoded == search or not decoded.strip():
         return None
+    # A search whose only line breaks are escaped says the replacement's are escaped too.
+    adapt = partial(_unescape_like, breaks_escaped="\n" in decoded and "\n" not in search)
     starts = _text_starts(ctx, decoded)
     if starts:
-        return Found("escape_normalized", starts, len(decoded), False, decoded, False, unescape)
-    return _by_lines("escape_normalized", ctx, decoded, KeyKind.WS, unescape)
+        return Found("escape_normalized", starts, len(decoded), False, decoded, False, adapt)
+    return _by_lines("escape_normalized", ctx, decoded, KeyKind.WS, adapt)
+
+
+def _unescape_like(new: str, *, breaks_escaped: bool) -> str:
+    """``new`` decoded as the search was; refused when it is not escaped like the search.
+
+    Raises:
+        InvalidEditError: the search escaped its line breaks while ``new`` has real ones and
+            escapes as well, so which of its escapes are text cannot be told.
+    """
+    decoded = unescape(new)
+    if breaks_escaped and "\n" in new and decoded != new:
+        raise InvalidEditError(
+            "old_string was found only once its escapes were decoded (it wrote its line breaks "
+            "as \\n), but new_string has real line breaks as well as backslash escapes, so it "
+            "is unclear which of them are meant as text. The file was not changed. Send "
+            "old_string and new_string with real line breaks, and escapes only where the file "
+            "has them."
+        )
+    return decoded
 
 
 def trimmed_boundary(ctx: Context, search: str) -> Found | None:
-    """Leading and trailing blank lines and spaces of the search dropped.
+    r"""Leading and trailing blank lines and spaces of the search dropped.
 
     Inside a line the trimmed text must not start or end within an identifier, so
-    ``"  foo  "`` never matches in ``foobar``.
+    ``"  foo  "`` never matches in ``foobar``; and on a side where the search had a line break
+    it must start or end its line, so ``"\nreturn x\n"`` never matches in ``return x + 1``.
     """
     core = search.strip()
     if core == search or not core:
         return None
     lead = search[: len(search) - len(search.lstrip())]
     trail = search[len(search.rstrip()) :]
-    starts = _text_starts(ctx, core, whole_words=True)
+    # A line break around the text says where its line starts or ends: never mid-line there.
+    starts = _text_starts(
+        ctx, core, whole_words=True, line_start="\n" in lead, line_end="\n" in trail
+    )
     if starts:
         adapt = partial(_trim_like, lead=lead, trail=trail)
         return Found("trimmed_boundary", starts, len(core), False, core, False, adapt)

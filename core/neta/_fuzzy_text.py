@@ -135,14 +135,23 @@ class Document:
         parts.append(self.content[done:])
         return "".join(parts)
 
-    def keep_final_newline(self, edited: str) -> str:
-        """``edited`` with a final newline exactly when the original content had one."""
+    def keep_final_newline(self, edited: str, tail: str) -> str:
+        r"""``edited`` with a final newline exactly when the original content had one.
+
+        ``tail`` is what the edit put at the end of the text (``\n`` endings; empty when it
+        deleted the end). Without a final newline the file loses the line breaks ``tail`` ends
+        with, and when nothing but line breaks is left of it, the one before it too: the
+        separator of a deleted last line. Lines the edit did not touch are never removed.
+        """
         had = self.text.endswith("\n")
         if not edited or edited == self.bom or had == edited.endswith("\n"):
             return edited
         if had:
             return edited + self.eol_at(self.line_count - 1)
-        while edited.endswith("\n"):
+        breaks = len(tail) - len(tail.rstrip("\n")) + (0 if tail.strip("\n") else 1)
+        for _ in range(breaks):
+            if not edited.endswith("\n"):
+                break
             edited = edited[:-2] if edited.endswith("\r\n") else edited[:-1]
         return edited
 
@@ -217,6 +226,11 @@ def is_placeholder(line: str) -> bool:
             return True
     has_ellipsis = any(mark in inner for mark in _ELLIPSES)
     return was_comment and has_ellipsis and _ELISION_WORDS.search(inner) is not None
+
+
+def names_elision(line: str) -> bool:
+    """Whether ``line`` has a word of elision (``existing``, ``rest``, ``unchanged``...)."""
+    return _ELISION_WORDS.search(line) is not None
 
 
 def visible(text: str) -> str:

@@ -18,7 +18,7 @@ after a stricter one found something, not even to break a tie):
     verbatim or as whole lines; the replacement is decoded the same way.
 ``trimmed_boundary``
     The text without its leading and trailing blank lines and spaces, never starting or ending
-    inside an identifier.
+    inside an identifier, nor mid-line on a side where the search had a line break.
 ``unicode_normalized``
     Whole lines, equal once smart quotes, dashes, ellipses and Unicode spaces read as ASCII;
     such characters of the search that the file never uses are written as ASCII.
@@ -35,20 +35,39 @@ refuse searches with an elision placeholder (``...``, ``# ... existing code ...`
 
 An edit is applied as the line diff from ``old`` to ``new``: lines it keeps are taken from the
 file, lines it changes or removes must be the file's up to whitespace (and typographic
-characters), added lines get the file's indentation. The BOM, the line endings (an edited
-region takes the ending of its first line) and the presence of a final newline are kept.
-Refusals raise ``MatchError`` subclasses whose message tells the model what to do next.
+characters), added lines get the file's indentation. Added lines never copy a line of ``old``
+the file does not have, and go only where a line the file has places them. A match of whole
+lines is replaced by whole lines: a final newline that only one of ``old`` and ``new`` has
+neither joins two lines nor adds a blank one. A ``new`` that abbreviates lines of ``old`` with
+a placeholder comment is refused, since it would delete them. The BOM, the line endings (an
+edited region takes the ending of its first line) and the presence of a final newline are
+kept. Refusals raise ``MatchError`` subclasses whose message tells the model what to do next.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from neta._fuzzy_hints import already_applied, ambiguous, no_match, placeholder, stale_line
+from neta._fuzzy_diff import line_diff
+from neta._fuzzy_hints import (
+    already_applied,
+    ambiguous,
+    elided_in_new,
+    no_match,
+    placeholder,
+    stale_line,
+)
 from neta._fuzzy_index import LineIndex
-from neta._fuzzy_merge import StaleLineError, line_diff, merge
+from neta._fuzzy_merge import StaleLineError, merge
 from neta._fuzzy_strategies import PRESENCE, Context, Found, first_found
-from neta._fuzzy_text import Document, is_placeholder, normalize_newlines, split_lines
+from neta._fuzzy_text import (
+    Document,
+    is_placeholder,
+    key_ws,
+    names_elision,
+    normalize_newlines,
+    split_lines,
+)
 from neta.errors import AmbiguousMatchError, InvalidEditError, MatchError, NoMatchError
 
 __all__ = [
@@ -168,10 +187,13 @@ def fuzzy_replace(content: str, old: str, new: str, replace_all: bool = False) -
 
     Raises:
         InvalidEditError: ``old`` is empty or blank, equals ``new``, elides code while not
-            matching, the edit is already applied, or it would change nothing.
+            matching; ``new`` elides lines of ``old``, or is escaped unlike ``old``; the edit
+            is already applied, or it would change nothing.
         AmbiguousMatchError: ``old`` was found at several places (without ``replace_all``, or
             by a similarity strategy, which must find exactly one).
-        NoMatchError: ``old`` was not found, or a line the edit changes differs from the file's.
+        NoMatchError: ``old`` was not found; or, matched approximately, a line the edit changes
+            differs from the file's, an added line repeats such a line, or such lines are all
+            that would place an added line.
     """
     old_text, new_text = _as_searched(old), _as_searched(new)
     _check_edit(old_text, new_text)
@@ -186,26 +208,30 @@ def fuzzy_replace(content: str, old: str, new: str, replace_all: bool = False) -
         capped = len(lines) >= _AMBIGUITY_LIMIT
         message = ambiguous(found, lines, replace_all=replace_all, capped=capped)
         raise AmbiguousMatchError(message, lines=lines, strategy=found.strategy)
-    edited = doc.keep_final_newline(doc.splice(_edits(doc, found, new_text)))
+    edits = _edits(doc, found, new_text)
+    tail = edits[-1][2] if edits[-1][1] == len(doc.text) else ""
+    edited = doc.keep_final_newline(doc.splice(edits), tail)
     if edited == content:
         raise InvalidEditError(
             "new_string differs from old_string only where the file already agrees with it "
             "(whitespace, indentation or typography), so the edit would change nothing. The "
             "file was not changed."
         )
-    span_start, span_end = _span(doc, found, found.starts[0])
+    start_line, end_line = _line_range(doc, found, found.starts[0])
     return Replacement(
         content=edited,
         count=len(found.starts),
         strategy=found.strategy,
-        start_line=doc.line_of(span_start) + 1,
-        end_line=doc.line_of(max(span_start, span_end - 1)) + 1,
+        start_line=start_line,
+        end_line=end_line,
     )
 
 
 def _as_searched(text: str) -> str:
-    # A BOM copied along with the file's first line belongs to the file, not to the text.
-    return normalize_newlines(text.removeprefix("\ufeff"))
+    # A BOM copied along with the file's first line belongs to the file, not to the text, and
+    # a final CR is half of a CRLF line ending, copied without its LF: the line ends before it.
+    text = normalize_newlines(text.removeprefix("\ufeff"))
+    return text.removesuffix("\r")
 
 
 def _check_edit(old: str, new: str) -> None:
@@ -225,10 +251,36 @@ def _check_edit(old: str, new: str) -> None:
             "old_string and new_string are identical, so the edit would change nothing. Put "
             "the text you want in new_string."
         )
+    elision = _elision(old, new)
+    if elision is not None:
+        raise InvalidEditError(elided_in_new(*elision))
+
+
+def _elision(old: str, new: str) -> tuple[str, int] | None:
+    """A placeholder line new has in place of lines of old, and how many lines it stands for.
+
+    Only a placeholder old lacks counts, never a bare ``...`` (a Python stub's body is real
+    code), and only where it replaces non-blank lines: one for a placeholder that says it
+    elides (``# ... existing code ...``), two for a bare comment (``// ...``).
+    """
+    old_lines, new_lines = old.split("\n"), new.split("\n")
+    if not any(is_placeholder(line) for line in new_lines):
+        return None
+    old_keys = {key_ws(line) for line in old_lines}
+    for tag, old_from, old_to, new_from, new_to in line_diff(old_lines, new_lines):
+        if tag != "replace":
+            continue
+        dropped = sum(1 for line in old_lines[old_from:old_to] if line.strip())
+        for line in new_lines[new_from:new_to]:
+            if line.strip() in ("...", "\u2026") or key_ws(line) in old_keys:
+                continue
+            if is_placeholder(line) and dropped >= (1 if names_elision(line) else 2):
+                return line, dropped
+    return None
 
 
 def _not_found(doc: Document, index: LineIndex, old: str, new: str) -> MatchError:
-    if new.strip():
+    if new.strip() and _adds_text(old, new):
         applied = first_found(Context(doc, index, limit=1), new, PRESENCE)
         if applied is not None:
             return InvalidEditError(already_applied(_first_line(doc, applied, applied.starts[0])))
@@ -236,6 +288,22 @@ def _not_found(doc: Document, index: LineIndex, old: str, new: str) -> MatchErro
     if elided:
         return InvalidEditError(placeholder(elided[0]))
     return NoMatchError(no_match(index, old))
+
+
+def _adds_text(old: str, new: str) -> bool:
+    """Whether finding ``new`` in a file says the edit was made: it holds text ``old`` lacks.
+
+    A deletion says so only between two lines it keeps; ``new`` being what is left of ``old``
+    after cutting its first or last lines would be found whether or not the edit was made.
+    """
+    old_keys = [key_ws(line) for line in old.split("\n")]
+    new_keys = [key_ws(line) for line in new.split("\n")]
+    for tag, old_from, old_to, new_from, new_to in line_diff(old_keys, new_keys):
+        if tag in ("replace", "insert") and any(new_keys[new_from:new_to]):
+            return True
+        if tag == "delete" and old_from > 0 and old_to < len(old_keys):
+            return True
+    return False
 
 
 def _span(doc: Document, found: Found, start: int) -> tuple[int, int]:
@@ -249,6 +317,13 @@ def _span(doc: Document, found: Found, start: int) -> tuple[int, int]:
     return doc.line_starts[start], end
 
 
+def _line_range(doc: Document, found: Found, start: int) -> tuple[int, int]:
+    """The first and last line (1-based) of one match; a matched empty last line counts."""
+    if found.by_lines:
+        return start + 1, start + found.size
+    return doc.line_of(start) + 1, doc.line_of(max(start, start + found.size - 1)) + 1
+
+
 def _first_line(doc: Document, found: Found, start: int) -> int:
     return (start if found.by_lines else doc.line_of(start)) + 1
 
@@ -259,7 +334,7 @@ def _edits(doc: Document, found: Found, new: str) -> list[tuple[int, int, str]]:
     if not found.by_lines:
         return [(start, start + found.size, adapted) for start in found.starts]
     old_lines = found.search.split("\n")
-    new_lines, new_trailing = split_lines(adapted)
+    new_lines, _ = split_lines(adapted)
     opcodes = line_diff(old_lines, new_lines)
     edits = []
     for start in found.starts:
@@ -271,8 +346,15 @@ def _edits(doc: Document, found: Found, new: str) -> list[tuple[int, int, str]]:
             try:
                 merged = merge(old_lines, new_lines, block, opcodes)
             except StaleLineError as exc:
-                raise NoMatchError(stale_line(doc, found, start, exc.offset)) from None
-        newline = "\n" if new_trailing and doc.has_newline_after(last) else ""
-        span_start, span_end = _span(doc, found, start)
-        edits.append((span_start, span_end, "\n".join(merged) + newline))
+                message = stale_line(doc, found, start, exc.offsets, exc.reason)
+                raise NoMatchError(message) from None
+        # Whole lines replace whole lines: a final newline that only one of old and new has
+        # neither joins the next line onto the last one nor adds a blank line.
+        line_start = doc.line_starts[start]
+        if merged:
+            edits.append((line_start, doc.line_end(last), "\n".join(merged)))
+        elif doc.has_newline_after(last):
+            edits.append((line_start, doc.line_starts[last + 1], ""))
+        else:
+            edits.append((line_start, doc.line_end(last), ""))
     return edits

@@ -61,9 +61,13 @@ class TextFile:
         return None
 
     def encode(self, text: str) -> bytes:
-        """Encode ``text`` the way this file is encoded (its BOM included)."""
+        """Encode ``text`` the way this file is encoded (its BOM included).
+
+        ``text`` is the file's text without its BOM, as ``TextFile.text`` holds it: a BOM it
+        starts with is content (a file can begin with two) and is kept as such.
+        """
         data = text.encode(self.encoding)
-        return _UTF8_BOM + data if self.bom and not data.startswith(_UTF8_BOM) else data
+        return _UTF8_BOM + data if self.bom else data
 
 
 def read_text(path: str | os.PathLike[str], *, max_bytes: int | None = None) -> TextFile:

@@ -98,3 +98,22 @@ def test_whole_file_old_string_with_a_stale_line_is_fast():
         seconds(lambda: fuzzy_replace(content, "\n".join(stale), "\n".join(changed)))
         < LIMIT_SECONDS
     )
+
+
+def test_whole_file_rewrite_of_every_other_line_is_not_quadratic():
+    content = "".join(f"\tif ready_{number}:\n\t    run({number})\n" for number in range(10_000))
+    old = content.replace("\t", "    ")
+    new = old.replace("run(", "stop(")
+
+    replacement = fuzzy_replace(content, old, new)
+
+    assert replacement.content == content.replace("run(", "stop(")
+    assert seconds(lambda: fuzzy_replace(content, old, new)) < LIMIT_SECONDS
+
+
+def test_line_broken_fragment_in_a_huge_line_is_not_quadratic():
+    content = " + ".join(["(a)"] * 120_000)
+
+    with pytest.raises(NoMatchError):
+        fuzzy_replace(content, "\n(a)\n", "\n(b)\n")
+    assert seconds(lambda: fuzzy_replace(content, "\n(a)\n", "\n(b)\n")) < LIMIT_SECONDS

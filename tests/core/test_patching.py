@@ -144,3 +144,36 @@ def test_patch_file_non_utf8_file_is_refused_untouched(tmp_path):
 def test_patch_file_missing_file_is_a_tool_error(tmp_path):
     with pytest.raises(neta.ToolError, match="no such file"):
         patch_file(tmp_path / "missing.py", "a", "b")
+
+
+def test_patch_file_keeps_a_second_bom_that_is_content(tmp_path):
+    path = tmp_path / "twice.txt"
+    path.write_bytes(b"\xef\xbb\xbf\xef\xbb\xbfa = 1\n")
+    patch_file(path, "a = 1", "a = 2")
+    assert path.read_bytes() == b"\xef\xbb\xbf\xef\xbb\xbfa = 2\n"
+
+
+def test_patch_file_refused_by_a_stale_line_leaves_bytes_and_mtime_unchanged(tmp_path):
+    source = b"def f():\r\n    a = 1\r\n    b = load(x)\r\n    c = 3\r\n    return a\r\n"
+    path = aged(tmp_path / "app.py", source)
+    before = snapshot(path)
+    old = "def f():\n    a = 1\n    b = load(y)\n    c = 3\n    return a\n"
+    with pytest.raises(neta.NoMatchError, match="not the file's"):
+        patch_file(path, old, old.replace("    c = 3\n", "    b = load(y)\n    c = 3\n"))
+    assert snapshot(path) == before
+
+
+def test_patch_file_escape_mismatch_is_refused_untouched(tmp_path):
+    path = aged(tmp_path / "app.py", b"x = 1\ny = 2\n")
+    before = snapshot(path)
+    with pytest.raises(neta.InvalidEditError, match="real line breaks"):
+        patch_file(path, "x = 1\\ny = 2", 'x = 1\ny = "\\n"')
+    assert snapshot(path) == before
+
+
+def test_patch_file_line_strategy_edit_keeps_crlf_and_joins_no_lines(tmp_path):
+    path = tmp_path / "dos.py"
+    path.write_bytes(b"if a:\r\n    b()\r\nc()\r\n")
+    outcome = patch_file(path, "if a:\n  b()\n", "if a:\n  b(1)")
+    assert path.read_bytes() == b"if a:\r\n    b(1)\r\nc()\r\n"
+    assert (outcome.strategy, outcome.start_line, outcome.end_line) == ("indent_flexible", 1, 2)

@@ -60,9 +60,11 @@ SCHEMA = neta.ToolSchema(
         "its real text, without the line-number prefix. Give old_string enough surrounding "
         "lines to match exactly one place; if patch reports several matches, add context or, "
         "when you mean every occurrence, set replace_all. Whitespace and indentation need not "
-        "match exactly, but the words must. The file's encoding, line endings and final "
-        "newline are kept. On success patch shows a diff and the line range it changed; on "
-        "refusal nothing was written: read its message, re-read the file, and try again."
+        "match exactly, but the words must, and every line you change or delete must be "
+        "copied exactly. new_string is written as given: never abbreviate it (or old_string) "
+        "with '...' or '# existing code' placeholders. The file's encoding, line endings and "
+        "final newline are kept. On success patch shows a diff and the line range it changed; "
+        "on refusal nothing was written: read its message, re-read the file, and try again."
     ),
     when_to_use="To change part of an existing file, use patch.",
 )

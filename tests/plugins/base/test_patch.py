@@ -97,3 +97,24 @@ def test_patch_outside_the_workspace_is_refused_and_the_file_untouched(call, ses
     with pytest.raises(neta.WorkspaceError):
         call("patch", path="../other.py", old_string="a = 1", new_string="a = 2")
     assert snapshot(outside) == before
+
+
+def test_patch_that_would_write_a_stale_line_is_refused_and_untouched(call, session):
+    path = aged(
+        session.workspace / "app.py", b"def f():\n    a = 1\n    b = load(x)\n    return a\n"
+    )
+    before = snapshot(path)
+    old = "def f():\n    a = 1\n    b = load(y)\n    return a"
+    with pytest.raises(neta.NoMatchError) as caught:
+        call(
+            "patch",
+            path="app.py",
+            old_string=old,
+            new_string=old.replace("a = 1", "a = 2\n" + "    b = load(y)"),
+        )
+    assert "line 3" in str(caught.value)
+    assert snapshot(path) == before
+
+
+def test_patch_guidance_warns_against_placeholders_in_new_string():
+    assert "never abbreviate" in patch.SCHEMA.guidance
