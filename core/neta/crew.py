@@ -62,6 +62,7 @@ class SubAgentRunner(Protocol):
         toolsets: Sequence[str] | None = None,
         *,
         timeout: float | None = None,
+        deadline: float | None = None,
     ) -> ChildResult:
         """Run one child on ``goal`` until it answers, and report how it ended.
 
@@ -76,5 +77,8 @@ class SubAgentRunner(Protocol):
                 the parent has are given.
             timeout: seconds, counted from this call, waiting for a free slot included
                 (``None``: ``self.timeout``).
+            deadline: an event-loop time (``loop.time()``) to stop at instead of
+                ``timeout``; children sharing one deadline stop together, so a child still
+                waiting for a slot never starts once that time has come.
         """
         ...

@@ -84,6 +84,7 @@ class CrewRunner:
         toolsets: Sequence[str] | None = None,
         *,
         timeout: float | None = None,
+        deadline: float | None = None,
     ) -> ChildResult:
         """Run one child on ``goal`` and report how it ended (see ``neta.SubAgentRunner``)."""
         parent = self._parent()
@@ -104,9 +105,11 @@ class CrewRunner:
             )
 
         limit = self._timeout if timeout is None else timeout
-        deadline = asyncio.timeout(limit)
+        if deadline is not None:
+            limit = max(0.0, deadline - asyncio.get_running_loop().time())
+        stop = asyncio.timeout_at(deadline) if deadline is not None else asyncio.timeout(limit)
         try:
-            async with deadline, self._slots:
+            async with stop, self._slots:
                 child = self._new_child(parent, child_id, preset)
                 children.append(child)
                 result = await self.agent.run(
@@ -115,7 +118,7 @@ class CrewRunner:
                     on_event=self._forwarder(parent, child_id),
                 )
         except TimeoutError:
-            if not deadline.expired():
+            if not stop.expired():
                 return report("failed", reason="the sub-agent failed: TimeoutError")
             reason = f"the sub-agent did not finish within {limit:g} s and was stopped"
             words = _last_words(children[0].history) if children else ""

@@ -30,17 +30,19 @@ class DelegateParallelArgs(BaseModel):
 def build(session: neta.SessionContext) -> neta.Tool:
     """The ``delegate_parallel`` tool for ``session``: runs children through its crew runner.
 
-    Every child gets the runner's timeout counted from the start of the call (waiting for a
-    free slot included), so the call as a whole ends within that timeout.
+    All children share one deadline, the runner's timeout counted from the start of the call
+    (waiting for a free slot included), so the call as a whole ends within that timeout.
     """
 
     async def delegate_parallel(args: DelegateParallelArgs) -> neta.ToolResult:
         runner = crew_runner(session)
+        # one deadline for the whole call: every child stops at the same moment
+        deadline = asyncio.get_running_loop().time() + runner.timeout
 
         async def one(task: DelegateTaskArgs) -> neta.ChildResult:
             try:
                 return await runner.run_child(
-                    task.goal, task.context, task.toolsets, timeout=runner.timeout
+                    task.goal, task.context, task.toolsets, deadline=deadline
                 )
             except Exception as exc:  # a runner should report failures; keep the others anyway
                 reason = f"the sub-agent could not run: {type(exc).__name__}: {exc}"

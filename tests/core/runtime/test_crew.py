@@ -217,6 +217,27 @@ def test_children_beyond_the_concurrency_limit_wait_for_a_slot(tmp_path):
     assert second.duration_s >= 0.35  # it waited for the first child's slot
 
 
+def test_children_sharing_a_deadline_stop_together_and_a_waiting_one_never_starts(tmp_path):
+    async def both(runner):
+        deadline = asyncio.get_running_loop().time() + 0.2
+        return await asyncio.gather(
+            runner.run_child("[a] one", toolsets=["kit"], deadline=deadline),
+            runner.run_child("[b] two", toolsets=["kit"], deadline=deadline),
+        )
+
+    for _ in range(5):  # the outcome must not depend on scheduling luck
+        router = Router(
+            [],
+            a=[turn(call("sleepy", seconds=30, label="a")), {"text": "never"}],
+            b=[turn(call("sleepy", seconds=30, label="b")), {"text": "never"}],
+        )
+        agent = agent_for(tmp_path, router, crew_concurrency=1)
+        kit.LOG.clear()
+        first, second = asyncio.run(both(agent.new_session().context.crew_runner))
+        assert (first.status, second.status) == ("timed_out", "timed_out")
+        assert kit.LOG == ["start a", "cancelled a"]
+
+
 def test_run_child_of_an_unbound_runner_is_a_config_error(tmp_path):
     runner = CrewRunner(agent_for(tmp_path, Router([])), concurrency=1, timeout=1)
     with pytest.raises(neta.ConfigError, match="not bound"):
