@@ -23,11 +23,19 @@ class NoArgs(BaseModel):
     """No arguments."""
 
 
-class NoopPlugin:
-    """``count`` no-op tools, each with guidance and a when-to-use line."""
+async def _async_noop(args: NoArgs) -> str:
+    return "ok"
 
-    def __init__(self, count: int) -> None:
+
+class NoopPlugin:
+    """``count`` no-op tools, each with guidance and a when-to-use line.
+
+    Plain-function tools run in a worker thread; ``async_tools`` makes them coroutines.
+    """
+
+    def __init__(self, count: int, *, async_tools: bool = False) -> None:
         self.count = count
+        self.async_tools = async_tools
 
     @neta.hookimpl
     def neta_toolsets(self) -> list[neta.ToolsetSpec]:
@@ -49,12 +57,14 @@ class NoopPlugin:
 
     @neta.hookimpl
     def neta_build_tools(self, session: neta.SessionContext) -> list[neta.Tool]:
-        return [neta.Tool(name=f"noop_{i}", execute=lambda a: "ok") for i in range(self.count)]
+        execute = _async_noop if self.async_tools else (lambda a: "ok")
+        return [neta.Tool(name=f"noop_{i}", execute=execute) for i in range(self.count)]
 
 
-def loop_overhead(turns: int = 200, calls_per_turn: int = 5) -> float:
+def loop_overhead(turns: int = 200, calls_per_turn: int = 5, *, async_tools: bool = False) -> float:
     """Milliseconds per tool call for a scripted run of no-op calls."""
-    pm = neta.create_plugin_manager(load_entrypoints=False, plugins=[("noop", NoopPlugin(5))])
+    plugin = NoopPlugin(5, async_tools=async_tools)
+    pm = neta.create_plugin_manager(load_entrypoints=False, plugins=[("noop", plugin)])
     script = [
         {"tool_calls": [{"name": f"noop_{i}", "arguments": {}} for i in range(calls_per_turn)]}
         for _ in range(turns)
@@ -91,6 +101,8 @@ def main() -> None:
     """Print each measurement."""
     per_call = min(loop_overhead() for _ in range(3))
     print(f"loop overhead per tool call (scripted, no-op tool): {per_call:.3f} ms  (target < 1 ms)")
+    per_call = min(loop_overhead(async_tools=True) for _ in range(3))
+    print(f"  the same with an async no-op tool (no worker thread): {per_call:.3f} ms")
     print(f"system prompt build, 100 registered tools (50 offered): {prompt_build():.3f} ms")
 
 

@@ -18,12 +18,24 @@ from typing import Any
 
 @dataclass
 class Reply:
-    """One scripted reply: text and/or tool calls, or an HTTP error status."""
+    """One scripted reply: text and/or tool calls, or an HTTP error status.
+
+    The rest plays servers that bend the protocol: ``finish_reason`` replaces the usual one;
+    ``raw_chunks`` (streamed) are sent as they are, each merged into a chunk envelope;
+    ``raw_message`` (whole) is the message as it is; a stream may ``fail_after`` some chunks
+    (an error event, a dropped connection or a malformed chunk) or ``stall_after`` some
+    chunks until the server closes.
+    """
 
     text: str = ""
     tool_calls: list[tuple[str, str]] = field(default_factory=list)  # (name, raw arguments)
     status: int = 200
     usage: tuple[int, int] | None = (10, 5)
+    finish_reason: str | None = None
+    raw_chunks: list[dict[str, Any]] | None = None
+    raw_message: dict[str, Any] | None = None
+    fail_after: tuple[int, str] | None = None  # (chunks, "error" | "drop" | "garbage")
+    stall_after: int | None = None
 
 
 class FakeOpenAI:
@@ -33,8 +45,11 @@ class FakeOpenAI:
         self.replies: list[Reply] = list(replies or [])
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
+        self._closing = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     @property
     def base_url(self) -> str:
@@ -46,6 +61,7 @@ class FakeOpenAI:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self._closing.set()
         self._server.shutdown()
         self._server.server_close()
 
@@ -92,12 +108,26 @@ class FakeOpenAI:
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Connection", "close")
                 self.end_headers()
-                for chunk in _chunks(body, reply):
+                self.close_connection = True
+                for sent, chunk in enumerate(_chunks(body, reply)):
+                    if reply.stall_after == sent:
+                        fake._closing.wait(30)
+                        return
+                    if reply.fail_after is not None and reply.fail_after[0] == sent:
+                        self._fail(reply.fail_after[1])
+                        return
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                     self.wfile.flush()
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
-                self.close_connection = True
+
+            def _fail(self, how: str) -> None:
+                if how == "error":
+                    error = {"error": {"message": "overloaded mid-stream", "type": "server"}}
+                    self.wfile.write(f"data: {json.dumps(error)}\n\n".encode())
+                elif how == "garbage":
+                    self.wfile.write(b"data: {not json\n\n")
+                self.wfile.flush()  # "drop": the connection just closes
 
         return Handler
 
@@ -129,7 +159,9 @@ def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
             {"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": a}}
             for i, (n, a) in enumerate(reply.tool_calls)
         ]
-    finish = "tool_calls" if reply.tool_calls else "stop"
+    if reply.raw_message is not None:
+        message = reply.raw_message
+    finish = reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop")
     return {
         **_base(body, "chat.completion"),
         "choices": [{"index": 0, "message": message, "finish_reason": finish}],
@@ -143,6 +175,10 @@ def _chunks(body: dict[str, Any], reply: Reply) -> Iterator[dict[str, Any]]:
     def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
         return {**base, "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
 
+    if reply.raw_chunks is not None:
+        for raw in reply.raw_chunks:
+            yield {**base, **raw}
+        return
     yield chunk({"role": "assistant", "content": ""})
     for piece in re.findall(r"\S+\s*|\s+", reply.text):
         yield chunk({"content": piece})
@@ -157,7 +193,7 @@ def _chunks(body: dict[str, Any], reply: Reply) -> Iterator[dict[str, Any]]:
         half = len(arguments) // 2
         for part in (arguments[:half], arguments[half:]):
             yield chunk({"tool_calls": [{"index": i, "function": {"arguments": part}}]})
-    yield chunk({}, "tool_calls" if reply.tool_calls else "stop")
+    yield chunk({}, reply.finish_reason or ("tool_calls" if reply.tool_calls else "stop"))
     usage = _usage(reply)
     if usage is not None and body.get("stream_options", {}).get("include_usage"):
         yield {**base, "choices": [], "usage": usage}

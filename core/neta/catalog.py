@@ -6,12 +6,18 @@ import copy
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, PydanticUserError
 
-from neta.errors import ConfigError, ToolConflictError
+from neta.errors import ConfigError, PluginError, ToolConflictError
 from neta.suggest import unknown_name_message
 
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
+"""What a tool name may be (the limit the OpenAI API puts on function names)."""
+
+# Keywords whose values are data, not schemas: never rewritten.
+_DATA_KEYWORDS = frozenset({"default", "enum", "const", "examples"})
+# Keywords whose values map names to schemas: each value is a schema, no key is a keyword.
+_SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions", "patternProperties"})
 
 
 class ToolSchema(BaseModel):
@@ -60,9 +66,20 @@ class Catalog:
         self._plugins: dict[str, str] = {}
 
     def register_schema(self, schema: ToolSchema, *, plugin: str = "<host>") -> None:
-        """Add ``schema``; a name already registered raises ``ToolConflictError``."""
+        """Add ``schema``, registered by ``plugin``.
+
+        Raises:
+            ToolConflictError: the name is already registered.
+            PluginError: the arguments model has no JSON schema to offer a model.
+        """
         if schema.name in self._schemas:
             raise ToolConflictError(schema.name, first=self._plugins[schema.name], second=plugin)
+        try:
+            schema.parameters(strict=True)
+        except (PydanticUserError, TypeError, ValueError) as exc:
+            raise PluginError(
+                plugin, f"tool {schema.name!r}: its arguments have no JSON schema ({exc})"
+            ) from exc
         self._schemas[schema.name] = schema
         self._plugins[schema.name] = plugin
 
@@ -124,15 +141,20 @@ def _tighten(node: Any) -> None:
     if not isinstance(node, dict):
         return
     node.pop("default", None)
-    if node.get("type") == "object" and "properties" in node:
+    properties = node.get("properties")
+    if node.get("type") == "object" and isinstance(properties, dict):
         required = set(node.get("required", []))
-        for prop_name, prop in node["properties"].items():
+        for prop_name, prop in properties.items():
             if prop_name not in required:
-                node["properties"][prop_name] = _nullable(prop)
-        node["required"] = list(node["properties"])
+                properties[prop_name] = _nullable(prop)
+        node["required"] = list(properties)
         node["additionalProperties"] = False
-    for value in node.values():
-        _tighten(value)
+    for key, value in node.items():
+        if key in _SCHEMA_MAPS and isinstance(value, dict):
+            for subschema in value.values():  # a property may be called "default"
+                _tighten(subschema)
+        elif key not in _DATA_KEYWORDS:
+            _tighten(value)
 
 
 def _nullable(prop: dict[str, Any]) -> dict[str, Any]:
@@ -142,9 +164,10 @@ def _nullable(prop: dict[str, Any]) -> dict[str, Any]:
             variants.append({"type": "null"})
         return prop
     kind = prop.get("type")
-    if isinstance(kind, str) and "$ref" not in prop:
+    closed = "enum" in prop or "const" in prop  # null must be a variant, not just a type
+    if isinstance(kind, str) and "$ref" not in prop and not closed:
         return {**prop, "type": [kind, "null"]}
-    if isinstance(kind, list):
+    if isinstance(kind, list) and not closed:
         return prop if "null" in kind else {**prop, "type": [*kind, "null"]}
     extra: dict[str, Any] = {k: prop[k] for k in ("description", "title") if k in prop}
     inner = {k: v for k, v in prop.items() if k not in extra}

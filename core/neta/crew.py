@@ -35,6 +35,10 @@ class ChildResult:
         duration_s: seconds from the request to the result, waiting for a free slot included.
         reason: why it did not complete, in words (empty when it did).
         toolsets: the toolsets the child was given.
+        tool_calls: the names of the tools it called, in order (what it may have changed,
+            when it stopped before it could say).
+        toolsets_not_given: toolsets asked for by name that it did not get (unknown, not the
+            parent's, or never given to a child).
     """
 
     child_id: str
@@ -44,6 +48,8 @@ class ChildResult:
     duration_s: float = 0.0
     reason: str = ""
     toolsets: tuple[str, ...] = ()
+    tool_calls: tuple[str, ...] = ()
+    toolsets_not_given: tuple[str, ...] = ()
 
 
 @runtime_checkable

@@ -24,9 +24,12 @@ if TYPE_CHECKING:
     from neta.toolsets import ToolsetSpec
 
 PROJECT_NAME = "neta"
+"""The pluggy project name: markers and the manager use it."""
 
 hookspec = pluggy.HookspecMarker(PROJECT_NAME)
+"""Marks a hook specification (used in this module only)."""
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
+"""Marks a plugin's hook implementation: ``@neta.hookimpl``."""
 
 
 # -- start-up: what a plugin offers -------------------------------------------------------------

@@ -29,8 +29,15 @@ class Message(BaseModel):
     name: str | None = None
 
     def to_openai(self) -> dict[str, Any]:
-        """This message as a Chat Completions request message."""
-        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        """This message as a Chat Completions request message.
+
+        An assistant message with neither text nor tool calls (an empty reply) is sent with
+        empty text: APIs reject one whose content is null without tool calls.
+        """
+        content = self.content
+        if content is None and self.role == "assistant" and not self.tool_calls:
+            content = ""
+        out: dict[str, Any] = {"role": self.role, "content": content}
         if self.tool_calls:
             out["tool_calls"] = [
                 {
@@ -67,6 +74,7 @@ INTERRUPTED = (
     "Error: this call was interrupted (the run was cancelled or the server restarted) before it "
     "returned a result. If a question was pending, the user's next message is the answer."
 )
+"""The result given to a tool call that never returned one."""
 
 
 def close_interrupted_calls(history: list[Message]) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import os
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -13,13 +14,21 @@ from pydantic import InstanceOf, TypeAdapter, ValidationError
 
 from neta import hookspecs
 from neta.catalog import Catalog, ToolSchema
-from neta.errors import PluginError, ToolConflictError
+from neta.errors import PluginError
+from neta.suggest import close_names
 from neta.toolsets import ToolsetSpec
 
 ENTRY_POINT_GROUP = "neta"
-BUILTIN_DISTRIBUTION = "neta"
+"""The entry-point group plugins are declared in."""
 
-T = TypeVar("T")
+BUILTIN_DISTRIBUTION = "neta"
+"""The distribution the built-in plugins ship in."""
+
+_T = TypeVar("_T")
+
+# What a plugin's code may raise that must not take the host down with it: a module that calls
+# sys.exit() at import (an argparse script, say) is a broken plugin, not a request to quit.
+_PLUGIN_FAILURES = (Exception, SystemExit)
 
 _SCHEMAS: TypeAdapter[list[ToolSchema]] = TypeAdapter(list[InstanceOf[ToolSchema]])
 _TOOLSETS: TypeAdapter[list[ToolsetSpec]] = TypeAdapter(list[ToolsetSpec])
@@ -60,6 +69,7 @@ class NetaPluginManager(pluggy.PluginManager):
         self.add_hookspecs(hookspecs)
         self.problems: list[PluginError] = []
         self._infos: dict[str, PluginInfo] = {}
+        self._denied_distributions: set[str] = set()
         self._catalog: Catalog | None = None
         self.rejected_tools: set[tuple[str, str]] = set()  # (plugin, tool) refused by catalog
         self._toolsets: list[ToolsetSpec] | None = None
@@ -93,7 +103,7 @@ class NetaPluginManager(pluggy.PluginManager):
                         continue
                     try:
                         catalog.register_schema(schema, plugin=plugin)
-                    except ToolConflictError as exc:
+                    except PluginError as exc:  # a name conflict, or arguments without a schema
                         self.record(exc)
                         self.rejected_tools.add((plugin, schema.name))
             self._catalog = catalog
@@ -138,20 +148,20 @@ class NetaPluginManager(pluggy.PluginManager):
         return sorted(caller.name for caller in callers)
 
     def call_each(
-        self, hook_name: str, adapter: TypeAdapter[T], **kwargs: Any
-    ) -> list[tuple[str, T]]:
+        self, hook_name: str, adapter: TypeAdapter[_T], **kwargs: Any
+    ) -> list[tuple[str, _T]]:
         """Call ``hook_name`` on each plugin separately and validate each result.
 
         A plugin that raises or returns something ``adapter`` rejects is recorded in
         ``problems`` and left out; the others' results are returned with their plugin's name.
         """
-        results: list[tuple[str, T]] = []
+        results: list[tuple[str, _T]] = []
         for impl in getattr(self.hook, hook_name).get_hookimpls():
             name = impl.plugin_name
             try:
                 raw = impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
-            except Exception as exc:
-                self.record_for(name, f"{hook_name}() raised {type(exc).__name__}: {exc}")
+            except _PLUGIN_FAILURES as exc:
+                self.record_for(name, f"{hook_name}() raised {_describe(exc)}", cause=exc)
                 continue
             try:
                 results.append((name, adapter.validate_python(raw)))
@@ -167,46 +177,91 @@ class NetaPluginManager(pluggy.PluginManager):
         for impl in getattr(self.hook, hook_name).get_hookimpls():
             try:
                 impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
-            except Exception as exc:
+            except _PLUGIN_FAILURES as exc:
                 self.record_for(
-                    impl.plugin_name, f"{hook_name}() raised {type(exc).__name__}: {exc}"
+                    impl.plugin_name, f"{hook_name}() raised {_describe(exc)}", cause=exc
                 )
 
-    def record_for(self, plugin_name: str, reason: str) -> None:
-        """Record a ``PluginError`` about plugin ``plugin_name``."""
-        self.record(
-            PluginError(plugin_name, reason, entry_point=self.info(plugin_name).entry_point)
-        )
+    def record_for(
+        self, plugin_name: str, reason: str, *, cause: BaseException | None = None
+    ) -> None:
+        """Record a ``PluginError`` about plugin ``plugin_name``; ``cause`` is kept as its cause.
 
-    def load_entry_points(self, allow: Iterable[str] | None) -> None:
-        """Load and register the ``neta`` entry points that are allowed and not blocked."""
+        The cause (with its traceback) is what ``neta --debug`` shows for the problem.
+        """
+        problem = PluginError(plugin_name, reason, entry_point=self.info(plugin_name).entry_point)
+        problem.__cause__ = cause
+        self.record(problem)
+
+    def deny(self, name: str) -> None:
+        """Never load plugin ``name``: an entry-point or plugin name, or a distribution name.
+
+        Distribution names match however they are spelled (``neta-tools-x`` = ``Neta_Tools.X``).
+        """
+        self.set_blocked(name)
+        self._denied_distributions.add(_canonical(name))
+
+    def load_entry_points(self, allow: Iterable[str] | None, *, allow_source: str = "") -> None:
+        """Load and register the ``neta`` entry points that are allowed and not blocked.
+
+        Args:
+            allow: entry-point or distribution names to load (``None``: all of them).
+            allow_source: where ``allow`` came from (an environment variable); when given, a
+                name that matches nothing installed is reported, with close names.
+        """
         allowed = None if allow is None else frozenset(allow)
-        for ep, dist in _discover():
-            dist_name = dist.metadata["Name"]
-            if self.is_blocked(ep.name) or self.is_blocked(dist_name):
+        allowed_distributions = frozenset(_canonical(n) for n in allowed or ())
+        discovered = _discover()
+        for ep, dist in discovered:
+            dist_name = _distribution_name(dist)
+            if self.is_blocked(ep.name) or _canonical(dist_name) in self._denied_distributions:
                 continue
             if self.has_plugin(ep.name):
                 kept = self._infos.get(ep.name)
-                if kept is not None and kept.distribution != dist_name:
+                if kept is not None and (kept.distribution or "") != dist_name:
                     self.record_for(
                         ep.name,
                         f"distribution {dist_name!r} declares the same entry-point name; "
                         f"kept the one from {kept.distribution!r}",
                     )
                 continue
-            if allowed is not None and ep.name not in allowed and dist_name not in allowed:
+            if (
+                allowed is not None
+                and ep.name not in allowed
+                and _canonical(dist_name) not in allowed_distributions
+            ):
                 continue
             info = PluginInfo(
                 name=ep.name,
-                distribution=dist_name,
+                distribution=dist_name or None,
                 version=dist.version,
                 entry_point=f"{ep.group}:{ep.name} = {ep.value}",
             )
             self._infos[ep.name] = info
             try:
                 self.register(ep.load(), name=ep.name)
-            except Exception as exc:
-                self.record_for(ep.name, f"failed to load: {type(exc).__name__}: {exc}")
+            except _PLUGIN_FAILURES as exc:
+                self.record_for(ep.name, f"failed to load: {_describe(exc)}", cause=exc)
+        if allow_source and allowed:
+            self._report_unmatched(allowed, discovered, allow_source)
+
+    def _report_unmatched(
+        self,
+        allowed: frozenset[str],
+        discovered: list[tuple[importlib.metadata.EntryPoint, importlib.metadata.Distribution]],
+        source: str,
+    ) -> None:
+        names = {ep.name for ep, _ in discovered}
+        distributions = {_distribution_name(dist) for _, dist in discovered} - {""}
+        canonical = {_canonical(d) for d in distributions}
+        for name in sorted(allowed):
+            if name in names or _canonical(name) in canonical:
+                continue
+            close = close_names(name, names | distributions)
+            hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            self.record_for(
+                name, f"named in {source}, but no installed plugin or distribution has it{hint}"
+            )
 
     def check_pending_plugins(self) -> None:
         """Run pluggy's ``check_pending``; a plugin with an unknown hook is recorded and removed."""
@@ -239,14 +294,15 @@ def create_plugin_manager(
         plugins: ``(name, plugin)`` pairs registered directly (hosts and tests).
     """
     pm = NetaPluginManager()
-    for name in _env_list("NETA_DISABLE_PLUGINS") or ():
-        pm.set_blocked(name)
-    for name in deny:
-        pm.set_blocked(name)
+    for name in [*(_env_list("NETA_DISABLE_PLUGINS") or ()), *deny]:
+        pm.deny(name)
     for name, plugin in plugins:
         pm.register(plugin, name=name)
     if load_entrypoints:
-        pm.load_entry_points(allow if allow is not None else _env_list("NETA_LOAD_PLUGINS"))
+        if allow is not None:
+            pm.load_entry_points(allow)
+        else:
+            pm.load_entry_points(_env_list("NETA_LOAD_PLUGINS"), allow_source="NETA_LOAD_PLUGINS")
     pm.check_pending_plugins()
     return pm
 
@@ -256,6 +312,21 @@ def _env_list(variable: str) -> list[str] | None:
     if raw is None:
         return None
     return [part.strip() for part in raw.split(",") if part.strip()]
+
+
+def _describe(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _canonical(name: str) -> str:
+    """A distribution name as PEP 503 compares them."""
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _distribution_name(dist: importlib.metadata.Distribution) -> str:
+    """The distribution's name; ``""`` when its metadata is broken and has none."""
+    name = dist.metadata["Name"]
+    return name if isinstance(name, str) else ""
 
 
 def _discover() -> list[tuple[importlib.metadata.EntryPoint, importlib.metadata.Distribution]]:
@@ -270,12 +341,13 @@ def _discover() -> list[tuple[importlib.metadata.EntryPoint, importlib.metadata.
     for dist in importlib.metadata.distributions():
         for ep in dist.entry_points:
             if ep.group == ENTRY_POINT_GROUP:
-                found.setdefault((ep.name, dist.metadata["Name"], ep.value), (ep, dist))
+                found.setdefault((ep.name, _distribution_name(dist), ep.value), (ep, dist))
 
     def order(
         pair: tuple[importlib.metadata.EntryPoint, importlib.metadata.Distribution],
     ) -> tuple[bool, str, str]:
         ep, dist = pair
-        return (dist.metadata["Name"] != BUILTIN_DISTRIBUTION, ep.name, dist.metadata["Name"])
+        name = _distribution_name(dist)
+        return (name != BUILTIN_DISTRIBUTION, ep.name, name)
 
     return sorted(found.values(), key=order)

@@ -18,10 +18,15 @@ EventSink = Callable[[Any], None]
 """Receives the runtime's typed events (pydantic models); must not block."""
 
 USER_CHANNEL = "user_channel"
+"""Capability: a person can be asked (live or in the next message)."""
 CLARIFY = "clarify"
+"""Capability: a live callback asks the user and awaits the answer."""
 TODO_STORE = "todo_store"
+"""Capability: the session has a todo list store."""
 CREW_RUNNER = "crew_runner"
+"""Capability: the session can run sub-agents."""
 MEMORY_STORE = "memory_store"
+"""Capability: the session has a long-term memory store."""
 
 
 def _discard(event: Any) -> None:

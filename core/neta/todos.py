@@ -8,6 +8,7 @@ content, size limits) is checked by ``apply_todo_changes``; a refused change rai
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable, Sequence
 from typing import Literal, Protocol, get_args, runtime_checkable
 
@@ -57,7 +58,8 @@ class TodoChange(BaseModel):
     id adds a new item (which then needs content).
     """
 
-    model_config = ConfigDict(frozen=True)
+    # Models often send ids as numbers ({"id": 1}); take them as the text they spell.
+    model_config = ConfigDict(frozen=True, coerce_numbers_to_str=True)
 
     id: str = Field(description="A short id, unique in the list (e.g. '1', 'tests').")
     content: str | None = Field(
@@ -129,6 +131,7 @@ class InMemoryTodoStore:
         listed = list(items)
         _check_rules(listed)
         self._snapshot = TodoSnapshot.of(listed, revision)
+        self._lock = threading.Lock()  # tools may run in worker threads
 
     def snapshot(self) -> TodoSnapshot:
         """The current list."""
@@ -136,9 +139,10 @@ class InMemoryTodoStore:
 
     def write(self, changes: Sequence[TodoChange], *, merge: bool = False) -> TodoSnapshot:
         """Apply ``changes`` (see ``apply_todo_changes``); a refused change alters nothing."""
-        items = apply_todo_changes(self._snapshot.items, changes, merge=merge)
-        self._snapshot = TodoSnapshot.of(items, self._snapshot.revision + 1)
-        return self._snapshot
+        with self._lock:
+            items = apply_todo_changes(self._snapshot.items, changes, merge=merge)
+            self._snapshot = TodoSnapshot.of(items, self._snapshot.revision + 1)
+            return self._snapshot
 
     def to_json(self) -> str:
         """The list and its revision as JSON text, for a host to persist."""

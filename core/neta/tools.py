@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import contextvars
 import inspect
+import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -52,7 +56,9 @@ class Tool:
     """A tool instance for one session: a name and the function that runs it.
 
     ``execute`` receives the validated arguments (an instance of the schema's pydantic model)
-    and returns ``str`` or a ``ToolResult``, synchronously or as a coroutine.
+    and returns ``str`` or a ``ToolResult``, synchronously or as a coroutine. A plain
+    (synchronous) function runs in a worker thread, so a slow one stalls neither the event
+    loop nor its timeout; events it emits still reach the host on the loop.
 
     Attributes:
         name: must equal the name of a schema in the catalog.
@@ -69,15 +75,57 @@ class Tool:
     timeout: float | None = None
     session_guidance: str = ""
 
+    @property
+    def runs_in_thread(self) -> bool:
+        """Whether ``execute`` is a plain function (run in a worker thread), not a coroutine."""
+        return not inspect.iscoroutinefunction(self.execute)
+
     async def invoke(self, args: BaseModel) -> ToolResult:
-        """Run ``execute`` with validated arguments and normalise its return value."""
-        outcome = self.execute(args)
+        """Run ``execute`` with validated arguments and normalise its return value.
+
+        A plain function runs in a daemon thread: when the call is abandoned (a timeout, a
+        cancelled run) the thread finishes on its own but never holds the process open.
+        """
+        if self.runs_in_thread:
+            outcome = await _in_thread(self.execute, args)
+        else:
+            outcome = self.execute(args)
         if inspect.isawaitable(outcome):
             outcome = await outcome
         if isinstance(outcome, ToolResult):
+            if not isinstance(outcome.content, str):
+                raise TypeError(
+                    f"tool {self.name!r} returned a ToolResult whose content is "
+                    f"{type(outcome.content).__name__}; expected str"
+                )
             return outcome
         if isinstance(outcome, str):
             return ToolResult(content=outcome)
         raise TypeError(
             f"tool {self.name!r} returned {type(outcome).__name__}; expected str or ToolResult"
         )
+
+
+async def _in_thread(function: Callable[[Any], Any], argument: Any) -> Any:
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[Any] = loop.create_future()
+    context = contextvars.copy_context()
+
+    def settle(outcome: Any, error: BaseException | None) -> None:
+        if done.cancelled():
+            return
+        if error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(outcome)
+
+    def work() -> None:
+        try:
+            outcome, error = context.run(function, argument), None
+        except BaseException as exc:  # handed to the awaiting task, which decides
+            outcome, error = None, exc
+        with contextlib.suppress(RuntimeError):  # the loop closed while the call ran on
+            loop.call_soon_threadsafe(settle, outcome, error)
+
+    threading.Thread(target=work, name="neta-tool", daemon=True).start()
+    return await done

@@ -1,5 +1,8 @@
+from collections.abc import Callable
+from typing import Literal
+
 import pytest
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import neta
 
@@ -94,3 +97,44 @@ def test_openai_strict_export_tightens_nested_models_too():
     assert item["additionalProperties"] is False
     assert item["required"] == ["id", "note"]
     assert item["properties"]["note"]["type"] == ["string", "null"]
+
+
+class Choice(BaseModel):
+    question: str
+    default: str = Field("yes", description="The answer when nobody replies.")
+    mode: Literal["fast", "careful"] = "fast"
+
+
+def test_openai_strict_export_keeps_an_argument_named_default():
+    params = neta.ToolSchema(name="c", toolset="t", description="d", args=Choice).parameters(
+        strict=True
+    )
+    assert set(params["properties"]) == {"question", "default", "mode"}
+    assert params["required"] == ["question", "default", "mode"]
+    assert params["properties"]["default"]["type"] == ["string", "null"]
+
+
+def test_openai_strict_export_lets_an_optional_enum_be_null():
+    mode = schema_for(Choice)["properties"]["mode"]
+    assert {"type": "null"} in mode["anyOf"]
+    assert {"enum": ["fast", "careful"], "type": "string"} in mode["anyOf"]
+
+
+def schema_for(model):
+    return neta.ToolSchema(name="c", toolset="t", description="d", args=model).parameters(
+        strict=True
+    )
+
+
+class Opaque(BaseModel):
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+    hook: Callable[[], None] | None = None
+
+
+def test_arguments_without_a_json_schema_are_refused_at_registration_naming_the_plugin():
+    catalog = neta.Catalog()
+    bad = neta.ToolSchema(name="opaque", toolset="t", description="d", args=Opaque)
+    with pytest.raises(neta.PluginError, match="arguments have no JSON schema") as caught:
+        catalog.register_schema(bad, plugin="gadgets")
+    assert caught.value.plugin == "gadgets"
+    assert "opaque" not in catalog

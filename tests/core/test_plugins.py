@@ -237,3 +237,92 @@ def test_two_distributions_with_the_same_entry_point_name_are_reported(plugin_di
     [problem] = pm.problems
     assert "'neta-tools-twin-b' declares the same entry-point name" in str(problem)
     assert "kept the one from 'neta-tools-twin-a'" in str(problem)
+
+
+def test_distribution_without_metadata_name_is_reported_not_a_crash(plugin_dir):
+    nameless = plugin_dir.root / "nameless-0.1.dist-info"
+    nameless.mkdir()
+    (nameless / "entry_points.txt").write_text("[neta]\ntwin = neta_tmp_nameless\n")
+    plugin_dir.add(
+        "neta-tools-twin", "neta_tmp_twin", echo_source("twin", "twinset"), entry_name="twin"
+    )
+    pm = neta.create_plugin_manager(allow=["twin"])
+    assert pm.info("twin").distribution == "neta-tools-twin"
+    assert "twin" in pm.catalog()
+    [problem] = pm.problems
+    assert "entry point neta:twin = neta_tmp_nameless" in str(problem)
+    assert "failed to load: ModuleNotFoundError" in str(problem)
+
+
+def test_plugin_calling_sys_exit_at_import_is_reported_and_the_others_load(plugin_dir):
+    plugin_dir.add("neta-tools-exits", "neta_tmp_exits", "import sys\nsys.exit('usage: ...')\n")
+    plugin_dir.add("neta-tools-stays", "neta_tmp_stays", echo_source("stays", "staysset"))
+    pm = neta.create_plugin_manager(allow=["neta_tmp_exits", "neta_tmp_stays"])
+    assert "stays" in pm.catalog()
+    [problem] = pm.problems
+    assert problem.plugin == "neta_tmp_exits"
+    assert "failed to load: SystemExit: usage: ..." in str(problem)
+
+
+def test_hook_calling_sys_exit_is_reported_naming_the_plugin(make_pm):
+    class Exits:
+        @neta.hookimpl
+        def neta_toolsets(self):
+            raise SystemExit(3)
+
+    pm = make_pm(echo=Echo(), exits=Exits())
+    assert [s.name for s in pm.toolset_specs()] == ["echoer"]
+    [problem] = pm.problems
+    assert str(problem) == "plugin 'exits': neta_toolsets() raised SystemExit: 3"
+
+
+def test_load_and_disable_lists_match_distribution_names_however_spelled(plugin_dir, monkeypatch):
+    plugin_dir.add("neta-tools-spelled", "neta_tmp_spelled", echo_source("spelled", "spellset"))
+    monkeypatch.setenv("NETA_LOAD_PLUGINS", "Neta_Tools.Spelled")
+    assert "spelled" in neta.create_plugin_manager().catalog()
+    monkeypatch.setenv("NETA_DISABLE_PLUGINS", "neta_tools_spelled")
+    assert not neta.create_plugin_manager().has_plugin("neta_tmp_spelled")
+
+
+def test_load_list_naming_nothing_installed_is_reported_with_a_suggestion(plugin_dir, monkeypatch):
+    plugin_dir.add("neta-tools-robin", "neta_tmp_robin", echo_source("robin", "robins"))
+    monkeypatch.setenv("NETA_LOAD_PLUGINS", "neta_tmp_robni")
+    pm = neta.create_plugin_manager()
+    assert pm.plugin_infos() == []
+    [problem] = pm.problems
+    assert problem.plugin == "neta_tmp_robni"
+    assert "NETA_LOAD_PLUGINS" in str(problem)
+    assert "did you mean 'neta_tmp_robin'" in str(problem)
+
+
+def test_import_failure_keeps_its_exception_as_the_cause(plugin_dir):
+    plugin_dir.add("neta-tools-cause", "neta_tmp_cause", "raise KeyError('deep inside')\n")
+    pm = neta.create_plugin_manager(allow=["neta_tmp_cause"])
+    [problem] = pm.problems
+    assert isinstance(problem.__cause__, KeyError)
+    assert problem.__cause__.__traceback__ is not None
+
+
+def test_tool_whose_arguments_have_no_json_schema_is_left_out_and_reported(make_pm, session):
+    from collections.abc import Callable
+
+    from pydantic import ConfigDict
+
+    class OpaqueArgs(BaseModel):
+        model_config = ConfigDict(arbitrary_types_allowed=True)
+        hook: Callable[[], None]
+
+    class Opaque(Echo):
+        @neta.hookimpl
+        def neta_tools(self):
+            return [
+                *super().neta_tools(),
+                neta.ToolSchema(name="opaque", toolset="echoer", description="?", args=OpaqueArgs),
+            ]
+
+    pm = make_pm(echo=Opaque())
+    assert [s.name for s in pm.catalog()] == ["echo"]
+    [problem] = pm.problems
+    assert problem.plugin == "echo"
+    assert "tool 'opaque': its arguments have no JSON schema" in str(problem)
+    assert list(neta.build_session_tools(pm, session, ["echoer"])) == ["echo"]

@@ -30,3 +30,66 @@ def test_every_public_class_of_the_core_modules_is_exported():
                 and not name.startswith("_")
             ):
                 assert name in neta.__all__, f"{module.__name__}.{name} is not exported"
+
+
+CORE_MODULES = [
+    "neta.catalog",
+    "neta.errors",
+    "neta.events",
+    "neta.hookspecs",
+    "neta.messages",
+    "neta.plugins",
+    "neta.session",
+    "neta.session_tools",
+    "neta.suggest",
+    "neta.tools",
+    "neta.toolsets",
+    "neta.truncation",
+    "neta.providers.base",
+    "neta.providers.openai_compat",
+    "neta.providers.registry",
+    "neta.providers.scripted",
+    "neta.runtime.agent",
+    "neta.runtime.attempt",
+    "neta.runtime.prompt_builder",
+    "neta.runtime.prompt_guidance",
+    "neta.cli.app",
+    "neta.cli.context",
+    "neta.cli.demo_cmd",
+    "neta.cli.plugins_cmd",
+    "neta.cli.prompt_cmd",
+    "neta.cli.render",
+    "neta.cli.run_cmd",
+    "neta.cli.tools_cmd",
+    "neta.cli.toolsets_cmd",
+]
+
+
+def undocumented_constants(module_name):
+    import ast
+    import importlib
+
+    module = importlib.import_module(module_name)
+    tree = ast.parse(inspect.getsource(module))
+    missing = []
+    for statement, following in zip(tree.body, [*tree.body[1:], None], strict=True):
+        if isinstance(statement, ast.Assign):
+            targets = [t.id for t in statement.targets if isinstance(t, ast.Name)]
+        elif isinstance(statement, ast.AnnAssign) and isinstance(statement.target, ast.Name):
+            targets = [statement.target.id]
+        else:
+            continue
+        documented = (
+            isinstance(following, ast.Expr)
+            and isinstance(following.value, ast.Constant)
+            and isinstance(following.value.value, str)
+        )
+        missing += [
+            f"{module_name}.{t}" for t in targets if not t.startswith("_") and not documented
+        ]
+    return missing
+
+
+def test_every_public_constant_of_the_core_has_a_docstring():
+    missing = [name for module in CORE_MODULES for name in undocumented_constants(module)]
+    assert missing == []

@@ -1,10 +1,13 @@
 """The todo store: replacing and merging lists, the rules, snapshots and persistence."""
 
 import json
+import threading
+import time
 
 import pytest
 
 import neta
+import neta.todos
 from neta import InMemoryTodoStore, TodoChange, TodoItem
 
 
@@ -171,3 +174,34 @@ def test_apply_todo_changes_leaves_the_current_list_alone():
     result = neta.apply_todo_changes(current, [change("a", status="completed")], merge=True)
     assert result[0].status == "completed"
     assert current[0].status == "pending"
+
+
+def test_numeric_ids_from_a_model_are_taken_as_text_and_merge_with_the_same_item():
+    store = InMemoryTodoStore()
+    store.write([TodoChange.model_validate_json('{"id": 1, "content": "Read"}')])
+    snapshot = store.write(
+        [TodoChange.model_validate_json('{"id": 1, "status": "completed"}')], merge=True
+    )
+    assert [(item.id, item.status) for item in snapshot.items] == [("1", "completed")]
+
+
+def test_writes_from_several_threads_lose_no_change(monkeypatch):
+    applying = neta.todos.apply_todo_changes
+
+    def slow_apply(*args, **kwargs):
+        time.sleep(0.02)  # widen the read-modify-write window
+        return applying(*args, **kwargs)
+
+    monkeypatch.setattr(neta.todos, "apply_todo_changes", slow_apply)
+    store = InMemoryTodoStore()
+    threads = [
+        threading.Thread(target=plan, args=(store, (str(n), f"Step {n}")), kwargs={"merge": True})
+        for n in range(8)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    snapshot = store.snapshot()
+    assert sorted(item.id for item in snapshot.items) == [str(n) for n in range(8)]
+    assert snapshot.revision == 8

@@ -28,6 +28,7 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+"""The root ``neta`` command; plugins add commands through ``neta_commands``."""
 app.command("demo")(demo_cmd.demo)
 app.command("run")(run_cmd.run)
 app.command("chat")(run_cmd.chat)
@@ -41,10 +42,25 @@ app.add_typer(tools_cmd.tools_app, name="tools")
 
 @dataclass
 class CliState:
-    """What every command can reach through ``ctx.obj``."""
+    """What every command can reach through ``ctx.obj``.
+
+    Attributes:
+        pm: the plugin manager of this invocation.
+        debug: whether ``--debug`` was given.
+        reported: how many of ``pm.problems`` have been shown already.
+    """
 
     pm: NetaPluginManager
     debug: bool = False
+    reported: int = 0
+
+    def report_problems(self) -> None:
+        """Show the plugin problems not shown yet, one ``Warning:`` line each."""
+        for problem in self.pm.problems[self.reported :]:
+            if self.debug and problem.__cause__ is not None:
+                traceback.print_exception(problem.__cause__)
+            typer.echo(f"Warning: {problem}", err=True)
+        self.reported = len(self.pm.problems)
 
 
 @app.callback()
@@ -58,12 +74,13 @@ def main(argv: list[str] | None = None) -> None:
     """Run the command line with ``argv`` (default: ``sys.argv[1:]``) and exit."""
     args = list(sys.argv[1:] if argv is None else argv)
     debug = "--debug" in args
+    _tolerate_unencodable_output()
     code = 0
-    pm: NetaPluginManager | None = None
+    state: CliState | None = None
     try:
-        pm = create_plugin_manager()
-        pm.notify("neta_commands", app=app)
-        app(args=args, prog_name="neta", obj=CliState(pm, debug))
+        state = CliState(create_plugin_manager(), debug)
+        state.pm.notify("neta_commands", app=app)
+        app(args=args, prog_name="neta", obj=state)
     except SystemExit as exc:  # typer's standalone mode ends every run this way
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     except NetaError as exc:
@@ -73,9 +90,17 @@ def main(argv: list[str] | None = None) -> None:
     except Exception as exc:
         code = _report(exc, debug, code=1)
     finally:
-        for problem in pm.problems if pm is not None else ():
-            typer.echo(f"Warning: {problem}", err=True)
+        if state is not None:
+            state.report_problems()
     raise SystemExit(code)
+
+
+def _tolerate_unencodable_output() -> None:
+    """Show ``?`` for characters the terminal's encoding lacks, rather than fail on them."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None and getattr(stream, "errors", "strict") == "strict":
+            reconfigure(errors="replace")
 
 
 def _report(exc: BaseException, debug: bool, *, code: int) -> int:

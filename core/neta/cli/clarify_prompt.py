@@ -1,13 +1,16 @@
 """The terminal's clarify callback: show the question and its numbered choices, read an answer.
 
-Input is read in a worker thread (``asyncio.to_thread``) so the event loop keeps running while
-the user thinks. On a terminal the thread polls, so when the wait is abandoned (the clarify
-timeout, Ctrl-C) it stops instead of swallowing the next line the user types.
+Input is read in a daemon thread so the event loop keeps running while the user thinks. On a
+terminal the thread polls, so when the wait is abandoned (the clarify timeout, Ctrl-C) it stops
+instead of swallowing the next line the user types. Other input (a pipe) cannot be polled
+reliably, so an abandoned read there may linger; being a daemon thread, it never keeps the
+process from exiting. Closed or missing input counts as the end of input.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import select
 import sys
@@ -61,26 +64,63 @@ def terminal_clarify(*, console: Console | None = None, stdin: TextIO | None = N
 
 def _pick(text: str, choices: list[str]) -> str:
     """The choice numbered ``text``, or ``text`` itself when it is not such a number."""
-    if text.isdigit() and 1 <= int(text) <= len(choices):
+    if text.isdecimal() and len(text) <= 4 and 1 <= int(text) <= len(choices):
         return choices[int(text) - 1]
     return text
 
 
-async def _read_line(stream: TextIO) -> str | None:
+async def _read_line(stream: TextIO | None) -> str | None:
     """The next line of ``stream`` without its newline; ``None`` at end of input."""
+    if stream is None:
+        return None
+    loop = asyncio.get_running_loop()
+    line: asyncio.Future[str | None] = loop.create_future()
     stop = threading.Event()
+
+    def read() -> None:
+        try:
+            outcome = _blocking_read_line(stream, stop)
+        except BaseException as exc:  # handed to the waiting coroutine, which raises it
+            _deliver(loop, line, None, exc)
+        else:
+            _deliver(loop, line, outcome, None)
+
+    threading.Thread(target=read, name="neta-clarify-input", daemon=True).start()
     try:
-        return await asyncio.to_thread(_blocking_read_line, stream, stop)
+        return await line
     finally:
         stop.set()
 
 
+def _deliver(
+    loop: asyncio.AbstractEventLoop,
+    future: asyncio.Future[str | None],
+    line: str | None,
+    error: BaseException | None,
+) -> None:
+    """Settle ``future`` from the reading thread, unless the wait was abandoned meanwhile."""
+
+    def settle() -> None:
+        if future.done():
+            return
+        if error is not None:
+            future.set_exception(error)
+        else:
+            future.set_result(line)
+
+    with contextlib.suppress(RuntimeError):  # the loop is closed: nobody waits any more
+        loop.call_soon_threadsafe(settle)
+
+
 def _blocking_read_line(stream: TextIO, stop: threading.Event) -> str | None:
-    if _pollable(stream):
-        while not select.select([stream], [], [], _POLL_SECONDS)[0]:
-            if stop.is_set():
-                return None
-    line = stream.readline()
+    try:
+        if _pollable(stream):
+            while not select.select([stream], [], [], _POLL_SECONDS)[0]:
+                if stop.is_set():
+                    return None
+        line = stream.readline()
+    except (OSError, ValueError):  # closed, hung up or unreadable: no more input
+        return None
     return line.rstrip("\r\n") if line else None
 
 

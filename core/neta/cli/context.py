@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,9 +22,34 @@ def plugin_manager(ctx: typer.Context) -> NetaPluginManager:
     return pm
 
 
+def report_problems(ctx: typer.Context) -> None:
+    """Show the plugin problems met so far now, rather than when the command ends.
+
+    For long-running commands (``chat``, ``run``): a broken plugin is worth knowing about
+    before the conversation starts. Each problem is still shown once.
+    """
+    ctx.find_root().obj.report_problems()
+
+
 def echo_json(value: Any) -> None:
-    """Print ``value`` as indented JSON on standard output."""
-    typer.echo(json.dumps(value, indent=2, ensure_ascii=False))
+    """Print ``value`` as indented JSON on standard output.
+
+    Non-ASCII text is written as is when standard output can encode it, escaped otherwise,
+    so the JSON stays valid and lossless on any terminal. A value JSON has no type for
+    (a path, a date in a tool's ``data``) is written as its text.
+    """
+    text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    if not _encodable(text):
+        text = json.dumps(value, indent=2, default=str)
+    typer.echo(text)
+
+
+def _encodable(text: str) -> bool:
+    try:
+        text.encode(getattr(sys.stdout, "encoding", None) or "utf-8")
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
 
 
 def cli_agent(
@@ -46,6 +74,14 @@ def cli_agent(
     )
 
 
-def cli_session(pm: NetaPluginManager, workspace: Path | None, **options: Any) -> AgentSession:
-    """A new session of ``cli_agent(pm, workspace, **options)``."""
-    return cli_agent(pm, workspace, **options).new_session()
+@contextlib.contextmanager
+def cli_session(
+    pm: NetaPluginManager, workspace: Path | None, **options: Any
+) -> Iterator[AgentSession]:
+    """A new session of ``cli_agent(pm, workspace, **options)``, ended (plugins told) on exit."""
+    agent = cli_agent(pm, workspace, **options)
+    session = agent.new_session()
+    try:
+        yield session
+    finally:
+        agent.end_session(session)

@@ -17,6 +17,7 @@ from typing import Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 
 from neta.cli.context import plugin_manager
 from neta.cli.render import EventRenderer
@@ -33,12 +34,15 @@ def greet(name):
         return "Hello, stranger!"
     return "Hello, " + name
 '''
+"""The file the demo fixes: its greeting lacks an exclamation mark."""
 
 # The model's copy of the function uses two-space indentation; the file uses four.
 OLD = 'def greet(name):\n  if not name:\n      return "Hello, stranger!"\n  return "Hello, " + name'
+"""The scripted model's copy of the function, indented differently from the file."""
 NEW = (
     'def greet(name):\n  if not name:\n      return "Hello, stranger!"\n  return f"Hello, {name}!"'
 )
+"""The same function with the fix, in the model's indentation."""
 
 
 def _plan(*statuses: str) -> dict[str, Any]:
@@ -89,16 +93,17 @@ def demo(
     console = Console(highlight=False)
     workspace = Path(tempfile.mkdtemp(prefix="neta-demo-"))
     try:
-        result = _run_demo(ctx, workspace, console)
+        worked = _run_demo(ctx, workspace, console)
     finally:
         if keep:
             console.print(f"workspace kept: {workspace}")
         else:
             shutil.rmtree(workspace, ignore_errors=True)
-    raise typer.Exit(0 if result.outcome == "completed" else 1)
+    raise typer.Exit(0 if worked else 1)
 
 
-def _run_demo(ctx: typer.Context, workspace: Path, console: Console) -> RunResult:
+def _run_demo(ctx: typer.Context, workspace: Path, console: Console) -> bool:
+    """Run the scripted task; report it; whether the run completed and every step worked."""
     (workspace / "app").mkdir()
     (workspace / "app" / "greeting.py").write_text(GREETING)
     pm = plugin_manager(ctx)
@@ -125,15 +130,27 @@ def _run_demo(ctx: typer.Context, workspace: Path, console: Console) -> RunResul
     task = "Fix the greeting in app/greeting.py."
     result = asyncio.run(agent.run(task, session=session, on_event=EventRenderer(console)))
     agent.end_session(session)
-    patched = next(
-        (e for e in result.events if isinstance(e, ToolResultEvent) and e.name == "patch"), None
-    )
+    return _report(result, console)
+
+
+def _report(result: RunResult, console: Console) -> bool:
+    # The script goes on whatever its tools return, so its last words prove nothing: a step
+    # that failed (no bash on this machine, say) makes the demo fail, naming the step.
+    results = [e for e in result.events if isinstance(e, ToolResultEvent)]
+    failed = [e for e in results if e.is_error]
+    patched = next((e for e in results if e.name == "patch" and not e.is_error), None)
     console.print()
-    if patched is not None and not patched.is_error:
+    if patched is not None:
         console.print(
             f"patch matched with the [bold]{patched.data['strategy']}[/] strategy "
             f"(lines {patched.data['start_line']}-{patched.data['end_line']}), "
             "re-indented to the file's four spaces."
         )
+    for event in failed:
+        first_line = (event.content.splitlines() or [""])[0]
+        console.print(f"[red]step failed:[/] {escape(event.name)}: {escape(first_line)}")
+    if failed:
+        console.print(f"demo failed: {len(failed)} of {len(results)} tool calls did not work")
+        return False
     console.print(f"outcome: {result.outcome}, {result.turns} model turns")
-    return result
+    return result.outcome == "completed"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from neta.cli.context import echo_json, plugin_manager
@@ -32,5 +33,6 @@ def plugins(
     table = Table("plugin", "version", "kind", "hooks", box=None)
     for info in pm.plugin_infos():
         kind = "built-in" if info.builtin else "third-party"
-        table.add_row(info.name, info.version or "-", kind, ", ".join(pm.hook_names(info.name)))
+        cells = (info.name, info.version or "-", kind, ", ".join(pm.hook_names(info.name)))
+        table.add_row(*(escape(cell) for cell in cells))
     Console().print(table if rows else "No plugins loaded.")

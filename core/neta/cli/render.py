@@ -36,13 +36,14 @@ class EventRenderer:
         )
         if isinstance(event, TextDelta):
             if self.show_text and not prefix:
-                self.console.print(escape(event.text), end="")
+                self.console.out(event.text, end="", highlight=False)  # verbatim, unwrapped
                 self._in_text = True
             return
         self._end_text()
         if isinstance(event, ToolCallStart):
             self.console.print(
-                f"{prefix}[cyan]→ {event.name}[/] [dim]{escape(_short(event.arguments, 160))}[/]"
+                f"{prefix}[cyan]→ {escape(event.name)}[/] "
+                f"[dim]{escape(_short(event.arguments, 160))}[/]"
             )
         elif isinstance(event, ToolResultEvent):
             mark = "[red]✗[/]" if event.is_error else "[green]✓[/]"

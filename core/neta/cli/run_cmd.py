@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import json
 import sys
 from pathlib import Path
 
 import typer
 
-from neta.cli.context import plugin_manager
+from neta.cli.context import echo_json, plugin_manager, report_problems
 from neta.cli.render import EventRenderer
 from neta.runtime.agent import Agent, AgentSession, RunResult
 
@@ -17,15 +16,25 @@ EXIT_CODES = {"completed": 0, "awaiting_input": 3}
 """Exit status per outcome; every other outcome exits 1."""
 
 ProviderOpt = typer.Option("openai", "--provider", "-p", help="Model provider.")
+"""``--provider``: the model provider's name."""
 ModelOpt = typer.Option("", "--model", "-m", help="Model name.")
+"""``--model``: the model name."""
 BaseUrlOpt = typer.Option(None, "--base-url", help="OpenAI-compatible API root (…/v1).")
+"""``--base-url``: an OpenAI-compatible API root."""
 ApiKeyOpt = typer.Option(None, "--api-key", help="API key (default: OPENAI_API_KEY).")
+"""``--api-key``: the API key."""
 ScriptOpt = typer.Option(None, "--script", help="JSON script for the scripted provider.")
+"""``--script``: the scripted provider's JSON script."""
 WorkspaceOpt = typer.Option(None, "--workspace", "-w", help="Workspace root (default: cwd).")
+"""``--workspace``: the workspace root."""
 ToolsetOpt = typer.Option([], "--toolset", "-t", help="Request a toolset (repeatable).")
+"""``--toolset``: a toolset to request (repeatable)."""
 DenyOpt = typer.Option([], "--deny", help="Deny a toolset (repeatable).")
+"""``--deny``: a toolset to deny (repeatable)."""
 MaxTurnsOpt = typer.Option(50, "--max-turns", min=1, help="Model turns before stopping.")
+"""``--max-turns``: model turns before the run stops."""
 NoInputOpt = typer.Option(False, "--no-input", help="Never ask the user; clarify degrades.")
+"""``--no-input``: never ask the user."""
 
 
 def build_agent(
@@ -76,13 +85,16 @@ def run(
     agent = build_agent(
         ctx, provider, model, base_url, api_key, script, workspace, toolset, deny, max_turns
     )
-    interactive = not no_input and not as_json and sys.stdin.isatty()
+    interactive = not no_input and not as_json and _stdin_is_a_terminal()
     session = new_terminal_session(agent, interactive=interactive)
+    report_problems(ctx)
     renderer = None if as_json else EventRenderer()
-    result = asyncio.run(agent.run(prompt, session=session, on_event=renderer))
-    agent.end_session(session)
+    try:
+        result = asyncio.run(agent.run(prompt, session=session, on_event=renderer))
+    finally:
+        agent.end_session(session)
     if as_json:
-        typer.echo(json.dumps(result_json(result), indent=2, ensure_ascii=False))
+        echo_json(result_json(result))
     else:
         show_outcome(result)
     raise typer.Exit(EXIT_CODES.get(result.outcome, 1))
@@ -105,6 +117,7 @@ def chat(
         ctx, provider, model, base_url, api_key, script, workspace, toolset, deny, max_turns
     )
     session = new_terminal_session(agent, interactive=True)
+    report_problems(ctx)
     try:
         asyncio.run(_chat_loop(agent, session))
     finally:
@@ -114,6 +127,8 @@ def chat(
 async def _chat_loop(agent: Agent, session: AgentSession) -> None:
     renderer = EventRenderer()
     while True:
+        if sys.stdin is None:  # started with standard input closed: nothing will be said
+            return
         try:
             line = await asyncio.to_thread(input, "you> ")
         except EOFError:
@@ -125,6 +140,10 @@ async def _chat_loop(agent: Agent, session: AgentSession) -> None:
             continue
         result = await agent.run(line, session=session, on_event=renderer)
         show_outcome(result)
+
+
+def _stdin_is_a_terminal() -> bool:
+    return sys.stdin is not None and sys.stdin.isatty()  # None: started with stdin closed
 
 
 def new_terminal_session(agent: Agent, *, interactive: bool) -> AgentSession:
@@ -145,6 +164,8 @@ def show_outcome(result: RunResult) -> None:
         typer.echo(f"\n{result.text}\n(answer with your next message)")
     elif result.outcome != "completed":
         typer.echo(f"Run ended: {result.outcome}: {result.reason}", err=True)
+    elif result.reason:  # completed, but not cleanly (a reply cut off at the token limit)
+        typer.echo(f"Note: {result.reason}", err=True)
 
 
 def result_json(result: RunResult) -> dict[str, object]:
@@ -156,5 +177,5 @@ def result_json(result: RunResult) -> dict[str, object]:
         "reason": result.reason,
         "turns": result.turns,
         "usage": result.usage.model_dump(),
-        "events": [e.model_dump() for e in result.events],
+        "events": [e.model_dump(mode="json", fallback=str) for e in result.events],
     }

@@ -8,12 +8,14 @@ from pathlib import Path
 import typer
 from pydantic import ValidationError
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from neta.cli.context import cli_session, echo_json, plugin_manager
 from neta.errors import ConfigError, NetaError
 
 tools_app = typer.Typer(help="List, inspect and call tools.", no_args_is_help=True)
+"""The ``neta tools`` command group: list, show, call."""
 
 
 @tools_app.command("list")
@@ -25,7 +27,8 @@ def list_tools(
     """List the registered tools, their toolset and plugin, and whether a session gets them."""
     pm = plugin_manager(ctx)
     catalog = pm.catalog()
-    resolution = cli_session(pm, None).toolsets
+    with cli_session(pm, None) as session:
+        resolution = session.toolsets
     if toolset is not None:
         resolution.decision(toolset)  # an unknown name fails here, with suggestions
     schemas = [s for s in catalog if toolset is None or s.toolset == toolset]
@@ -47,7 +50,8 @@ def list_tools(
     for s in schemas:
         on = "yes" if s.toolset in resolution.enabled else "no"
         summary = s.description.splitlines()[0]
-        table.add_row(s.name, s.toolset, catalog.plugin_of(s.name), on, summary)
+        cells = (s.name, s.toolset, catalog.plugin_of(s.name), on, summary)
+        table.add_row(*(escape(cell) for cell in cells))
     Console().print(table if schemas else "No tools registered.")
 
 
@@ -79,13 +83,13 @@ def call_tool(
         validated = schema.args.model_validate_json(args)
     except ValidationError as exc:
         raise ConfigError(f"invalid arguments for {name!r}: {_first_error(exc)}") from None
-    session = cli_session(pm, workspace, toolsets=[schema.toolset])
-    decision = session.toolsets.decision(schema.toolset)
-    if not decision.enabled:
-        raise ConfigError(f"toolset {schema.toolset!r} is off here: {decision.reason}")
-    if name not in session.tools:
-        raise NetaError(f"tool {name!r} could not be built for this session (see warnings)")
-    result = asyncio.run(session.tools[name].tool.invoke(validated))
+    with cli_session(pm, workspace, toolsets=[schema.toolset]) as session:
+        decision = session.toolsets.decision(schema.toolset)
+        if not decision.enabled:
+            raise ConfigError(f"toolset {schema.toolset!r} is off here: {decision.reason}")
+        if name not in session.tools:
+            raise NetaError(f"tool {name!r} could not be built for this session (see warnings)")
+        result = asyncio.run(session.tools[name].tool.invoke(validated))
     typer.echo(result.content)
     if result.is_error:
         raise typer.Exit(1)

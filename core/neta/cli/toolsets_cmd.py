@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 from neta.cli.context import cli_session, echo_json, plugin_manager
@@ -17,7 +18,8 @@ def toolsets(
 ) -> None:
     """Show every toolset, on or off for a terminal session, and the reason."""
     pm = plugin_manager(ctx)
-    resolution = cli_session(pm, None, toolsets=toolset, deny=deny).toolsets
+    with cli_session(pm, None, toolsets=toolset, deny=deny) as session:
+        resolution = session.toolsets
     catalog = pm.catalog()
     specs = {spec.name: spec for spec in pm.toolset_specs()}
     rows = [
@@ -36,5 +38,6 @@ def toolsets(
     table = Table("toolset", "state", "why", "tools", box=None)
     for d in resolution.decisions:
         state = "[green]on[/]" if d.enabled else "[dim]off[/]"
-        table.add_row(d.name, state, d.reason, ", ".join(catalog.tool_names([d.name])) or "-")
+        tools = ", ".join(catalog.tool_names([d.name])) or "-"
+        table.add_row(escape(d.name), state, escape(d.reason), escape(tools))
     Console().print(table if rows else "No toolsets: no plugin announces any.")

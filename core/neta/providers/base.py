@@ -37,11 +37,20 @@ class ModelRequest:
 
 @dataclass(frozen=True)
 class ModelResponse:
-    """A provider's answer for one turn: text, tool calls, or both."""
+    """A provider's answer for one turn: text, tool calls, or both.
+
+    Attributes:
+        text: the reply text.
+        tool_calls: the tool calls, in the order the model made them.
+        usage: tokens used, when the provider reports them.
+        finish_reason: why the reply stopped, in Chat Completions terms (``stop``,
+            ``tool_calls``, ``length``: cut at the output token limit, ``content_filter``).
+    """
 
     text: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
     usage: Usage | None = None
+    finish_reason: str | None = None
 
 
 @runtime_checkable

@@ -3,11 +3,18 @@
 Works with OpenAI and with local servers that speak the same API (Ollama, vLLM, llama.cpp
 server). Base URL and key come from options or ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``. The SDK
 retries 429 and 5xx responses and dropped connections with exponential backoff.
+
+Servers that call themselves compatible bend the protocol in small ways; what is tolerated:
+streamed tool-call fragments without an ``index`` (told apart by their ids), several calls sent
+at the same index with different ids, a call's name repeated in every fragment, calls without
+ids, chunks without choices or without a delta. Whatever fails mid-stream (an error event, a
+malformed chunk, a broken connection) is a ``ProviderError``.
 """
 
 from __future__ import annotations
 
 import os
+import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -83,6 +90,10 @@ class OpenAIProvider:
             ) from exc
         except openai.APIConnectionError as exc:
             raise ProviderError(f"cannot reach the model API: {exc}", retryable=True) from exc
+        except openai.OpenAIError as exc:  # e.g. an error event in the middle of a stream
+            raise ProviderError(f"model API failed: {_short(str(exc))}") from exc
+        except ValueError as exc:  # a chunk that is not JSON
+            raise ProviderError(f"model API sent a malformed reply: {_short(str(exc))}") from exc
 
     async def _whole(
         self, client: openai.AsyncOpenAI, params: dict[str, Any], on_text: TextSink
@@ -90,15 +101,23 @@ class OpenAIProvider:
         completion = await client.chat.completions.create(**params)
         if not completion.choices:
             raise ProviderError("model API returned no choices")
-        message = completion.choices[0].message
+        choice = completion.choices[0]
+        message = choice.message
         text = message.content or ""
         if text:
             on_text(text)
-        calls = [
-            ToolCall(id=c.id, name=c.function.name, arguments=c.function.arguments or "")
-            for c in message.tool_calls or []
-            if c.type == "function"
-        ]
+        calls = []
+        for raw in message.tool_calls or []:
+            function = getattr(raw, "function", None)
+            if getattr(raw, "type", None) not in (None, "function") or function is None:
+                continue  # a kind of tool call this runtime does not offer
+            calls.append(
+                ToolCall(
+                    id=getattr(raw, "id", None) or _new_call_id(),
+                    name=getattr(function, "name", None) or "",
+                    arguments=getattr(function, "arguments", None) or "",
+                )
+            )
         usage = completion.usage
         return ModelResponse(
             text=text,
@@ -106,6 +125,7 @@ class OpenAIProvider:
             usage=Usage(input_tokens=usage.prompt_tokens, output_tokens=usage.completion_tokens)
             if usage
             else None,
+            finish_reason=getattr(choice, "finish_reason", None),
         )
 
     async def _streamed(
@@ -115,29 +135,28 @@ class OpenAIProvider:
             **params, stream=True, stream_options={"include_usage": True}
         )
         text: list[str] = []
-        calls: dict[int, _PartialCall] = {}
+        calls = _CallAssembler()
         usage: Usage | None = None
-        async for chunk in stream:
-            if chunk.usage is not None:
-                usage = Usage(
-                    input_tokens=chunk.usage.prompt_tokens,
-                    output_tokens=chunk.usage.completion_tokens,
-                )
-            for choice in chunk.choices:
-                delta = choice.delta
-                if delta.content:
-                    text.append(delta.content)
-                    on_text(delta.content)
-                for part in delta.tool_calls or []:
-                    partial = calls.setdefault(part.index, _PartialCall())
-                    partial.id = part.id or partial.id
-                    if part.function is not None:
-                        partial.name += part.function.name or ""
-                        partial.arguments.append(part.function.arguments or "")
+        finish_reason: str | None = None
+        async with stream:  # closed at once when the run is cancelled mid-stream
+            async for chunk in stream:
+                if getattr(chunk, "usage", None) is not None:
+                    usage = Usage(
+                        input_tokens=chunk.usage.prompt_tokens or 0,
+                        output_tokens=chunk.usage.completion_tokens or 0,
+                    )
+                for choice in getattr(chunk, "choices", None) or []:
+                    finish_reason = getattr(choice, "finish_reason", None) or finish_reason
+                    delta = getattr(choice, "delta", None)
+                    if delta is None:
+                        continue
+                    if delta.content:
+                        text.append(delta.content)
+                        on_text(delta.content)
+                    for part in delta.tool_calls or []:
+                        calls.add(part)
         return ModelResponse(
-            text="".join(text),
-            tool_calls=[calls[i].finish(i) for i in sorted(calls)],
-            usage=usage,
+            text="".join(text), tool_calls=calls.finish(), usage=usage, finish_reason=finish_reason
         )
 
 
@@ -149,10 +168,47 @@ class _PartialCall:
     name: str = ""
     arguments: list[str] = field(default_factory=list)
 
-    def finish(self, index: int) -> ToolCall:
-        return ToolCall(
-            id=self.id or f"call_{index}", name=self.name, arguments="".join(self.arguments)
-        )
+
+class _CallAssembler:
+    """Puts streamed tool-call fragments together, in the order the calls began.
+
+    A fragment belongs to the call at its ``index``, or, without an index, to the latest
+    call; a fragment that brings a different id starts a new call either way.
+    """
+
+    def __init__(self) -> None:
+        self._calls: list[_PartialCall] = []
+        self._by_index: dict[int, _PartialCall] = {}
+
+    def add(self, part: Any) -> None:
+        index = getattr(part, "index", None)
+        ident = getattr(part, "id", None) or ""
+        partial = self._by_index.get(index) if isinstance(index, int) else None
+        if partial is None and not isinstance(index, int) and self._calls:
+            partial = self._calls[-1]
+        if partial is None or (ident and partial.id and ident != partial.id):
+            partial = _PartialCall()
+            self._calls.append(partial)
+            if isinstance(index, int):
+                self._by_index[index] = partial
+        partial.id = partial.id or ident
+        function = getattr(part, "function", None)
+        if function is not None:
+            name = getattr(function, "name", None) or ""
+            if name != partial.name:  # some servers repeat the whole name in every fragment
+                partial.name += name
+            partial.arguments.append(getattr(function, "arguments", None) or "")
+
+    def finish(self) -> list[ToolCall]:
+        return [
+            ToolCall(id=c.id or _new_call_id(), name=c.name, arguments="".join(c.arguments))
+            for c in self._calls
+        ]
+
+
+def _new_call_id() -> str:
+    """An id for a call the server sent without one (ids must differ across the history)."""
+    return f"call_{uuid.uuid4().hex[:24]}"
 
 
 def _short(message: str, limit: int = 300) -> str:

@@ -32,6 +32,7 @@ BUILTIN_PROVIDERS = (
     ProviderSpec(name="openai", description="OpenAI-compatible Chat Completions", factory=_openai),
     ProviderSpec(name="scripted", description="Replays a JSON script (offline)", factory=_scripted),
 )
+"""The providers Neta ships; plugins add others, never replace these."""
 
 
 def provider_specs(pm: NetaPluginManager | None) -> dict[str, ProviderSpec]:

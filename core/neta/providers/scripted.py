@@ -11,7 +11,8 @@ Used by ``neta demo``, by Neta's tests and by plugin authors' tests. A script is
 
 ``arguments`` may be an object or a raw string (to play a model that writes bad JSON). A turn
 may also give ``usage`` ({"input_tokens", "output_tokens"}), ``delay`` (seconds to wait before
-answering) or ``error`` ({"message", "retryable"}) to play a failing API.
+answering), ``finish_reason`` (e.g. ``"length"`` to play a reply cut at the output limit) or
+``error`` ({"message", "retryable"}) to play a failing API.
 """
 
 from __future__ import annotations
@@ -63,6 +64,7 @@ class ScriptedTurn(BaseModel):
     expect: Expectation | None = None
     usage: Usage | None = None
     delay: float = 0.0
+    finish_reason: str | None = None
     error: ScriptedError | None = None
 
 
@@ -121,7 +123,9 @@ class ScriptedProvider:
             )
             for n, call in enumerate(turn.tool_calls, start=1)
         ]
-        return ModelResponse(text=turn.text, tool_calls=calls, usage=turn.usage)
+        return ModelResponse(
+            text=turn.text, tool_calls=calls, usage=turn.usage, finish_reason=turn.finish_reason
+        )
 
 
 def _check(expect: Expectation, request: ModelRequest, turn: int) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ from neta.runtime.attempt import (
     DEFAULT_OUTPUT_LIMIT,
     DEFAULT_TOOL_TIMEOUT,
     run_attempt,
+    safe_event_sink,
 )
 from neta.runtime.compaction import compact_history
 from neta.runtime.crew import CrewRunner
@@ -29,6 +31,7 @@ from neta.todos import InMemoryTodoStore
 from neta.toolsets import ToolsetResolution
 
 EventCallback = Callable[[Any], None]
+"""Receives each event of a run, synchronously, on the event loop's thread."""
 
 
 @dataclass(frozen=True)
@@ -67,6 +70,7 @@ class AgentSession:
     provider: Provider | None = None
     _sink: EventCallback | None = None
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
+    _loop: asyncio.AbstractEventLoop | None = None  # the running run's loop
 
     @property
     def session_id(self) -> str:
@@ -79,7 +83,16 @@ class AgentSession:
         return self._lock.locked()
 
     def dispatch(self, event: Any) -> None:
-        """Route an event from a tool or the loop to the current run, tagged with this session."""
+        """Route an event from a tool or the loop to the current run, tagged with this session.
+
+        Safe to call from a worker thread (plain-function tools run in one): the event is
+        handed to the run's event loop, which delivers it in the order it was emitted.
+        """
+        loop = self._loop
+        if loop is not None and not _running_on(loop):
+            with contextlib.suppress(RuntimeError):  # the loop is gone: so is the run
+                loop.call_soon_threadsafe(self.dispatch, event)
+            return
         if getattr(event, "session_id", None) == "":
             event = event.model_copy(update={"session_id": self.session_id})
         if self._sink is not None:
@@ -238,14 +251,16 @@ class Agent:
         """
         session = session if session is not None else self.new_session()
         events: list[Any] = []
+        listener = safe_event_sink(on_event) if on_event is not None else None
 
         def sink(event: Any) -> None:
             events.append(event)
-            if on_event is not None:
-                on_event(event)
+            if listener is not None:
+                listener(event)
 
         async with session._lock:
             session._sink = sink
+            session._loop = asyncio.get_running_loop()
             try:
                 close_interrupted_calls(session.history)
                 session.history.append(Message(role="user", content=message))
@@ -271,6 +286,7 @@ class Agent:
                 )
             finally:
                 session._sink = None
+                session._loop = None
         return RunResult(
             text=result.text,
             outcome=result.outcome,
@@ -281,3 +297,10 @@ class Agent:
             turns=result.turns,
             session_id=session.session_id,
         )
+
+
+def _running_on(loop: asyncio.AbstractEventLoop) -> bool:
+    try:
+        return asyncio.get_running_loop() is loop
+    except RuntimeError:  # no loop in this thread: a worker thread
+        return False

@@ -3,15 +3,18 @@
 from __future__ import annotations
 
 import asyncio
+import inspect
 import json
+import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, get_args, get_origin
 
 from pydantic import BaseModel, ValidationError
+from pydantic.fields import FieldInfo
 
-from neta.errors import ProviderError, ToolError
+from neta.errors import ConfigError, ProviderError, ToolError
 from neta.events import (
     Outcome,
     RunFinished,
@@ -28,8 +31,21 @@ from neta.tools import ToolCall, ToolResult
 from neta.truncation import truncate_middle
 
 DEFAULT_MAX_TURNS = 50
+"""Model turns per run before it stops with outcome ``max_turns``."""
+
 DEFAULT_TOOL_TIMEOUT = 120.0
+"""Seconds a tool call may take unless the tool sets its own ``timeout``."""
+
 DEFAULT_OUTPUT_LIMIT = 30_000
+"""Characters of one tool result the model sees; longer output keeps its head and tail."""
+
+_log = logging.getLogger(__name__)
+
+# Why a reply stopped, when that is worth saying (provider finish reasons).
+_STOP_NOTES = {
+    "length": "the reply was cut off at the model's output token limit",
+    "content_filter": "the provider's content filter cut the reply off",
+}
 
 
 @dataclass(frozen=True)
@@ -56,6 +72,47 @@ class _Limits:
     max_turns: int
     tool_timeout: float
     output_limit: int
+    # Plain-function tools ran one at a time on the loop before they ran in threads; they
+    # still run one at a time, so tools sharing session state need no locks of their own.
+    thread_gate: asyncio.Lock = field(default_factory=asyncio.Lock)
+
+
+def safe_event_sink(on_event: Callable[[Any], object]) -> Callable[[Any], None]:
+    """Wrap a host's ``on_event`` so that a failing callback cannot break the run.
+
+    The first exception it raises is logged (logger ``neta.runtime.attempt``) and the run
+    goes on; events keep being offered to it. A coroutine function is refused up front: the
+    runtime calls ``on_event`` synchronously and would never await it.
+
+    Raises:
+        ConfigError: ``on_event`` is a coroutine function.
+    """
+    if inspect.iscoroutinefunction(on_event) or inspect.iscoroutinefunction(
+        type(on_event).__call__  # an object with an async __call__
+    ):
+        raise ConfigError(
+            "on_event must be a plain function: the runtime calls it synchronously and never "
+            "awaits it (to do async work, hand the event to a queue or create a task)"
+        )
+    failed = False
+
+    def sink(event: Any) -> None:
+        nonlocal failed
+        try:
+            returned = on_event(event)
+            if inspect.iscoroutine(returned):
+                returned.close()
+                raise ConfigError("on_event returned a coroutine; it must be a plain function")
+        except Exception:
+            if not failed:
+                _log.exception("on_event raised on a %s event; the run goes on", _kind(event))
+            failed = True
+
+    return sink
+
+
+def _kind(event: Any) -> str:
+    return str(getattr(event, "type", type(event).__name__))
 
 
 async def run_attempt(
@@ -79,8 +136,11 @@ async def run_attempt(
     and tool message. Whatever the model gets wrong (unknown tool, bad JSON, invalid
     arguments, a tool that raises or times out) becomes an error result it reads. Provider
     failures end the run with outcome ``error``. Cancelling the task cancels running tools and
-    emits ``run_finished`` with outcome ``cancelled`` before the cancellation propagates.
+    emits ``run_finished`` with outcome ``cancelled`` before the cancellation propagates; any
+    other exception (a provider's bug) emits outcome ``error`` and propagates. An ``on_event``
+    that raises is logged once and does not stop the run (see ``safe_event_sink``).
     """
+    on_event = safe_event_sink(on_event)
     tag: dict[str, Any] = {"session_id": session_id, "agent_id": agent_id}
     limits = _Limits(max_turns, tool_timeout, output_limit)
     offered = [bound.schema.openai_tool(strict=strict_schemas) for bound in tools.values()]
@@ -121,9 +181,11 @@ async def run_attempt(
                     tool_calls=list(response.tool_calls),
                 )
             )
+            stop_note = _STOP_NOTES.get(response.finish_reason or "", "")
             if not response.tool_calls:
-                return finish("completed", text=response.text)
-            results = await _run_calls(response.tool_calls, tools, limits, on_event, tag)
+                return finish("completed", text=response.text, reason=stop_note)
+            turn = _Turn(tools, limits, on_event, tag, stop_note)
+            results = await _run_calls(response.tool_calls, turn)
             for call, result in zip(response.tool_calls, results, strict=True):
                 history.append(
                     Message(
@@ -138,74 +200,85 @@ async def run_attempt(
     except asyncio.CancelledError:
         finish("cancelled", reason="the run was cancelled")
         raise
+    except Exception as exc:  # not handled here: the run's listeners still learn it ended
+        finish("error", reason=f"{type(exc).__name__}: {exc}")
+        raise
 
 
-async def _run_calls(
-    calls: Sequence[ToolCall],
-    tools: Mapping[str, BoundTool],
-    limits: _Limits,
-    on_event: Callable[[Any], None],
-    tag: dict[str, Any],
-) -> list[ToolResult]:
+@dataclass(frozen=True)
+class _Turn:
+    """What running one turn's tool calls needs."""
+
+    tools: Mapping[str, BoundTool]
+    limits: _Limits
+    emit: Callable[[Any], None]
+    tag: dict[str, Any]
+    stop_note: str  # why the reply was cut, if it was: its last call's arguments may be too
+
+
+async def _run_calls(calls: Sequence[ToolCall], turn: _Turn) -> list[ToolResult]:
     """Run one turn's calls: runs of independent calls concurrently, sequential tools alone."""
     results: list[ToolResult] = []
     batch: list[ToolCall] = []
 
     async def flush() -> None:
-        results.extend(
-            await asyncio.gather(*(_run_one(c, tools, limits, on_event, tag) for c in batch))
-        )
+        results.extend(await asyncio.gather(*(_run_one(c, turn) for c in batch)))
         batch.clear()
 
     for call in calls:
-        bound = tools.get(call.name)
+        bound = turn.tools.get(call.name)
         if bound is not None and bound.tool.sequential:
             await flush()
-            results.append(await _run_one(call, tools, limits, on_event, tag))
+            results.append(await _run_one(call, turn))
         else:
             batch.append(call)
     await flush()
     return results
 
 
-async def _run_one(
-    call: ToolCall,
-    tools: Mapping[str, BoundTool],
-    limits: _Limits,
-    on_event: Callable[[Any], None],
-    tag: dict[str, Any],
-) -> ToolResult:
-    on_event(ToolCallStart(call_id=call.id, name=call.name, arguments=call.arguments, **tag))
+async def _run_one(call: ToolCall, turn: _Turn) -> ToolResult:
+    turn.emit(ToolCallStart(call_id=call.id, name=call.name, arguments=call.arguments, **turn.tag))
     started = time.perf_counter()
-    result = await _execute(call, tools, limits)
-    content = truncate_middle(result.content, limits.output_limit)
+
+    def report(result: ToolResult) -> None:
+        turn.emit(
+            ToolResultEvent(
+                call_id=call.id,
+                name=call.name,
+                content=result.content,
+                is_error=result.is_error,
+                duration_ms=(time.perf_counter() - started) * 1000,
+                data=result.data,
+                **turn.tag,
+            )
+        )
+
+    try:
+        result = await _execute(call, turn)
+    except asyncio.CancelledError:  # every started call gets its result event
+        report(_error("the run was cancelled while this tool ran"))
+        raise
+    content = truncate_middle(result.content, turn.limits.output_limit)
     if content is not result.content:
         result = ToolResult(content, result.is_error, result.end_turn, result.data)
-    on_event(
-        ToolResultEvent(
-            call_id=call.id,
-            name=call.name,
-            content=content,
-            is_error=result.is_error,
-            duration_ms=(time.perf_counter() - started) * 1000,
-            data=result.data,
-            **tag,
-        )
-    )
+    report(result)
     return result
 
 
-async def _execute(call: ToolCall, tools: Mapping[str, BoundTool], limits: _Limits) -> ToolResult:
-    bound = tools.get(call.name)
+async def _execute(call: ToolCall, turn: _Turn) -> ToolResult:
+    bound = turn.tools.get(call.name)
     if bound is None:
-        return _error(_unknown_tool(call.name, list(tools)))
+        return _error(_unknown_tool(call.name, list(turn.tools)))
     try:
-        args = _parse_arguments(call, bound.schema.args)
+        args = _parse_arguments(call, bound.schema.args, turn.stop_note)
     except ToolError as exc:
         return _error(str(exc))
-    timeout = bound.tool.timeout or limits.tool_timeout
+    timeout = bound.tool.timeout or turn.limits.tool_timeout
     try:
-        return await asyncio.wait_for(bound.tool.invoke(args), timeout)
+        if not bound.tool.runs_in_thread:
+            return await asyncio.wait_for(_invoke(bound, args), timeout)
+        async with turn.limits.thread_gate:
+            return await asyncio.wait_for(_invoke(bound, args), timeout)
     except ToolError as exc:
         return _error(str(exc))
     except TimeoutError:
@@ -214,30 +287,75 @@ async def _execute(call: ToolCall, tools: Mapping[str, BoundTool], limits: _Limi
         return _error(f"tool {call.name!r} failed: {type(exc).__name__}: {exc}")
 
 
-def _parse_arguments(call: ToolCall, model: type[BaseModel]) -> BaseModel:
+async def _invoke(bound: BoundTool, args: BaseModel) -> ToolResult:
+    try:
+        return await bound.tool.invoke(args)
+    except SystemExit as exc:  # caught inside the task: past it, asyncio would stop the loop
+        return _error(f"tool {bound.name!r} failed: SystemExit: {exc}")
+
+
+def _parse_arguments(call: ToolCall, model: type[BaseModel], stop_note: str = "") -> BaseModel:
     text = call.arguments.strip() or "{}"
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
+        cut = (
+            f" Your reply stopped early ({stop_note}), so the arguments are incomplete: "
+            "make the call smaller, e.g. write a large file in parts."
+            if stop_note
+            else ""
+        )
         raise ToolError(
             f"arguments for {call.name!r} are not valid JSON ({exc.msg} at position {exc.pos}); "
-            "send one JSON object that matches the tool's schema"
+            f"send one JSON object that matches the tool's schema.{cut}"
         ) from None
     if not isinstance(data, dict):
         raise ToolError(
             f"arguments for {call.name!r} must be a JSON object, not {type(data).__name__}"
         )
-    fields = model.model_fields
-    # strict-mode models send null for an omitted optional argument: let its default apply
-    cleaned = {
-        key: value
-        for key, value in data.items()
-        if not (value is None and key in fields and not fields[key].is_required())
-    }
     try:
-        return model.model_validate(cleaned)
+        return model.model_validate(_without_nulls(data, model))
     except ValidationError as exc:
         raise ToolError(f"invalid arguments for {call.name!r}: {_describe(exc)}") from None
+
+
+def _without_nulls(data: dict[str, Any], model: type[BaseModel]) -> dict[str, Any]:
+    """Drop ``null`` for optional fields, in nested objects too, so their defaults apply.
+
+    Strict-mode schemas make every optional argument required but nullable: the model sends
+    ``null`` for what it means to leave out.
+    """
+    fields = {f.alias or name: f for name, f in model.model_fields.items()}
+    fields.update(model.model_fields)
+    cleaned: dict[str, Any] = {}
+    for key, value in data.items():
+        found = fields.get(key)
+        if found is None:
+            cleaned[key] = value
+        elif value is not None or found.is_required():
+            cleaned[key] = _nested_without_nulls(value, found)
+    return cleaned
+
+
+def _nested_without_nulls(value: Any, found: FieldInfo) -> Any:
+    nested = _single_model(found.annotation)
+    if nested is None:
+        return value
+    if isinstance(value, dict):
+        return _without_nulls(value, nested)
+    if isinstance(value, list):
+        return [_without_nulls(v, nested) if isinstance(v, dict) else v for v in value]
+    return value
+
+
+def _single_model(annotation: Any) -> type[BaseModel] | None:
+    """The one pydantic model in ``annotation`` (``M``, ``M | None``, ``list[M]``), if any."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    if get_origin(annotation) in (dict, Mapping):
+        return None  # keys are data, not field names
+    found = {m for arg in get_args(annotation) if (m := _single_model(arg)) is not None}
+    return found.pop() if len(found) == 1 else None
 
 
 def _describe(exc: ValidationError) -> str:

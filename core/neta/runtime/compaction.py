@@ -25,7 +25,8 @@ def compact_history(
 
     The kept part always starts at a user message, so an assistant message that calls tools
     is never separated from the tool results that answer it: the cut moves earlier to the
-    closest user message, or, when there is none before it, later. When no such cut removes
+    closest user message (one more when that message answers a turn that ended on a tool
+    result), or, when there is none before it, later. When no such cut removes
     anything, the history is returned as it was (as a new list).
 
     The note says that earlier turns were compacted, lists the user's requests from them
@@ -46,12 +47,19 @@ def compact_history(
 
 
 def _cut_index(history: Sequence[Message], target: int) -> int | None:
-    """Where the kept part starts: a user message at ``target`` or the closest to it."""
+    """Where the kept part starts: a user message at ``target`` or the closest to it.
+
+    A user message that follows a tool result replies to a turn that ended waiting for the
+    user (a question asked without a live channel, say); the cut then moves back one more
+    user message, so the question stays with its answer.
+    """
     if target <= 0:
         return None
     starts = [i for i, message in enumerate(history) if i > 0 and message.role == "user"]
     before = [i for i in starts if i <= target]
     if before:
+        if history[before[-1] - 1].role == "tool" and len(before) > 1:
+            return before[-2]
         return before[-1]
     after = [i for i in starts if i > target]
     return after[0] if after else None

@@ -5,14 +5,14 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
 
 from neta.crew import CREW_PARENT, ESCALATED_KEY, ChildResult, ChildStatus
 from neta.errors import ConfigError
-from neta.events import ToolResultEvent
+from neta.events import RunFinished, RunStarted, ToolResultEvent
 from neta.messages import Message
 from neta.toolsets import TOOLSET_DEFAULTS
 
@@ -58,8 +58,11 @@ class CrewRunner:
             )
         self.agent = agent
         self.parent: AgentSession | None = None
+        self.concurrency = concurrency
         self._timeout = float(timeout)
-        self._slots = asyncio.Semaphore(concurrency)
+        # a semaphore belongs to the loop it first waited in: one per loop, so that a parent
+        # run again under a new loop (asyncio.run per message) still gets its slots
+        self._slots: tuple[asyncio.AbstractEventLoop, asyncio.Semaphore] | None = None
 
     @property
     def timeout(self) -> float:
@@ -88,52 +91,38 @@ class CrewRunner:
     ) -> ChildResult:
         """Run one child on ``goal`` and report how it ended (see ``neta.SubAgentRunner``)."""
         parent = self._parent()
-        child_id = uuid.uuid4().hex
+        loop = asyncio.get_running_loop()
+        if deadline is None:
+            limit = self._timeout if timeout is None else timeout
+            deadline = loop.time() + limit
+        else:
+            limit = max(0.0, deadline - loop.time())
         preset = self.child_toolsets(toolsets)
-        started = time.monotonic()
-        children: list[AgentSession] = []
-
-        def report(status: ChildStatus, **fields: Any) -> ChildResult:
-            given = children[0].toolsets.enabled if children else preset
-            child_only = set(self._child_only())
-            return ChildResult(
-                child_id=child_id,
-                status=status,
-                duration_s=round(time.monotonic() - started, 3),
-                toolsets=tuple(name for name in given if name not in child_only),
-                **fields,
-            )
-
-        limit = self._timeout if timeout is None else timeout
-        if deadline is not None:
-            limit = max(0.0, deadline - asyncio.get_running_loop().time())
-        stop = asyncio.timeout_at(deadline) if deadline is not None else asyncio.timeout(limit)
+        child = _Child(parent, preset, toolsets, deadline, limit, child_only=self._child_only())
         try:
-            async with stop, self._slots:
-                child = self._new_child(parent, child_id, preset)
-                children.append(child)
+            async with child.stop, self._slots_in(loop):
+                child.session = self._new_child(parent, child.id, child.preset)
                 result = await self.agent.run(
-                    _task_message(goal, context),
-                    session=child,
-                    on_event=self._forwarder(parent, child_id),
+                    _task_message(goal, context), session=child.session, on_event=child.forward
                 )
-        except TimeoutError:
-            if not stop.expired():
-                return report("failed", reason="the sub-agent failed: TimeoutError")
-            reason = f"the sub-agent did not finish within {limit:g} s and was stopped"
-            words = _last_words(children[0].history) if children else ""
-            return report("timed_out", summary=words, reason=reason)
         except Exception as exc:
-            return report("failed", reason=f"the sub-agent failed: {type(exc).__name__}: {exc}")
+            if isinstance(exc, TimeoutError) and child.stop.expired():
+                return child.timed_out(self.concurrency)
+            return child.failed(exc)
         finally:
-            for child in children:
-                self.agent.end_session(child)
-        return report(**_judge(result))
+            if child.session is not None:
+                self.agent.end_session(child.session)
+        return child.report(history=result.messages, **_judge(result, child.id))
 
     def _parent(self) -> AgentSession:
         if self.parent is None:
             raise ConfigError("this crew runner is not bound to a parent session")
         return self.parent
+
+    def _slots_in(self, loop: asyncio.AbstractEventLoop) -> asyncio.Semaphore:
+        if self._slots is None or self._slots[0] is not loop:
+            self._slots = (loop, asyncio.Semaphore(self.concurrency))
+        return self._slots[1]
 
     def _child_only(self) -> list[str]:
         return [s.name for s in self.agent.pm.toolset_specs() if s.requires == CREW_PARENT]
@@ -151,21 +140,97 @@ class CrewRunner:
             extras={**parent.context.extras, CREW_PARENT: parent.session_id},
         )
 
-    @staticmethod
-    def _forwarder(parent: AgentSession, child_id: str) -> Callable[[Any], None]:
-        def forward(event: Any) -> None:
-            if isinstance(event, BaseModel):
-                # tool-emitted events (todo_update...) carry no agent id yet; a grandchild's do
-                agent_id = getattr(event, "agent_id", None) or child_id
-                event = event.model_copy(
-                    update={"session_id": parent.session_id, "agent_id": agent_id}
-                )
-            parent.dispatch(event)
 
-        return forward
+class _Child:
+    """One child while its runner drives it: its time limit, session, events and report.
+
+    Its events reach the parent's run re-addressed to the parent's session. It notes whether
+    the child's own run is open (started, not finished), so that a run that raised is still
+    announced as finished to the hosts watching it, and says why a run stopped at its time
+    limit ended (the loop only knows it was cancelled).
+    """
+
+    def __init__(
+        self,
+        parent: AgentSession,
+        preset: Sequence[str],
+        requested: Sequence[str] | None,
+        deadline: float,
+        limit: float,
+        *,
+        child_only: Sequence[str],
+    ) -> None:
+        self.id = uuid.uuid4().hex
+        self.parent = parent
+        self.preset = tuple(preset)
+        self.requested = tuple(dict.fromkeys(requested or ()))
+        self.child_only = frozenset(child_only)
+        self.started = time.monotonic()
+        self.limit = _seconds(limit)
+        self.stop = asyncio.timeout_at(deadline)
+        self.session: AgentSession | None = None
+        self.run_open = False
+
+    @property
+    def stopped_reason(self) -> str:
+        """Why a child stopped at its time limit ended."""
+        return f"the sub-agent did not finish within {self.limit} s and was stopped"
+
+    def forward(self, event: Any) -> None:
+        """The child's ``on_event``: pass ``event`` on to the parent's run."""
+        if isinstance(event, BaseModel):
+            # tool-emitted events (todo_update...) carry no agent id yet; a grandchild's do
+            agent_id = getattr(event, "agent_id", None) or self.id
+            update: dict[str, Any] = {"session_id": self.parent.session_id, "agent_id": agent_id}
+            if agent_id == self.id and isinstance(event, RunStarted | RunFinished):
+                self.run_open = isinstance(event, RunStarted)
+                stopped = isinstance(event, RunFinished) and event.outcome == "cancelled"
+                if stopped and self.stop.expired():
+                    update["reason"] = self.stopped_reason
+            event = event.model_copy(update=update)
+        self.parent.dispatch(event)
+
+    def report(
+        self, status: ChildStatus, history: Sequence[Message] | None = None, **fields: Any
+    ) -> ChildResult:
+        """The ``ChildResult``: ``fields`` plus what the runner knows (time, tools, toolsets)."""
+        given = self.session.toolsets.enabled if self.session is not None else self.preset
+        if history is None:
+            history = self.session.history if self.session is not None else []
+        return ChildResult(
+            child_id=self.id,
+            status=status,
+            duration_s=round(time.monotonic() - self.started, 3),
+            toolsets=tuple(name for name in given if name not in self.child_only),
+            tool_calls=tuple(
+                c.name for m in history if m.role == "assistant" for c in m.tool_calls
+            ),
+            toolsets_not_given=tuple(name for name in self.requested if name not in given),
+            **fields,
+        )
+
+    def timed_out(self, concurrency: int) -> ChildResult:
+        """The report of a child stopped at its time limit, or never started before it."""
+        if self.session is None:
+            reason = (
+                f"the sub-agent never started: it waited for a free slot ({concurrency} at a "
+                f"time) until the time limit of {self.limit} s"
+            )
+            return self.report("timed_out", reason=reason)
+        words = _last_words(self.session.history)
+        return self.report("timed_out", summary=words, reason=self.stopped_reason)
+
+    def failed(self, exc: Exception) -> ChildResult:
+        """The report of a child whose run raised; its run is announced as finished."""
+        error = f"{type(exc).__name__}: {exc}" if str(exc) else type(exc).__name__
+        reason = f"the sub-agent failed: {error}"
+        if self.run_open:
+            self.forward(RunFinished(outcome="error", reason=reason))
+        words = _last_words(self.session.history) if self.session is not None else ""
+        return self.report("failed", summary=words, reason=reason)
 
 
-def _judge(result: RunResult) -> dict[str, Any]:
+def _judge(result: RunResult, child_id: str) -> dict[str, Any]:
     """A finished child run as ``ChildResult`` fields."""
     if result.outcome == "completed":
         return {"status": "completed", "summary": result.text}
@@ -174,7 +239,10 @@ def _judge(result: RunResult) -> dict[str, Any]:
             (
                 str(e.data[ESCALATED_KEY])
                 for e in reversed(result.events)
-                if isinstance(e, ToolResultEvent) and ESCALATED_KEY in e.data
+                # the child's own; a grandchild's reached it as a delegate result
+                if isinstance(e, ToolResultEvent)
+                and e.agent_id == child_id
+                and ESCALATED_KEY in e.data
             ),
             result.text,  # another tool ended the turn: still a question for the parent
         )
@@ -190,6 +258,11 @@ def _judge(result: RunResult) -> dict[str, Any]:
 def _last_words(history: Sequence[Message]) -> str:
     """The child's latest non-empty reply text (its progress so far, when it stopped early)."""
     return next((m.content for m in reversed(history) if m.role == "assistant" and m.content), "")
+
+
+def _seconds(value: float) -> str:
+    """Seconds for a reason text: ``600``, ``0.3``, not ``599.999871``."""
+    return f"{round(value, 1):g}" if value >= 1 else f"{value:.2g}"
 
 
 def _task_message(goal: str, context: str) -> str:

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import datetime as dt
-import re
 from collections.abc import Iterable, Mapping, Sequence
 
 from neta.catalog import Catalog
-from neta.runtime.prompt_guidance import IDENTITY, get_tool_use_enforcement
+from neta.runtime.prompt_guidance import IDENTITY, drop_lines_naming, get_tool_use_enforcement
 from neta.session import SessionContext
 
 
@@ -37,7 +36,7 @@ def build_system_prompt(
         parts = (catalog.get(name).guidance, (session_guidance or {}).get(name, ""))
         guidance = "\n\n".join(p.strip() for p in parts if p.strip())
         if guidance:
-            kept = _without_mentions(guidance, missing)
+            kept = drop_lines_naming(guidance, missing)
             if kept:
                 sections.append(f"## {name}\n{kept}")
     sections.append(
@@ -47,10 +46,3 @@ def build_system_prompt(
     )
     sections += [extra.strip() for extra in extras if extra.strip()]
     return "\n\n".join(sections) + "\n"
-
-
-def _without_mentions(text: str, names: Sequence[str]) -> str:
-    if not names:
-        return text
-    pattern = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, names)) + r")(?![\w-])")
-    return "\n".join(line for line in text.splitlines() if not pattern.search(line)).strip()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import re
 from collections.abc import Sequence
 
 from neta.catalog import Catalog
@@ -10,6 +12,7 @@ IDENTITY = (
     "You are Neta, an agent that completes tasks in the user's workspace by calling tools. "
     "You are careful with the user's files: you change only what the task needs."
 )
+"""The opening of every system prompt."""
 
 DISCIPLINE_RULES = (
     "Act through your tools: when a step needs doing, call the tool that does it in this reply.",
@@ -21,6 +24,7 @@ DISCIPLINE_RULES = (
     "When a tool returns an error, read it, fix the cause and try again; do not repeat the "
     "same failing call.",
 )
+"""The rules every session gets, whatever its tools."""
 
 # These two rules name a tool, so each appears only when that tool is available.
 _RULES_NEEDING_A_TOOL = (
@@ -34,12 +38,16 @@ def get_tool_use_enforcement(tool_names: Sequence[str], catalog: Catalog) -> str
 
     It holds the discipline rules, then one "when you must use a tool" line per available tool
     that declares one (its schema's ``when_to_use``), then the rules that need ``read_file`` or
-    ``bash``, only if those are available. No line names a tool outside ``tool_names``.
+    ``bash``, only if those are available. No line names a tool outside ``tool_names``: a
+    scenario that names a catalog tool the session lacks is left out.
     """
     available = set(tool_names)
+    missing = [schema.name for schema in catalog if schema.name not in available]
     lines = ["# Using tools", *(f"- {rule}" for rule in DISCIPLINE_RULES)]
     scenarios = [
-        catalog.get(name).when_to_use for name in tool_names if catalog.get(name).when_to_use
+        line
+        for name in tool_names
+        if (line := drop_lines_naming(catalog.get(name).when_to_use.strip(), missing))
     ]
     if scenarios:
         lines += ["", "## When you must use a tool", *(f"- {line}" for line in scenarios)]
@@ -47,3 +55,16 @@ def get_tool_use_enforcement(tool_names: Sequence[str], catalog: Catalog) -> str
     if extra:
         lines += ["", *(f"- {rule}" for rule in extra)]
     return "\n".join(lines)
+
+
+def drop_lines_naming(text: str, names: Sequence[str]) -> str:
+    """``text`` without the lines that name any of ``names`` as a word (tool names)."""
+    if not names or not text:
+        return text
+    pattern = _mention_pattern(tuple(names))
+    return "\n".join(line for line in text.splitlines() if not pattern.search(line)).strip()
+
+
+@functools.lru_cache(maxsize=64)
+def _mention_pattern(names: tuple[str, ...]) -> re.Pattern[str]:
+    return re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, names)) + r")(?![\w-])")

@@ -66,11 +66,12 @@ def _describe_all(tasks: list[DelegateTaskArgs], results: list[neta.ChildResult]
         counts[result.status] = counts.get(result.status, 0) + 1
     tally = ", ".join(f"{n} {status}" for status, n in counts.items())
     sections = [f"{len(results)} sub-agents ran: {tally}."]
-    for number, (task, result) in enumerate(zip(tasks, results, strict=True), start=1):
+    limits = report.shares(results)
+    for number, (task, result, limit) in enumerate(zip(tasks, results, limits, strict=True), 1):
         goal = " ".join(task.goal.split())
         if len(goal) > _GOAL_PREVIEW:
             goal = goal[: _GOAL_PREVIEW - 3] + "..."
-        sections.append(f"## Task {number}: {goal}\n{report.describe(result)}")
+        sections.append(f"## Task {number}: {goal}\n{report.describe(result, limit)}")
     return "\n\n".join(sections)
 
 

@@ -13,9 +13,11 @@ keeps a question from being announced twice.
 from __future__ import annotations
 
 import asyncio
+import math
+from collections.abc import Awaitable
 from typing import Annotated
 
-from pydantic import BaseModel, Field, StringConstraints
+from pydantic import BaseModel, Field, StringConstraints, field_validator
 
 import neta
 
@@ -24,6 +26,9 @@ DEFAULT_CLARIFY_TIMEOUT = 300.0
 
 TIMEOUT_MARGIN = 30.0
 """Seconds the tool's own timeout exceeds the clarify timeout, so the answer wait ends first."""
+
+CANCEL_GRACE = 1.0
+"""Seconds a timed-out callback gets to finish cleaning up before the tool stops waiting."""
 
 MAX_CHOICES = 4
 
@@ -49,6 +54,17 @@ class ClarifyArgs(BaseModel):
         "answer in their own words.",
     )
 
+    @field_validator("choices")
+    @classmethod
+    def _each_choice_once(cls, choices: list[str] | None) -> list[str] | None:
+        """Drop repeated choices (ignoring case), keeping the first spelling and the order."""
+        if choices is None:
+            return None
+        unique: dict[str, str] = {}
+        for choice in choices:
+            unique.setdefault(choice.casefold(), choice)
+        return list(unique.values())
+
 
 def build(session: neta.SessionContext) -> neta.Tool:
     """The ``clarify`` tool for ``session``: asks through its clarify callback, if any."""
@@ -61,9 +77,8 @@ def build(session: neta.SessionContext) -> neta.Tool:
             return neta.ToolResult(
                 content=degraded_text(args.question, choices), end_turn=True, data=data
             )
-        try:
-            answer = await asyncio.wait_for(session.clarify(args.question, choices), timeout)
-        except TimeoutError:
+        answer = await _answer_within(session.clarify(args.question, choices), timeout)
+        if answer is None:
             return neta.ToolResult(content=NO_ANSWER_IN_TIME, data={**data, "timed_out": True})
         answer = answer.strip()
         content = f"User answered: {answer}" if answer else EMPTY_ANSWER
@@ -74,12 +89,56 @@ def build(session: neta.SessionContext) -> neta.Tool:
     )
 
 
+_abandoned: set[asyncio.Future[str]] = set()
+"""Timed-out questions whose callbacks still run (held so they are not garbage-collected)."""
+
+
+async def _answer_within(pending: Awaitable[str], timeout: float) -> str | None:
+    """The callback's answer, or ``None`` when none came within ``timeout`` seconds.
+
+    A callback may also raise ``TimeoutError`` itself (a host with its own deadline).
+
+    Unlike ``asyncio.wait_for``, this never waits on a callback that ignores its cancellation:
+    it gets ``CANCEL_GRACE`` seconds to finish, then it is left behind.
+    """
+    asking = asyncio.ensure_future(pending)
+    try:
+        done, _ = await asyncio.wait({asking}, timeout=timeout)
+    except asyncio.CancelledError:
+        asking.cancel()
+        raise
+    if done:
+        try:
+            return asking.result()
+        except TimeoutError:  # the host's own deadline passed first
+            return None
+    asking.cancel()
+    await asyncio.wait({asking}, timeout=CANCEL_GRACE)
+    if not asking.done():
+        _abandoned.add(asking)
+        asking.add_done_callback(_abandoned.discard)
+    asking.add_done_callback(_retrieve)
+    return None
+
+
+def _retrieve(future: asyncio.Future[str]) -> None:
+    """Mark a left-behind callback's outcome as seen, so asyncio does not log it."""
+    if not future.cancelled():
+        future.exception()
+
+
 def clarify_timeout(session: neta.SessionContext) -> float:
     """Seconds to wait for an answer: the host's ``clarify_timeout`` extra, or the default."""
     value = session.extras.get("clarify_timeout", DEFAULT_CLARIFY_TIMEOUT)
-    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
         raise neta.ConfigError(
-            f"session extra 'clarify_timeout' must be a positive number of seconds, not {value!r}"
+            "session extra 'clarify_timeout' must be a positive, finite number of seconds, "
+            f"not {value!r}"
         )
     return float(value)
 

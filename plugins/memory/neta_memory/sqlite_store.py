@@ -1,11 +1,17 @@
 """The embedded memory store: one SQLite file per user scope, searched with FTS5 and BM25.
 
-The file is ``NETA_HOME/memory/<scope>.db`` (``NETA_HOME`` defaults to ``~/.neta``). Nothing
-touches the disk until the first save, recall or forget, so listing tools stays side-effect free.
+The file is ``NETA_HOME/memory/<scope>.db`` (``NETA_HOME`` defaults to ``~/.neta``); the file
+and its folder are created readable by their owner only. Nothing touches the disk until the
+first save, recall or forget, so listing tools stays side-effect free.
 
 Several processes may share a file: it runs in WAL mode, every connection waits up to
 ``busy_timeout`` seconds for a lock instead of failing, and every write is one short
 transaction. Connections are opened per operation, so a store may be used from any thread.
+
+Words are found by FTS5's ``unicode61`` tokenizer, which splits text at spaces and
+punctuation. Chinese, Japanese and Korean text runs words together, so every character of
+those scripts is indexed as a word of its own and a query word in them becomes the phrase
+of its characters: "北京" finds "用户住在北京".
 """
 
 from __future__ import annotations
@@ -31,35 +37,41 @@ MAX_QUERY_TERMS = 32
 
 _SCOPE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 _WORD = re.compile(r"[^\W_]+")
-_SCHEMA_VERSION = 1
-_SCHEMA = (
+# Han (with radicals, iteration marks and extensions), kana and Hangul: scripts written
+# without spaces between words, indexed one character per token.
+_UNSPACED = re.compile(
+    "[\u1100-\u11ff\u2e80-\u2fdf\u3005-\u3007\u3040-\u30ff\u3130-\u318f\u31f0-\u31ff"
+    "\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff\uff66-\uff9f"
+    "\U00020000-\U0003134f]"
+)
+_SQLITE_INTEGERS = range(-(2**63), 2**63)
+_SCHEMA_VERSION = 2
+_TABLES = (
     """CREATE TABLE IF NOT EXISTS memories (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
         content TEXT NOT NULL,
         tags TEXT NOT NULL DEFAULT '',
         created TEXT NOT NULL
     )""",
-    """CREATE VIRTUAL TABLE IF NOT EXISTS memories_fts USING fts5(
-        content, tags, content='memories', content_rowid='id',
-        tokenize='porter unicode61 remove_diacritics 2'
+    # Version 1 indexed the raw text through triggers; version 2 indexes searchable text
+    # (see _searchable), which SQL alone cannot compute, so the store writes the index itself.
+    "DROP TRIGGER IF EXISTS memories_added",
+    "DROP TRIGGER IF EXISTS memories_removed",
+    "DROP TABLE IF EXISTS memories_fts",
+    """CREATE VIRTUAL TABLE IF NOT EXISTS memory_index USING fts5(
+        content, tags, tokenize='porter unicode61 remove_diacritics 2'
     )""",
-    """CREATE TRIGGER IF NOT EXISTS memories_added AFTER INSERT ON memories BEGIN
-        INSERT INTO memories_fts(rowid, content, tags) VALUES (new.id, new.content, new.tags);
-    END""",
-    """CREATE TRIGGER IF NOT EXISTS memories_removed AFTER DELETE ON memories BEGIN
-        INSERT INTO memories_fts(memories_fts, rowid, content, tags)
-        VALUES ('delete', old.id, old.content, old.tags);
-    END""",
-    f"PRAGMA user_version = {_SCHEMA_VERSION}",
+    "DELETE FROM memory_index",
 )
 # A tag hit says more than a word somewhere in the text.
 _RECALL = """
     SELECT m.id, m.content, m.tags, m.created
-    FROM memories_fts JOIN memories AS m ON m.id = memories_fts.rowid
-    WHERE memories_fts MATCH ?
-    ORDER BY bm25(memories_fts, 1.0, 2.0), m.id DESC
+    FROM memory_index JOIN memories AS m ON m.id = memory_index.rowid
+    WHERE memory_index MATCH ?
+    ORDER BY bm25(memory_index, 1.0, 2.0), m.id DESC
     LIMIT ?
 """
+_INDEX = "INSERT INTO memory_index (rowid, content, tags) VALUES (?, ?, ?)"
 
 
 def neta_home() -> Path:
@@ -97,7 +109,13 @@ def fts_query(query: str) -> str:
         raise neta.ToolError(
             f"the query {query[:80]!r} has no words to search for; give one or more keywords"
         )
-    return " OR ".join(f'"{term}"' for term in terms[:MAX_QUERY_TERMS])
+    phrases = (" ".join(_searchable(term).split()) for term in terms[:MAX_QUERY_TERMS])
+    return " OR ".join(f'"{phrase}"' for phrase in phrases)
+
+
+def _searchable(text: str) -> str:
+    """``text`` as it is indexed: each character of an unspaced script set apart by spaces."""
+    return _UNSPACED.sub(r" \g<0> ", text)
 
 
 class SQLiteMemoryStore:
@@ -128,14 +146,17 @@ class SQLiteMemoryStore:
         """Store a fact (see ``check_entry`` for the limits) and return it with its id."""
         text, cleaned = check_entry(content, tags)
         created = dt.datetime.now(dt.UTC).replace(microsecond=0)
-        with self._connection() as db:
+        tags = " ".join(cleaned)
+        with self._connection() as db, _transaction(db):
             cursor = db.execute(
                 "INSERT INTO memories (content, tags, created) VALUES (?, ?, ?)",
-                (text, " ".join(cleaned), created.isoformat()),
+                (text, tags, created.isoformat()),
             )
-        if cursor.lastrowid is None:  # pragma: no cover - an INSERT always sets it
-            raise neta.ToolError("the memory database did not return an id for the new memory")
-        return Memory(id=cursor.lastrowid, content=text, tags=cleaned, created=created)
+            memory_id = cursor.lastrowid
+            if memory_id is None:  # pragma: no cover - an INSERT always sets it
+                raise neta.ToolError("the memory database gave the new memory no id")
+            db.execute(_INDEX, (memory_id, _searchable(text), _searchable(tags)))
+        return Memory(id=memory_id, content=text, tags=cleaned, created=created)
 
     def recall(self, query: str, limit: int = 5) -> list[Memory]:
         """The memories that best match ``query`` by BM25, best first, at most ``limit``."""
@@ -148,18 +169,15 @@ class SQLiteMemoryStore:
 
     def forget(self, memory_id: int) -> Memory | None:
         """Delete memory ``memory_id`` and return it, or ``None`` if there is no such memory."""
-        with self._connection() as db:
-            db.execute("BEGIN IMMEDIATE")
-            try:
-                row = db.execute(
-                    "SELECT id, content, tags, created FROM memories WHERE id = ?", (memory_id,)
-                ).fetchone()
-                if row is not None:
-                    db.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
-                db.execute("COMMIT")
-            except BaseException:
-                db.execute("ROLLBACK")
-                raise
+        if memory_id not in _SQLITE_INTEGERS:  # no row can have it (and SQLite cannot bind it)
+            return None
+        with self._connection() as db, _transaction(db):
+            row = db.execute(
+                "SELECT id, content, tags, created FROM memories WHERE id = ?", (memory_id,)
+            ).fetchone()
+            if row is not None:
+                db.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
+                db.execute("DELETE FROM memory_index WHERE rowid = ?", (memory_id,))
         return None if row is None else _memory(row)
 
     def count(self) -> int:
@@ -186,28 +204,35 @@ class SQLiteMemoryStore:
         return db
 
     def _prepare(self) -> None:
-        """Create the folders, switch the file to WAL and create the tables, once per store."""
+        """Create the folder and file, switch to WAL and create the tables, once per store."""
         with self._ready_lock:
             if self._ready:
                 return
-            try:
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-            except OSError as exc:
-                raise neta.ToolError(
-                    f"cannot create the memory folder {self.path.parent}: {exc.strerror or exc}"
-                ) from exc
+            self._create_private_file()
             with closing(self._open()) as db:
                 self._enable_wal(db)
                 db.execute("PRAGMA synchronous = NORMAL")
-                db.execute("BEGIN IMMEDIATE")
-                try:
-                    for statement in _SCHEMA:
-                        db.execute(statement)
-                    db.execute("COMMIT")
-                except BaseException:
-                    db.execute("ROLLBACK")
-                    raise
+                with _transaction(db):
+                    _upgrade(db, self.path)
             self._ready = True
+
+    def _create_private_file(self) -> None:
+        """Create the folder (``0o700``) and an empty database file (``0o600``) if missing.
+
+        SQLite gives its ``-wal`` and ``-shm`` files the permissions of the database file.
+        """
+        try:
+            self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
+        except OSError as exc:
+            raise neta.ToolError(
+                f"cannot create the memory folder {self.path.parent}: {exc.strerror or exc}"
+            ) from exc
+        try:
+            os.close(os.open(self.path, os.O_WRONLY | os.O_CREAT, 0o600))
+        except OSError as exc:
+            raise neta.ToolError(
+                f"cannot create the memory database {self.path}: {exc.strerror or exc}"
+            ) from exc
 
     def _enable_wal(self, db: sqlite3.Connection) -> None:
         # Switching the journal mode needs the file to itself and may report "locked" without
@@ -221,6 +246,38 @@ class SQLiteMemoryStore:
                 if "locked" not in str(exc) or time.monotonic() > deadline:
                     raise
                 time.sleep(0.02)
+
+
+@contextmanager
+def _transaction(db: sqlite3.Connection) -> Iterator[None]:
+    """One write transaction, taken at once (waiting for other writers), rolled back on error."""
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+    except BaseException:
+        if db.in_transaction:  # SQLite may have rolled back already (a full disk, say)
+            db.execute("ROLLBACK")
+        raise
+    db.execute("COMMIT")
+
+
+def _upgrade(db: sqlite3.Connection, path: Path) -> None:
+    """Bring the schema to the current version, re-indexing memories an older one saved."""
+    (version,) = db.execute("PRAGMA user_version").fetchone()
+    if version == _SCHEMA_VERSION:
+        return
+    if version > _SCHEMA_VERSION:
+        raise neta.ToolError(
+            f"the memory database {path} was written by a newer neta (schema version "
+            f"{version}; this one reads up to {_SCHEMA_VERSION}); upgrade neta to use it"
+        )
+    for statement in _TABLES:
+        db.execute(statement)
+    rows = db.execute("SELECT id, content, tags FROM memories").fetchall()
+    db.executemany(
+        _INDEX, ((row_id, _searchable(text), _searchable(tags)) for row_id, text, tags in rows)
+    )
+    db.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
 
 
 def _memory(row: tuple[int, str, str, str]) -> Memory:

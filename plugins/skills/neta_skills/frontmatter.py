@@ -53,7 +53,7 @@ class SkillDocument:
 
 def check_name(name: str) -> str:
     """Return ``name`` if it is a valid skill name; otherwise raise ``SkillFormatError``."""
-    if not _NAME.match(name):
+    if not _NAME.fullmatch(name):
         raise SkillFormatError(
             f"invalid skill name {name!r}: use 1-64 lower-case letters, digits, '.', '_' or '-', "
             "starting with a letter or digit"

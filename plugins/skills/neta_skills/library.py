@@ -109,7 +109,7 @@ class SkillLibrary:
         """The skill called ``name`` that the session sees, or ``None``."""
         for directory in self.directories:
             folder = directory / name
-            if _NAME.match(name) and (folder / SKILL_FILE).is_file():
+            if _NAME.fullmatch(name) and (folder / SKILL_FILE).is_file():
                 return Skill(name, folder)
         return None
 
@@ -183,6 +183,31 @@ def resolve_in_skill(skill: Skill, path: str) -> Path:
         ) from exc
 
 
+def skill_file(skill: Skill, path: str) -> Path:
+    """Resolve ``path`` like ``resolve_in_skill`` and make sure it can be read as a file.
+
+    Raises:
+        neta.ToolError: as ``resolve_in_skill``, or the path is a folder or something other
+            than a regular file (a FIFO would block the reader forever). A missing file is
+            left for the reader to report.
+    """
+    target = resolve_in_skill(skill, path)
+    if target.is_dir():
+        raise neta.ToolError(f"{path!r} is a folder in skill {skill.name!r}, not a file")
+    if target.exists() and not target.is_file():
+        raise neta.ToolError(f"{path!r} in skill {skill.name!r} is not a regular file")
+    return target
+
+
+def is_skill_md(skill: Skill, target: Path) -> bool:
+    """Whether ``target`` (resolved) is the skill's SKILL.md, in any letter case.
+
+    Case-insensitive file systems (macOS, Windows) give ``skill.md`` and ``SKILL.md`` one file.
+    """
+    skill_md = resolve_in_skill(skill, SKILL_FILE)
+    return target.parent == skill_md.parent and target.name.casefold() == SKILL_FILE.casefold()
+
+
 def _skill_folders(directory: Path) -> list[tuple[str, Path]]:
     try:
         children = sorted(directory.iterdir())
@@ -191,7 +216,7 @@ def _skill_folders(directory: Path) -> list[tuple[str, Path]]:
     return [
         (child.name, child)
         for child in children
-        if _NAME.match(child.name) and (child / SKILL_FILE).is_file()
+        if _NAME.fullmatch(child.name) and (child / SKILL_FILE).is_file()
     ]
 
 

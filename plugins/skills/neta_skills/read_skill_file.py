@@ -6,7 +6,7 @@ from pydantic import BaseModel, Field
 
 import neta
 from neta_skills.frontmatter import SKILL_NAME_PATTERN
-from neta_skills.library import MAX_SKILL_FILE_BYTES, library_of, resolve_in_skill
+from neta_skills.library import MAX_SKILL_FILE_BYTES, library_of, skill_file
 
 
 class ReadSkillFileArgs(BaseModel):
@@ -23,9 +23,7 @@ def build(session: neta.SessionContext) -> neta.Tool:
 
     def read_skill_file(args: ReadSkillFileArgs) -> neta.ToolResult:
         skill = library_of(session).get(args.name)
-        path = resolve_in_skill(skill, args.path)
-        if path.is_dir():
-            raise neta.ToolError(f"{args.path!r} is a folder in skill {skill.name!r}, not a file")
+        path = skill_file(skill, args.path)
         text = neta.read_text(path, max_bytes=MAX_SKILL_FILE_BYTES).text
         shown = path.relative_to(skill.folder.resolve()).as_posix()
         return neta.ToolResult(content=text, data={"name": skill.name, "path": shown})

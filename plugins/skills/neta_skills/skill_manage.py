@@ -20,7 +20,15 @@ from pydantic import BaseModel, Field, model_validator
 import neta
 from neta.fuzzy_match import fuzzy_replace
 from neta_skills.frontmatter import SKILL_NAME_PATTERN, parse_skill_md, render_skill_md
-from neta_skills.library import SKILL_FILE, Skill, SkillLibrary, library_of, resolve_in_skill
+from neta_skills.library import (
+    SKILL_FILE,
+    Skill,
+    SkillLibrary,
+    is_skill_md,
+    library_of,
+    resolve_in_skill,
+    skill_file,
+)
 
 MAX_WRITE_CHARS = 100_000
 """The most text one ``skill_manage`` call may write to a file."""
@@ -141,14 +149,14 @@ def _edit(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult:
 
 def _patch(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult:
     skill = library.get(args.name)
-    target = resolve_in_skill(skill, args.path or SKILL_FILE)
-    is_skill_md = target == resolve_in_skill(skill, SKILL_FILE)
-    label = SKILL_FILE if is_skill_md else target.relative_to(skill.folder.resolve()).as_posix()
+    target = skill_file(skill, args.path or SKILL_FILE)
+    of_skill_md = is_skill_md(skill, target)
+    label = SKILL_FILE if of_skill_md else target.relative_to(skill.folder.resolve()).as_posix()
     original = neta.read_text(target)
     replacement = fuzzy_replace(
         original.text, args.old_string or "", args.new_string or "", replace_all=args.replace_all
     )
-    if is_skill_md:
+    if of_skill_md:
         parse_skill_md(replacement.content, expected_name=skill.name)
     if replacement.content != original.text:
         neta.atomic_write(target, original.encode(replacement.content), keep_mode=True)
@@ -180,7 +188,14 @@ def _delete(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult:
             shutil.rmtree(skill.folder)
     except OSError as exc:
         raise neta.ToolError(f"cannot delete skill {skill.name!r}: {exc.strerror or exc}") from exc
-    return _done(f"Deleted skill {skill.name!r} ({skill.folder}).", skill.name, skill.folder)
+    message = f"Deleted skill {skill.name!r} ({skill.folder})."
+    revealed = library.find(skill.name)
+    if revealed is not None:
+        message += (
+            f" Note: the skill {skill.name!r} in {revealed.folder} is now the one this session "
+            "sees; delete it too if it should go."
+        )
+    return _done(message, skill.name, skill.folder)
 
 
 def _write_file(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult:
@@ -216,7 +231,7 @@ def _remove_file(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResul
 def _other_file(skill: Skill, path: str, action: str) -> Path:
     """A file of ``skill`` other than its SKILL.md (which only create, edit and patch change)."""
     target = resolve_in_skill(skill, path)
-    if target == resolve_in_skill(skill, SKILL_FILE):
+    if is_skill_md(skill, target):
         raise neta.ToolError(f"{action} does not change {SKILL_FILE}; use edit or patch for it")
     return target
 

@@ -7,6 +7,7 @@ import os
 import pty
 import subprocess
 import sys
+import textwrap
 import time
 
 import pytest
@@ -65,6 +66,53 @@ def test_terminal_clarify_skips_empty_lines():
 
 def test_terminal_clarify_at_end_of_input_answers_empty():
     assert ask("")[0] == ""
+
+
+@pytest.mark.parametrize("typed", ["\u00b2", "9" * 5000, "0", "-1"])
+def test_terminal_clarify_digit_like_text_that_is_no_choice_number_is_kept_as_typed(typed):
+    assert ask(f"{typed}\n")[0] == typed
+
+
+def test_terminal_clarify_on_a_closed_input_answers_empty():
+    stream = io.StringIO("1\n")
+    stream.close()
+    callback = terminal_clarify(console=console(), stdin=stream)
+    assert asyncio.run(callback("Which database?", CHOICES)) == ""
+
+
+def test_terminal_clarify_without_any_standard_input_answers_empty(monkeypatch):
+    monkeypatch.setattr(sys, "stdin", None)
+    callback = terminal_clarify(console=console())
+    assert asyncio.run(callback("Which database?", CHOICES)) == ""
+
+
+def test_terminal_clarify_abandoned_on_a_pipe_does_not_keep_the_process_alive():
+    code = textwrap.dedent(
+        """
+        import asyncio, io, os
+        from rich.console import Console
+        from neta.cli.clarify_prompt import terminal_clarify
+
+        read_fd, write_fd = os.pipe()  # the write end stays open: no line, no end of input
+        callback = terminal_clarify(
+            console=Console(file=io.StringIO()), stdin=os.fdopen(read_fd, "r")
+        )
+
+        async def main():
+            try:
+                await asyncio.wait_for(callback("Which?", None), 0.2)
+            except TimeoutError:
+                print("timed out")
+
+        asyncio.run(main())
+        """
+    )
+    started = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=15, check=False
+    )
+    assert (done.returncode, done.stdout.strip()) == (0, "timed out"), done.stderr
+    assert time.monotonic() - started < 10
 
 
 def test_terminal_clarify_without_choices_offers_no_list():

@@ -83,3 +83,92 @@ def test_python_dash_m_and_usage_errors_exit_two(plugin_dir):
     done = plugin_dir.neta("tools", "frobnicate")
     assert done.returncode == 2
     assert "No such command" in done.stderr
+
+
+def test_plugin_calling_sys_exit_at_import_is_one_warning_line(plugin_dir):
+    plugin_dir.add("neta-tools-quits", "neta_tmp_quits", "import sys\nsys.exit('usage: quits')\n")
+    plugin_dir.add("neta-tools-wren", "neta_tmp_wren", echo_source("wren", "wrens"))
+    done = plugin_dir.neta("tools", "list", "--json")
+    assert done.returncode == 0, done.stderr
+    assert "wren" in {row["name"] for row in json.loads(done.stdout)}
+    [line] = done.stderr.splitlines()
+    assert line.startswith("Warning: plugin 'neta_tmp_quits'")
+    assert "SystemExit: usage: quits" in line
+
+
+def test_debug_shows_where_a_broken_plugin_failed(plugin_dir):
+    plugin_dir.add("neta-tools-deep", "neta_tmp_deep", "def f():\n    {}['missing']\nf()\n")
+    quiet = plugin_dir.neta("plugins")
+    loud = plugin_dir.neta("--debug", "plugins")
+    assert len(quiet.stderr.splitlines()) == 1
+    assert "Traceback (most recent call last)" in loud.stderr
+    assert "neta_tmp_deep.py" in loud.stderr
+    assert loud.stderr.count("Warning: plugin 'neta_tmp_deep'") == 1
+
+
+BRACKETS_SOURCE = """
+import neta
+from pydantic import BaseModel
+
+class Args(BaseModel):
+    text: str
+
+@neta.hookimpl
+def neta_toolsets():
+    return [neta.ToolsetSpec(name="brackets", description="Uses [/x] and list[str] → ü.")]
+
+@neta.hookimpl
+def neta_tools():
+    return [neta.ToolSchema(
+        name="bracketed", toolset="brackets", description="Takes [/path] and list[str] → ü.",
+        args=Args,
+    )]
+
+@neta.hookimpl
+def neta_build_tools(session):
+    return [neta.Tool(name="bracketed", execute=lambda a: "→ ü " + a.text)]
+"""
+
+
+def test_listings_show_descriptions_with_brackets_literally(plugin_dir):
+    plugin_dir.add("neta-tools-brackets", "neta_tmp_brackets", BRACKETS_SOURCE)
+    done = plugin_dir.neta("tools", "list", "-t", "brackets", COLUMNS="200")
+    assert done.returncode == 0, done.stderr
+    assert "Takes [/path] and list[str] → ü." in done.stdout
+
+
+def test_output_on_a_terminal_that_cannot_show_unicode_degrades_instead_of_failing(plugin_dir):
+    plugin_dir.add("neta-tools-brackets", "neta_tmp_brackets", BRACKETS_SOURCE)
+    ascii_only = {"PYTHONIOENCODING": "ascii", "COLUMNS": "200"}
+    listed = plugin_dir.neta("tools", "list", **ascii_only)
+    assert listed.returncode == 0, listed.stderr
+    assert "Takes [/path] and list[str] ? ?." in listed.stdout
+    called = plugin_dir.neta("tools", "call", "bracketed", "--args", '{"text": "x"}', **ascii_only)
+    assert called.returncode == 0, called.stderr
+    assert called.stdout.endswith(" x\n")
+    as_json = plugin_dir.neta("tools", "list", "--json", **ascii_only)
+    assert as_json.returncode == 0, as_json.stderr
+    rows = {row["name"]: row for row in json.loads(as_json.stdout)}
+    assert rows["bracketed"]["description"] == "Takes [/path] and list[str] → ü."
+
+
+def test_chat_warns_about_a_broken_plugin_once_and_before_the_first_prompt(plugin_dir, tmp_path):
+    import subprocess
+    import sys
+
+    plugin_dir.add("neta-tools-cracked", "neta_tmp_cracked", "import no_such_module_here\n")
+    script = tmp_path / "script.json"
+    script.write_text('{"turns": []}')
+    done = subprocess.run(
+        [sys.executable, "-m", "neta", "chat", "-p", "scripted", "--script", str(script)],
+        input="/exit\n",
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=plugin_dir.env(),
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout
+    assert done.stdout.count("Warning: plugin 'neta_tmp_cracked'") == 1
+    assert done.stdout.index("Warning: plugin 'neta_tmp_cracked'") < done.stdout.index("you> ")

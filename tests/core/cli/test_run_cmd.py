@@ -6,6 +6,8 @@ import re
 import subprocess
 import sys
 
+from neta import ProviderSpec, create_plugin_manager, hookimpl
+
 
 def neta(*args, input_text=None, cwd=None, env_extra=None):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NETA_", "OPENAI_"))}
@@ -124,3 +126,144 @@ def test_prompt_for_a_crew_child_never_mentions_clarify_or_delegation(tmp_path):
     assert "## clarify" in top.stdout
     assert "## delegate_task" in top.stdout
     assert re.search(r"\bescalate\b", top.stdout) is None  # the status "escalated" may appear
+
+
+class _Unjsonable:
+    def __str__(self):
+        return "odd value"
+
+
+def test_run_json_stays_valid_when_a_tool_returns_data_json_has_no_type_for():
+    from pathlib import Path
+
+    from neta.cli.run_cmd import result_json
+    from neta.events import RunFinished, ToolResultEvent
+    from neta.messages import Usage
+    from neta.runtime.agent import RunResult
+
+    event = ToolResultEvent(
+        call_id="c", name="t", content="ok", data={"path": Path("/x"), "odd": _Unjsonable()}
+    )
+    result = RunResult(
+        text="done",
+        outcome="completed",
+        reason="",
+        messages=[],
+        events=[event, RunFinished(outcome="completed", text="done")],
+        usage=Usage(),
+        turns=1,
+        session_id="s",
+    )
+    data = json.loads(json.dumps(result_json(result)))
+    assert data["events"][0]["data"] == {"path": "/x", "odd": "odd value"}
+
+
+def test_renderer_shows_a_tool_name_with_brackets_literally():
+    import io
+
+    from rich.console import Console
+
+    from neta.cli.render import EventRenderer
+    from neta.events import ToolCallStart
+
+    out = io.StringIO()
+    EventRenderer(Console(file=out, width=200))(
+        ToolCallStart(call_id="c", name="[/oops]", arguments="{}")
+    )
+    assert "→ [/oops] {}" in out.getvalue()
+
+
+class _Recorder:
+    """Records session ends; provides a provider that fails in a way no one planned for."""
+
+    def __init__(self):
+        self.ended = []
+
+    @hookimpl
+    def neta_session_end(self, session):
+        self.ended.append(session.session_id)
+
+    @hookimpl
+    def neta_providers(self):
+        return [ProviderSpec(name="crashing", factory=lambda **_: _Crashing())]
+
+
+class _Crashing:
+    async def complete(self, request, on_text):
+        raise RuntimeError("provider bug")
+
+
+def invoke(pm, *args):
+    from typer.testing import CliRunner
+
+    from neta.cli.app import CliState, app
+
+    return CliRunner().invoke(app, list(args), obj=CliState(pm))
+
+
+def test_run_tells_plugins_the_session_ended_even_when_the_run_fails(tmp_path):
+    recorder = _Recorder()
+    pm = create_plugin_manager(load_entrypoints=False, plugins=[("recorder", recorder)])
+    done = invoke(pm, "run", "hi", "-p", "crashing", "-w", str(tmp_path))
+    assert isinstance(done.exception, RuntimeError)
+    assert len(recorder.ended) == 1
+
+
+def test_tools_call_tells_plugins_the_session_ended(tmp_path):
+    import neta_base.plugin
+
+    recorder = _Recorder()
+    pm = create_plugin_manager(
+        load_entrypoints=False, plugins=[("base", neta_base.plugin), ("recorder", recorder)]
+    )
+    done = invoke(pm, "tools", "call", "list_dir", "-w", str(tmp_path))
+    assert done.exit_code == 0, done.output
+    assert len(recorder.ended) == 1
+
+
+def test_run_whose_answer_was_cut_off_says_so(tmp_path):
+    script = write_script(tmp_path, [{"text": "The answer is", "finish_reason": "length"}])
+    done = neta("run", "q", "-p", "scripted", "--script", script, "-w", str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.rstrip().endswith("The answer is")
+    assert done.stderr == "Note: the reply was cut off at the model's output token limit\n"
+
+
+def test_renderer_prints_the_answer_exactly_as_the_model_wrote_it():
+    import io
+
+    from rich.console import Console
+
+    from neta.cli.render import EventRenderer
+    from neta.events import RunFinished, TextDelta
+
+    answer = "word " * 40 + "[bold]x[/] :smile: " + "x" * 100
+    out = io.StringIO()
+    render = EventRenderer(Console(file=out, width=80))
+    render(TextDelta(text=answer))
+    render(RunFinished(outcome="completed"))
+    assert out.getvalue() == answer + "\n"  # not wrapped at the console width, nothing parsed
+
+
+def closed_stdin(tmp_path, *args):
+    import shlex
+
+    command = shlex.join([sys.executable, "-m", "neta", *args]) + " <&-"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NETA_", "OPENAI_"))}
+    return subprocess.run(
+        ["bash", "-c", command], capture_output=True, text=True, env=env, timeout=60, check=False
+    )
+
+
+def test_run_without_any_standard_input_still_runs(tmp_path):
+    script = write_script(tmp_path, [{"text": "fine without stdin"}])
+    done = closed_stdin(tmp_path, "run", "q", "-p", "scripted", "--script", script)
+    assert done.returncode == 0, done.stderr
+    assert "fine without stdin" in done.stdout
+
+
+def test_chat_without_any_standard_input_ends_quietly(tmp_path):
+    script = write_script(tmp_path, [])
+    done = closed_stdin(tmp_path, "chat", "-p", "scripted", "--script", script)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""

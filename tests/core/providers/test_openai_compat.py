@@ -189,3 +189,158 @@ def test_end_to_end_run_reads_and_patches_a_file_through_the_sdk(tmp_path):
     offered = {t["function"]["name"] for t in server.requests[0]["tools"]}
     assert offered == {"bash", "read_file", "write_file", "list_dir", "patch"}
     assert server.requests[0]["messages"][0]["role"] == "system"
+
+
+def choice(delta=None, finish=None, **extra):
+    entry = {"index": 0, "finish_reason": finish, **extra}
+    if delta is not None:
+        entry["delta"] = delta
+    return {"choices": [entry]}
+
+
+def calls_delta(*parts):
+    return choice({"tool_calls": list(parts)})
+
+
+def stream_once(reply, on_text=None):
+    with FakeOpenAI([reply]) as server:
+        provider = OpenAIProvider("m", base_url=server.base_url, max_retries=0)
+        return asyncio.run(provider.complete(request(), on_text or (lambda _: None)))
+
+
+def test_streamed_tool_calls_without_an_index_are_told_apart_by_their_ids():
+    chunks = [
+        calls_delta({"id": "a", "function": {"name": "echo", "arguments": '{"te'}}),
+        calls_delta({"function": {"arguments": 'xt": "1"}'}}),
+        calls_delta({"id": "b", "function": {"name": "echo", "arguments": '{"text": "2"}'}}),
+        choice({}, "tool_calls"),
+    ]
+    response = stream_once(Reply(raw_chunks=chunks))
+    assert [(c.id, c.arguments) for c in response.tool_calls] == [
+        ("a", '{"text": "1"}'),
+        ("b", '{"text": "2"}'),
+    ]
+
+
+def test_streamed_tool_calls_all_at_index_zero_with_new_ids_are_separate_calls():
+    chunks = [
+        calls_delta({"index": 0, "id": "c", "function": {"name": "echo", "arguments": "{}"}}),
+        calls_delta({"index": 0, "id": "d", "function": {"name": "boom", "arguments": ""}}),
+        calls_delta({"index": 0, "function": {"arguments": "{}"}}),
+        choice({}, "tool_calls"),
+    ]
+    response = stream_once(Reply(raw_chunks=chunks))
+    assert [(c.id, c.name, c.arguments) for c in response.tool_calls] == [
+        ("c", "echo", "{}"),
+        ("d", "boom", "{}"),
+    ]
+
+
+def test_streamed_tool_call_name_repeated_in_every_chunk_is_not_doubled():
+    chunks = [
+        calls_delta({"index": 0, "id": "e", "function": {"name": "echo", "arguments": ""}}),
+        calls_delta({"index": 0, "function": {"name": "echo", "arguments": '{"text": "x"}'}}),
+    ]
+    [tool_call] = stream_once(Reply(raw_chunks=chunks)).tool_calls
+    assert (tool_call.name, tool_call.arguments) == ("echo", '{"text": "x"}')
+
+
+def test_stream_chunks_without_choices_or_delta_are_skipped():
+    chunks = [
+        {"choices": None},
+        choice(None),
+        choice({"content": "still "}),
+        choice({"content": "here"}, "stop"),
+    ]
+    pieces = []
+    response = stream_once(Reply(raw_chunks=chunks), pieces.append)
+    assert response.text == "still here"
+    assert pieces == ["still ", "here"]
+
+
+def test_tool_calls_without_ids_get_ids_unique_across_turns():
+    chunk = calls_delta({"index": 0, "function": {"name": "echo", "arguments": "{}"}})
+    with FakeOpenAI([Reply(raw_chunks=[chunk]), Reply(raw_chunks=[chunk])]) as server:
+        provider = OpenAIProvider("m", base_url=server.base_url, max_retries=0)
+        first = asyncio.run(provider.complete(request(), lambda _: None)).tool_calls[0].id
+        second = asyncio.run(provider.complete(request(), lambda _: None)).tool_calls[0].id
+    assert first
+    assert second
+    assert first != second
+
+
+def test_whole_reply_tool_call_without_id_or_type_is_still_a_call():
+    message = {
+        "role": "assistant",
+        "content": None,
+        "tool_calls": [{"function": {"name": "echo", "arguments": '{"text": "w"}'}}],
+    }
+    with FakeOpenAI([Reply(raw_message=message)]) as server:
+        provider = OpenAIProvider("m", base_url=server.base_url, stream=False, max_retries=0)
+        response = asyncio.run(provider.complete(request(), lambda _: None))
+    [tool_call] = response.tool_calls
+    assert (tool_call.name, tool_call.arguments) == ("echo", '{"text": "w"}')
+    assert tool_call.id
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["streaming", "whole"])
+def test_finish_reason_length_is_reported(stream):
+    with FakeOpenAI([Reply(text="The answer is", finish_reason="length")]) as server:
+        provider = OpenAIProvider("m", base_url=server.base_url, stream=stream, max_retries=0)
+        response = asyncio.run(provider.complete(request(), lambda _: None))
+    assert response.finish_reason == "length"
+    assert response.text == "The answer is"
+
+
+@pytest.mark.parametrize(
+    ("how", "message"),
+    [
+        ("error", "overloaded mid-stream"),
+        ("garbage", "malformed"),
+    ],
+)
+def test_stream_failing_midway_is_a_provider_error(how, message):
+    with FakeOpenAI([Reply(text="one two three four", fail_after=(3, how))]) as server:
+        provider = OpenAIProvider("m", base_url=server.base_url, max_retries=0)
+        pieces = []
+        with pytest.raises(neta.ProviderError, match=message):
+            asyncio.run(provider.complete(request(), pieces.append))
+    assert pieces == ["one ", "two "]
+
+
+def test_end_to_end_stream_failing_midway_ends_the_run_with_outcome_error(tmp_path):
+    with FakeOpenAI([Reply(text="partial answer", fail_after=(2, "error"))]) as server:
+        result = asyncio.run(kit_agent(server, tmp_path).run("go"))
+    assert result.outcome == "error"
+    assert "overloaded mid-stream" in result.reason
+
+
+def test_cancelling_the_run_while_the_model_streams_stops_at_once(tmp_path):
+    from neta.events import TextDelta
+
+    with FakeOpenAI([Reply(text="slow words here", stall_after=2)]) as server:
+        agent = kit_agent(server, tmp_path)
+        events = []
+
+        async def scenario():
+            task = asyncio.create_task(agent.run("go", on_event=events.append))
+            while not any(isinstance(e, TextDelta) for e in events):
+                await asyncio.sleep(0.01)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+
+        asyncio.run(asyncio.wait_for(scenario(), 5))
+    assert events[-1].type == "run_finished"
+    assert events[-1].outcome == "cancelled"
+
+
+def test_an_empty_reply_goes_back_as_empty_text_not_null_in_the_next_request(tmp_path):
+    # APIs reject an assistant message with neither content nor tool calls
+    with FakeOpenAI([Reply(text=""), Reply(text="second")]) as server:
+        agent = kit_agent(server, tmp_path)
+        session = agent.new_session()
+        asyncio.run(agent.run("first", session=session))
+        asyncio.run(agent.run("again", session=session))
+    assistant = server.requests[1]["messages"][2]
+    assert assistant == {"role": "assistant", "content": ""}

@@ -1,6 +1,8 @@
 """A test plugin with tools that behave in every way the runtime must handle."""
 
 import asyncio
+import sys
+import threading
 import time
 
 from pydantic import BaseModel, Field
@@ -19,6 +21,16 @@ class SleepArgs(BaseModel):
 
 class NoArgs(BaseModel):
     pass
+
+
+class Item(BaseModel):
+    id: str
+    note: str = "none"
+
+
+class NestedArgs(BaseModel):
+    items: list[Item]
+    first: Item | None = None
 
 
 LOG: list[str] = []
@@ -52,8 +64,23 @@ def flood(args: NoArgs) -> str:
 
 
 def blocking(args: SleepArgs) -> str:
+    LOG.append(f"start {args.label}")
+    THREADS.append(threading.get_ident())
     time.sleep(args.seconds)
+    LOG.append(f"end {args.label}")
     return "done"
+
+
+THREADS: list[int] = []
+
+
+def quits(args: NoArgs) -> str:
+    sys.exit(4)
+
+
+def nested(args: NestedArgs) -> str:
+    first = args.first.note if args.first else "-"
+    return " ".join(f"{item.id}={item.note}" for item in args.items) + f" first={first}"
 
 
 SCHEMAS = [
@@ -65,6 +92,11 @@ SCHEMAS = [
     ("refuse", NoArgs, "Always refuses.", ""),
     ("ask", NoArgs, "Ends the turn.", ""),
     ("flood", NoArgs, "Floods output.", ""),
+    ("blocking", SleepArgs, "Blocks its thread, with a short timeout.", ""),
+    ("quits", NoArgs, "Calls sys.exit.", ""),
+    ("nested", NestedArgs, "Takes nested objects.", ""),
+    ("plans", NoArgs, "Emits a todo update from a plain function.", ""),
+    ("malformed", NoArgs, "Returns a result whose content is not text.", ""),
 ]
 
 
@@ -92,4 +124,17 @@ def neta_build_tools(session):
         neta.Tool(name="refuse", execute=refuse),
         neta.Tool(name="ask", execute=ask),
         neta.Tool(name="flood", execute=flood),
+        neta.Tool(name="blocking", execute=blocking, timeout=0.3),
+        neta.Tool(name="quits", execute=quits),
+        neta.Tool(name="nested", execute=nested),
+        neta.Tool(name="plans", execute=lambda a: plans(session)),
+        neta.Tool(name="malformed", execute=lambda a: neta.ToolResult(content=None)),
     ]
+
+
+def plans(session):
+    from neta.events import TodoUpdate
+
+    THREADS.append(threading.get_ident())
+    session.emit(TodoUpdate(todos=[], counts={}, revision=1))
+    return "planned"

@@ -236,3 +236,187 @@ def test_session_history_carries_over_between_runs(tmp_path):
     result = asyncio.run(agent.run("again", session=session))
     assert [m.content for m in result.messages] == ["hello", "first", "again", "second"]
     assert len(provider.received[1].messages) == 4  # system + the three before
+
+
+def test_plain_function_tool_exceeding_its_timeout_is_abandoned_and_the_run_goes_on(tmp_path):
+    kit.LOG.clear()
+    arguments = {"seconds": 1.5, "label": "abandoned"}
+    agent, _ = agent_for(tmp_path, [{"tool_calls": [call("blocking", arguments)]}, {"text": "ok"}])
+    started = time.monotonic()
+    result = asyncio.run(agent.run("go"))
+    assert time.monotonic() - started < 1.2
+    [event] = tool_results(result)
+    assert event.content == "Error: tool 'blocking' timed out after 0.3 s and was stopped"
+    assert result.outcome == "completed"
+    while "end abandoned" not in kit.LOG:  # the thread finishes on its own (and must not
+        time.sleep(0.05)  # write into another test's log)
+
+
+def test_plain_function_tool_runs_beside_async_tools_but_never_beside_another(tmp_path):
+    kit.LOG.clear()
+    calls = [
+        call("blocking", {"seconds": 0.2, "label": "b1"}),
+        call("sleepy", {"seconds": 0.35, "label": "s"}),
+        call("blocking", {"seconds": 0.1, "label": "b2"}),
+    ]
+    agent, _ = agent_for(tmp_path, [{"tool_calls": calls}, {"text": "ok"}])
+    started = time.monotonic()
+    asyncio.run(agent.run("go"))
+    assert time.monotonic() - started < 0.55  # the async sleep overlapped the blocking ones
+    assert kit.LOG.index("start b2") > kit.LOG.index("end b1")
+    assert kit.LOG.index("start s") < kit.LOG.index("end b1")
+
+
+def test_event_from_a_plain_function_tool_reaches_the_callback_on_the_loop_thread_in_order(
+    tmp_path,
+):
+    import threading
+
+    kit.THREADS.clear()
+    agent, _ = agent_for(tmp_path, [{"tool_calls": [call("plans")]}, {"text": "ok"}])
+    seen = []
+    result = asyncio.run(
+        agent.run("go", on_event=lambda e: seen.append((e.type, threading.get_ident())))
+    )
+    assert result.outcome == "completed"
+    types = [t for t, _ in seen]
+    assert types[types.index("tool_call_start") :][:3] == [
+        "tool_call_start",
+        "todo_update",
+        "tool_result",
+    ]
+    assert {ident for _, ident in seen} == {threading.get_ident()}
+    assert kit.THREADS
+    assert threading.get_ident() not in kit.THREADS  # the tool itself ran in a worker thread
+
+
+def test_callback_that_raises_neither_breaks_the_run_nor_loses_events(tmp_path, caplog):
+    def fragile(event):
+        raise RuntimeError(f"renderer broke on {event.type}")
+
+    agent, _ = agent_for(
+        tmp_path,
+        [{"tool_calls": [call("echo", {"text": "a"}), call("plans")]}, {"text": "done"}],
+    )
+    result = asyncio.run(agent.run("go", on_event=fragile))
+    assert result.outcome == "completed"
+    assert [e.content for e in tool_results(result)] == ["echo: a", "planned"]
+    assert result.events[-1].type == "run_finished"
+    assert "todo_update" in [e.type for e in result.events]
+    failures = [r for r in caplog.records if "on_event" in r.getMessage()]
+    assert len(failures) == 1  # reported once, not once per event
+    assert "renderer broke on run_started" in str(failures[0].exc_info[1])
+
+
+def test_async_callback_is_refused_with_a_clear_error(tmp_path):
+    async def listener(event):
+        pass
+
+    agent, _ = agent_for(tmp_path, [{"text": "never"}])
+    with pytest.raises(neta.ConfigError, match="on_event must be a plain function"):
+        asyncio.run(agent.run("go", on_event=listener))
+
+
+def test_tool_calling_sys_exit_becomes_an_error_result(tmp_path):
+    agent, _ = agent_for(tmp_path, [{"tool_calls": [call("quits")]}, {"text": "ok"}])
+    result = asyncio.run(agent.run("go"))
+    [event] = tool_results(result)
+    assert event.content == "Error: tool 'quits' failed: SystemExit: 4"
+    assert result.outcome == "completed"
+
+
+def test_strict_mode_nulls_inside_nested_objects_take_their_defaults(tmp_path):
+    arguments = {"items": [{"id": "a", "note": None}, {"id": "b", "note": "x"}], "first": None}
+    agent, _ = agent_for(tmp_path, [{"tool_calls": [call("nested", arguments)]}, {"text": "ok"}])
+    [event] = tool_results(asyncio.run(agent.run("go")))
+    assert event.content == "a=none b=x first=-"
+
+
+def test_null_for_a_required_argument_is_a_validation_error(tmp_path):
+    agent, _ = agent_for(
+        tmp_path, [{"tool_calls": [call("nested", {"items": None})]}, {"text": "ok"}]
+    )
+    [event] = tool_results(asyncio.run(agent.run("go")))
+    assert event.content.startswith("Error: invalid arguments for 'nested': items: Input should be")
+
+
+def test_reply_cut_off_at_the_output_limit_completes_saying_so(tmp_path):
+    agent, _ = agent_for(tmp_path, [{"text": "The answer is", "finish_reason": "length"}])
+    result = asyncio.run(agent.run("go"))
+    assert result.outcome == "completed"
+    assert result.reason == "the reply was cut off at the model's output token limit"
+    assert result.events[-1].reason == result.reason
+
+
+def test_tool_call_cut_off_at_the_output_limit_tells_the_model_why_its_json_broke(tmp_path):
+    agent, _ = agent_for(
+        tmp_path,
+        [
+            {"tool_calls": [call("echo", '{"text": "a very long')], "finish_reason": "length"},
+            {"text": "ok"},
+        ],
+    )
+    [event] = tool_results(asyncio.run(agent.run("go")))
+    assert "are not valid JSON" in event.content
+    assert "cut off at the model's output token limit" in event.content
+    assert "smaller" in event.content
+
+
+class _BuggyProvider:
+    async def complete(self, request, on_text):
+        on_text("partial ")
+        raise RuntimeError("bug in a plugin's provider")
+
+
+def test_provider_failing_unexpectedly_still_ends_the_event_stream(tmp_path):
+    pm = neta.create_plugin_manager(load_entrypoints=False, plugins=[("kit", kit)])
+    agent = Agent(provider=_BuggyProvider(), plugin_manager=pm, workspace=tmp_path)
+    events = []
+    with pytest.raises(RuntimeError, match="bug in a plugin's provider"):
+        asyncio.run(agent.run("go", on_event=events.append))
+    assert events[-1].type == "run_finished"
+    assert events[-1].outcome == "error"
+    assert "RuntimeError: bug in a plugin's provider" in events[-1].reason
+
+
+def test_cancelled_tool_calls_get_a_result_event_so_no_call_is_left_open(tmp_path):
+    agent, _ = agent_for(
+        tmp_path,
+        [
+            {
+                "tool_calls": [
+                    call("sleepy", {"seconds": 30, "label": "x"}),
+                    call("echo", {"text": "y"}),
+                ]
+            }
+        ],
+    )
+    events = []
+
+    async def scenario():
+        task = asyncio.create_task(agent.run("go", on_event=events.append))
+        while not any(isinstance(e, ToolResultEvent) for e in events):
+            await asyncio.sleep(0.01)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(asyncio.wait_for(scenario(), 5))
+    started = {e.call_id for e in events if isinstance(e, ToolCallStart)}
+    finished = {e.call_id: e for e in events if isinstance(e, ToolResultEvent)}
+    assert set(finished) == started
+    assert finished["call_1_1"].is_error
+    assert finished["call_1_1"].content == "Error: the run was cancelled while this tool ran"
+    assert events[-1].type == "run_finished"
+    assert events[-1].outcome == "cancelled"
+
+
+def test_tool_result_without_text_content_becomes_an_error_result(tmp_path):
+    agent, _ = agent_for(tmp_path, [{"tool_calls": [call("malformed")]}, {"text": "ok"}])
+    result = asyncio.run(agent.run("go"))
+    [event] = tool_results(result)
+    assert event.content == (
+        "Error: tool 'malformed' failed: TypeError: tool 'malformed' returned a ToolResult "
+        "whose content is NoneType; expected str"
+    )
+    assert result.outcome == "completed"

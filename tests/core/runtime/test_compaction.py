@@ -72,6 +72,24 @@ def test_compact_history_moves_the_cut_later_when_no_user_message_precedes_it():
     assert compacted[1:] == [user("two")]
 
 
+def test_compact_history_keeps_a_question_that_ended_a_turn_with_the_reply_to_it():
+    question = Message(
+        role="tool", content="[clarify] Question: Which database?", tool_call_id="q", name="ask"
+    )
+    history = [
+        user("one"),
+        answer("1"),
+        user("set up storage"),
+        calling("q"),
+        question,  # the turn ended here, awaiting the user's reply
+        user("SQLite"),
+        answer("done"),
+        user("three"),
+    ]
+    compacted = compact_history(history, keep_last=3, todo_store=None)
+    assert compacted[1:] == history[2:]
+
+
 def test_compact_history_with_no_user_message_to_cut_at_keeps_everything():
     history = [user("one"), calling("c1"), result("c1"), calling("c2"), result("c2")]
     assert compact_history(history, keep_last=2, todo_store=None) == history

@@ -1,6 +1,7 @@
 """The crew runner: children built by the same agent, run, judged and reported to the parent."""
 
 import asyncio
+import re
 import time
 
 import pytest
@@ -242,3 +243,67 @@ def test_run_child_of_an_unbound_runner_is_a_config_error(tmp_path):
     runner = CrewRunner(agent_for(tmp_path, Router([])), concurrency=1, timeout=1)
     with pytest.raises(neta.ConfigError, match="not bound"):
         asyncio.run(runner.run_child("go"))
+
+
+def test_runner_still_runs_children_after_its_parent_moves_to_a_new_event_loop(tmp_path):
+    router = Router(
+        [],
+        a=[{"text": "a1", "delay": 0.01}, {"text": "a2", "delay": 0.01}],  # b waits for a slot
+        b=[{"text": "b1"}, {"text": "b2"}],
+    )
+    runner = agent_for(tmp_path, router, crew_concurrency=1).new_session().context.crew_runner
+
+    async def both():
+        return await asyncio.gather(runner.run_child("[a] one"), runner.run_child("[b] two"))
+
+    for _ in range(2):  # as a host calling asyncio.run once per message does
+        results = asyncio.run(both())
+        assert [r.status for r in results] == ["completed", "completed"], results
+
+
+def test_child_waiting_for_a_slot_until_the_deadline_is_reported_as_never_started(tmp_path):
+    router = Router(
+        [],
+        a=[turn(call("sleepy", seconds=30, label="a")), {"text": "never"}],
+        b=[{"text": "never"}],
+        c=[{"text": "c done"}],
+    )
+    agent = agent_for(tmp_path, router, crew_concurrency=1)
+    runner = agent.new_session().context.crew_runner
+
+    async def both_then_one_more():
+        deadline = asyncio.get_running_loop().time() + 0.2
+        stopped = await asyncio.gather(
+            runner.run_child("[a] one", toolsets=["kit"], deadline=deadline),
+            runner.run_child("[b] two", deadline=deadline),
+        )
+        return *stopped, await runner.run_child("[c] three", timeout=5)
+
+    first, second, third = asyncio.run(both_then_one_more())
+    assert third.summary == "c done"  # neither stopped child kept the slot
+    # the limit each reports is what was left of the shared deadline when it was asked for
+    assert re.fullmatch(
+        r"the sub-agent did not finish within 0\.\d+ s and was stopped", first.reason
+    )
+    assert first.tool_calls == ("sleepy",)
+    assert second.status == "timed_out"
+    never = r"the sub-agent never started: it waited for a free slot \(1 at a time\) until the "
+    assert re.fullmatch(never + r"time limit of 0\.\d+ s", second.reason)
+    assert second.tool_calls == ()
+    assert router.children["b"].received == []
+    assert ended_sessions == [first.child_id, third.child_id]
+
+
+def test_run_child_reports_the_tools_it_called_and_the_toolsets_it_was_not_given(tmp_path):
+    router = Router(
+        [], a=[turn(call("echo", text="1"), call("echo", text="2")), {"text": "Echoed."}]
+    )
+    result = run_child(
+        agent_for(tmp_path, router), "[a] echo", toolsets=["kit", "slow", "kit", "nonexistent"]
+    )
+    assert result.status == "completed", result.reason
+    assert result.toolsets == ("kit",)
+    assert result.tool_calls == ("echo", "echo")
+    assert result.toolsets_not_given == ("slow", "nonexistent")
+    defaults = run_child(agent_for(tmp_path, Router([], a=[{"text": "ok"}])), "[a] go")
+    assert defaults.toolsets_not_given == ()  # only what was asked for by name is reported

@@ -119,3 +119,31 @@ def test_host_extras_are_appended(make_pm, session):
         catalog=pm.catalog(), tool_names=[], session=session, extras=["Answer in French."]
     )
     assert text.rstrip().endswith("Answer in French.")
+
+
+class Lens:
+    """A plugin whose when-to-use line names another plugin's tool."""
+
+    @neta.hookimpl
+    def neta_toolsets(self):
+        return [neta.ToolsetSpec(name="lenses")]
+
+    @neta.hookimpl
+    def neta_tools(self):
+        return [
+            neta.ToolSchema(
+                name="lens",
+                toolset="lenses",
+                description="Look closely.",
+                args=NoArgs,
+                when_to_use="If unclear, look with lens, then read it with read_file.",
+            )
+        ]
+
+
+def test_when_to_use_line_naming_a_missing_tool_is_left_out_of_the_rules(make_pm):
+    catalog = make_pm(lens=Lens(), base=neta_base.plugin).catalog()
+    without = get_tool_use_enforcement(["lens"], catalog)
+    assert not mentions(without, "read_file")
+    with_read = get_tool_use_enforcement(["lens", "read_file"], catalog)
+    assert "- If unclear, look with lens, then read it with read_file." in with_read

@@ -1,5 +1,6 @@
 """What the crew tests share: one provider that routes each child to its own script, a slow
-tool to cancel, a plugin that records session ends, and an agent with the built-in toolsets."""
+tool to cancel, a tool that ends the turn, a plugin that records session ends, and an agent with
+the built-in toolsets."""
 
 import asyncio
 
@@ -63,8 +64,29 @@ async def wait(args: WaitArgs) -> str:
     return f"waited {args.seconds}"
 
 
+class HoldArgs(BaseModel):
+    reason: str
+
+
+def hold(args: HoldArgs) -> neta.ToolResult:
+    """Ends the turn without escalating (as a third-party approval tool would)."""
+    return neta.ToolResult(content=f"[hold] {args.reason}", end_turn=True)
+
+
+class Exploding:
+    """A provider with a bug: after ``turns`` it raises something other than ``ProviderError``."""
+
+    def __init__(self, turns=()):
+        self.inner = ScriptedProvider(list(turns))
+
+    async def complete(self, request, on_text):
+        if self.inner.remaining:
+            return await self.inner.complete(request, on_text)
+        raise KeyError("choices")
+
+
 class SlowPlugin:
-    """Toolset ``slow`` (on request): the ``wait`` tool. Records every session that ends."""
+    """Toolset ``slow`` (on request): ``wait`` and ``hold``. Records every session that ends."""
 
     @neta.hookimpl
     def neta_toolsets(self):
@@ -72,22 +94,25 @@ class SlowPlugin:
 
     @neta.hookimpl
     def neta_tools(self):
-        return [neta.ToolSchema(name="wait", toolset="slow", description="Wait.", args=WaitArgs)]
+        return [
+            neta.ToolSchema(name="wait", toolset="slow", description="Wait.", args=WaitArgs),
+            neta.ToolSchema(name="hold", toolset="slow", description="Hold.", args=HoldArgs),
+        ]
 
     @neta.hookimpl
     def neta_build_tools(self, session):
-        return [neta.Tool(name="wait", execute=wait)]
+        return [neta.Tool(name="wait", execute=wait), neta.Tool(name="hold", execute=hold)]
 
     @neta.hookimpl
     def neta_session_end(self, session):
         ended_sessions.append(session.session_id)
 
 
-def crew_agent(tmp_path, router, **options):
-    """An agent with base, planning, interaction, crew and slow, answering through ``router``."""
+def crew_pm():
+    """Base, planning, interaction, crew and slow; clears what the slow plugin records."""
     wait_log.clear()
     ended_sessions.clear()
-    pm = neta.create_plugin_manager(
+    return neta.create_plugin_manager(
         load_entrypoints=False,
         plugins=[
             ("base", neta_base.plugin),
@@ -97,7 +122,11 @@ def crew_agent(tmp_path, router, **options):
             ("slow", SlowPlugin()),
         ],
     )
-    return Agent(provider=router, plugin_manager=pm, workspace=tmp_path, **options)
+
+
+def crew_agent(tmp_path, router, **options):
+    """An agent with base, planning, interaction, crew and slow, answering through ``router``."""
+    return Agent(provider=router, plugin_manager=crew_pm(), workspace=tmp_path, **options)
 
 
 BASE_TOOLS = ["bash", "read_file", "write_file", "list_dir", "patch"]

@@ -8,6 +8,7 @@ import pytest
 from neta.events import RunFinished, TodoUpdate, ToolCallStart, ToolResultEvent
 from tests.plugins.crew.crew_kit import (
     BASE_TOOLS,
+    Exploding,
     Router,
     call,
     crew_agent,
@@ -264,3 +265,88 @@ def test_delegate_parallel_as_a_whole_stops_at_the_crew_timeout(tmp_path):
     assert [c["status"] for c in event.data["children"]] == ["timed_out", "timed_out"]
     assert wait_log == ["start a", "cancelled a"]  # b waited for a slot until the deadline
     assert event.is_error
+
+
+def test_delegate_parallel_with_huge_replies_shows_the_parent_every_task(tmp_path):
+    keys = "abcd"
+    tasks = [{"goal": f"[{key}] dump everything"} for key in keys]
+    replies = {key: [{"text": f"start-{key} {'x' * 12_000} end-{key}"}] for key in keys}
+    router = Router([turn(call("delegate_parallel", tasks=tasks)), {"text": "ok"}], **replies)
+    result, _ = run(crew_agent(tmp_path, router))
+    assert result.outcome == "completed", result.reason
+    seen = router.parent.received[1].messages[-1].content  # what the parent's model read
+    assert seen.startswith("4 sub-agents ran: 4 completed.")
+    for number, key in enumerate(keys, start=1):
+        assert f"## Task {number}: [{key}] dump everything" in seen
+        assert f"start-{key}" in seen
+        assert f"end-{key}" in seen
+    assert "characters of the sub-agent's reply omitted" in seen
+    [event] = parent_results(result.events, "delegate_parallel")
+    assert event.data["children"][3]["summary"] == replies["d"][0]["text"]  # hosts get it all
+
+
+def test_child_ended_by_another_tool_is_not_given_its_grandchilds_question(tmp_path):
+    with_crew = ["base", "crew", "slow"]
+    router = Router(
+        [turn(call("delegate_task", goal="[kid] split", toolsets=with_crew)), {"text": "ok"}],
+        kid=[
+            turn(call("delegate_task", goal="[grandkid] a part")),
+            turn(
+                call("hold", reason="waiting for approval"),
+                expect={"last_message_contains": "Which branch?"},
+            ),
+        ],
+        grandkid=[turn(call("escalate", question="Which branch?")), {"text": "never"}],
+    )
+    result, _ = run(crew_agent(tmp_path, router, crew_depth=2, toolsets=["slow"]))
+    assert result.outcome == "completed", result.reason
+    [delegated] = parent_results(result.events, "delegate_task")
+    [kid] = delegated.data["children"]
+    assert kid["status"] == "escalated"
+    assert kid["question"] == "[hold] waiting for approval"
+
+
+def test_child_whose_provider_raises_fails_and_its_run_is_reported_finished(tmp_path):
+    router = Router(
+        [
+            turn(call("delegate_task", goal="[kid] look")),
+            {"text": "ok", "expect": {"last_message_contains": "KeyError"}},
+        ],
+    )
+    router.children["kid"] = Exploding([turn(call("list_dir", path="."), text="Listing first.")])
+    result, parent = run(crew_agent(tmp_path, router))
+    assert result.outcome == "completed", result.reason
+    [delegated] = parent_results(result.events, "delegate_task")
+    [kid] = delegated.data["children"]
+    assert kid["status"] == "failed"
+    assert kid["reason"] == "the sub-agent failed: KeyError: 'choices'"
+    assert kid["summary"] == "Listing first."
+    assert kid["tool_calls"] == ["list_dir"]
+    [finished] = [
+        e for e in result.events if isinstance(e, RunFinished) and e.agent_id == kid["child_id"]
+    ]
+    assert finished.outcome == "error"
+    assert "KeyError: 'choices'" in finished.reason
+    assert finished.session_id == parent.session_id
+    assert ended_sessions == [kid["child_id"]]
+
+
+def test_child_stopped_at_its_time_limit_says_so_in_its_run_finished_event(tmp_path):
+    router = Router(
+        [turn(call("delegate_task", goal="[kid] wait", toolsets=["slow"])), {"text": "ok"}],
+        kid=[turn(call("wait", seconds=30, label="kid")), {"text": "never"}],
+    )
+    result, _ = run(crew_agent(tmp_path, router, toolsets=["slow"], crew_timeout=0.3))
+    assert result.outcome == "completed", result.reason
+    [delegated] = parent_results(result.events, "delegate_task")
+    [kid] = delegated.data["children"]
+    assert kid["status"] == "timed_out"
+    assert kid["tool_calls"] == ["wait"]
+    assert "Tools it called before it stopped: wait" in delegated.content
+    [finished] = [e for e in result.events if isinstance(e, RunFinished) and e.agent_id]
+    assert finished.outcome == "cancelled"
+    assert (
+        finished.reason
+        == kid["reason"]
+        == ("the sub-agent did not finish within 0.3 s and was stopped")
+    )

@@ -1,6 +1,7 @@
 """The crew toolsets through the catalog, and each tool as a function over a fake runner."""
 
 import asyncio
+import dataclasses
 import json
 
 import pytest
@@ -192,3 +193,42 @@ def test_report_of_a_timed_out_child_gives_the_reason_and_its_last_words():
 def test_report_data_is_plain_json():
     data = report.as_data(done("c", toolsets=("base",)))
     assert json.loads(json.dumps(data))["toolsets"] == ["base"]
+
+
+def test_report_of_a_stopped_child_lists_the_tools_it_called_and_toolsets_not_given():
+    result = neta.ChildResult(
+        child_id="c",
+        status="timed_out",
+        reason="too slow",
+        tool_calls=("write_file", "bash", "write_file"),
+        toolsets=("base",),
+        toolsets_not_given=("slow", "nonexistent"),
+    )
+    text = report.describe(result)
+    assert "Tools it called before it stopped: write_file (2), bash" in text
+    assert "Toolsets asked for but not given: slow, nonexistent" in text
+    completed = dataclasses.replace(result, status="completed", summary="Done.")
+    assert "Tools it called" not in report.describe(completed)  # its summary says what it did
+
+
+def test_report_of_a_huge_reply_keeps_its_head_and_tail_within_the_limit():
+    summary = "HEAD " + "x" * 50_000 + " TAIL"
+    text = report.describe(done("c", summary), limit=3_000)
+    assert len(text) < 3_200
+    assert "HEAD" in text
+    assert text.endswith("TAIL")
+    assert "characters of the sub-agent's reply omitted" in text
+
+
+def test_delegate_parallel_function_shares_its_output_budget_between_the_replies(session):
+    huge = "HEAD " + "x" * 100_000 + " TAIL"
+    session.crew_runner = FakeRunner(
+        big=(0, done("c1", huge)), small=(0, done("c2", "short and whole"))
+    )
+    result = invoke(delegate_parallel, session, tasks=[{"goal": "big"}, {"goal": "small"}])
+    assert len(result.content) <= report.REPLY_BUDGET + 1_000
+    assert "short and whole" in result.content
+    assert "HEAD" in result.content
+    assert "TAIL" in result.content
+    assert len(result.content) > report.REPLY_BUDGET * 0.9  # the small one's share
+    assert result.data["children"][0]["summary"] == huge

@@ -80,6 +80,49 @@ def test_clarify_function_times_out_with_the_decide_yourself_text(session):
     assert not result.is_error
 
 
+def test_clarify_function_timeout_does_not_wait_for_a_callback_that_ignores_cancellation(
+    session,
+):
+    async def stubborn(question, choices):
+        try:
+            await asyncio.sleep(30)
+        except asyncio.CancelledError:
+            await asyncio.sleep(30)  # a host callback that keeps waiting once cancelled
+        return "too late"
+
+    session.clarify = stubborn
+    session.extras["clarify_timeout"] = 0.05
+
+    async def scenario():
+        task = asyncio.create_task(
+            clarify.build(session).invoke(clarify.ClarifyArgs(question="Which one?"))
+        )
+        started = time.monotonic()
+        result = await asyncio.wait_for(asyncio.shield(task), 10)
+        return result, time.monotonic() - started
+
+    result, waited = asyncio.run(scenario())
+    assert result.content == NO_ANSWER
+    assert waited < 5
+
+
+def test_clarify_function_callback_raising_timeout_error_reads_as_no_answer_in_time(session):
+    async def host_timed_out(question, choices):
+        raise TimeoutError("nobody answered")
+
+    session.clarify = host_timed_out
+    result = run_clarify(session, question="Which one?")
+    assert result.content == NO_ANSWER
+    assert not result.is_error
+
+
+def test_clarify_function_with_duplicate_choices_offers_each_once(session):
+    asker = Asker("SQLite")
+    session.clarify = asker
+    run_clarify(session, question="Which?", choices=["SQLite", " Postgres", "sqlite ", "Postgres"])
+    assert asker.asked == [("Which?", ["SQLite", "Postgres"])]
+
+
 def test_clarify_function_with_an_empty_answer_tells_the_model_to_decide(session):
     session.clarify = Asker("   ")
     result = run_clarify(session, question="Which one?")
@@ -106,7 +149,7 @@ def test_clarify_tool_is_sequential_and_outlasts_its_clarify_timeout(session):
     assert configured.timeout > 900
 
 
-@pytest.mark.parametrize("bad", [0, -1, "soon", True])
+@pytest.mark.parametrize("bad", [0, -1, "soon", True, float("nan"), float("inf")])
 def test_clarify_with_a_bad_clarify_timeout_extra_is_a_config_error(session, bad):
     session.extras["clarify_timeout"] = bad
     with pytest.raises(neta.ConfigError, match="clarify_timeout"):

@@ -2,6 +2,7 @@
 
 import os
 import sqlite3
+import stat
 import subprocess
 import sys
 import textwrap
@@ -61,6 +62,24 @@ def test_store_recall_respects_the_limit(store):
     assert len(store.recall("python")) == 5
 
 
+def test_store_recall_finds_words_inside_chinese_japanese_and_korean_text(store):
+    japanese = store.save("私はPythonが好きです")
+    chinese = store.save("用户住在北京 喜欢喝茶")
+    korean = store.save("사용자는 서울에서 일합니다")
+    store.save("The user lives in Berlin and likes tea.")
+    assert [m.id for m in store.recall("python")] == [japanese.id]
+    assert [m.id for m in store.recall("好き")] == [japanese.id]
+    assert [m.id for m in store.recall("北京")] == [chinese.id]
+    assert [m.id for m in store.recall("서울")] == [korean.id]
+    assert store.recall("京北") == []  # the characters of a word must appear in order
+
+
+def test_store_recall_matches_a_cjk_tag(store):
+    tagged = store.save("Prefers formal language in messages.", ["日本語"])
+    assert [m.id for m in store.recall("日本語")] == [tagged.id]
+    assert tagged.tags == ("日本語",)
+
+
 def test_store_recall_without_match_returns_nothing(store):
     store.save("The user's timezone is CET.")
     assert store.recall("kubernetes") == []
@@ -105,6 +124,13 @@ def test_store_forget_deletes_the_memory_and_its_index_entry(store):
 
 def test_store_forget_unknown_id_returns_none(store):
     assert store.forget(42) is None
+
+
+@pytest.mark.parametrize("memory_id", [2**63, -(2**63) - 1, 10**30])
+def test_store_forget_id_beyond_sqlite_integers_returns_none(store, memory_id):
+    store.save("one fact")
+    assert store.forget(memory_id) is None
+    assert store.count() == 1
 
 
 def test_store_ids_are_never_reused_after_forget(store):
@@ -158,6 +184,57 @@ def test_store_uses_wal_mode(store):
     store.save("fact")
     with sqlite3.connect(store.path) as db:
         assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+
+
+def test_store_database_and_its_folder_are_private_to_the_user(store):
+    store.save("The user's bank is Example Bank.")
+    assert stat.S_IMODE(store.path.stat().st_mode) & 0o077 == 0
+    assert stat.S_IMODE(store.path.parent.stat().st_mode) & 0o077 == 0
+
+
+_VERSION_1_SCHEMA = """
+    CREATE TABLE memories (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, content TEXT NOT NULL,
+        tags TEXT NOT NULL DEFAULT '', created TEXT NOT NULL);
+    CREATE VIRTUAL TABLE memories_fts USING fts5(
+        content, tags, content='memories', content_rowid='id',
+        tokenize='porter unicode61 remove_diacritics 2');
+    CREATE TRIGGER memories_added AFTER INSERT ON memories BEGIN
+        INSERT INTO memories_fts(rowid, content, tags) VALUES (new.id, new.content, new.tags);
+    END;
+    CREATE TRIGGER memories_removed AFTER DELETE ON memories BEGIN
+        INSERT INTO memories_fts(memories_fts, rowid, content, tags)
+        VALUES ('delete', old.id, old.content, old.tags);
+    END;
+    PRAGMA user_version = 1;
+    INSERT INTO memories (content, tags, created)
+        VALUES ('私はPythonが好きです', 'lang', '2024-05-01T10:00:00+00:00');
+    INSERT INTO memories (content, tags, created)
+        VALUES ('The staging host is db-7.', 'infra', '2024-05-02T10:00:00+00:00');
+"""
+
+
+def test_store_upgrades_a_version_1_database_and_keeps_its_memories(store):
+    store.path.parent.mkdir(parents=True)
+    with sqlite3.connect(store.path) as db:
+        db.executescript(_VERSION_1_SCHEMA)
+    [japanese] = store.recall("python")
+    assert (japanese.id, japanese.tags) == (1, ("lang",))
+    assert [m.id for m in store.recall("好き")] == [1]
+    assert [m.id for m in store.recall("infra")] == [2]
+    assert store.forget(2) is not None
+    assert store.recall("staging") == []
+    assert store.save("Another fact.").id == 3
+    with sqlite3.connect(store.path) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+
+
+def test_store_refuses_a_database_from_a_newer_version(store):
+    store.path.parent.mkdir(parents=True)
+    with sqlite3.connect(store.path) as db:
+        db.execute("PRAGMA user_version = 99")
+    with pytest.raises(neta.ToolError, match="newer"):
+        store.save("fact")
 
 
 def test_store_unusable_path_raises_a_tool_error(tmp_path):

@@ -115,6 +115,11 @@ def test_memory_forget_unknown_id_is_a_tool_error(call):
         call("memory_forget", id=9)
 
 
+def test_memory_forget_id_beyond_what_sqlite_stores_is_an_unknown_id(call):
+    with pytest.raises(neta.ToolError, match="there is no memory #18446744073709551616"):
+        call("memory_forget", id=2**64)
+
+
 def test_memory_recall_garbage_query_is_a_tool_error(call):
     with pytest.raises(neta.ToolError, match="no words to search for"):
         call("memory_recall", query="(*)")

@@ -2,7 +2,7 @@
 
 import pytest
 
-from neta_skills.frontmatter import SkillFormatError, parse_skill_md, render_skill_md
+from neta_skills.frontmatter import SkillFormatError, check_name, parse_skill_md, render_skill_md
 
 
 def test_parse_skill_md_reads_fields_and_body():
@@ -67,3 +67,14 @@ def test_parse_skill_md_malformed_front_matter_is_refused_with_the_reason(text, 
 def test_parse_skill_md_name_differing_from_the_folder_is_refused():
     with pytest.raises(SkillFormatError, match="names the skill 'a' but its folder is 'b'"):
         parse_skill_md("---\nname: a\ndescription: d\n---\n", expected_name="b")
+
+
+@pytest.mark.parametrize("name", ["deploy\n", "Deploy", "-deploy", ""])
+def test_check_name_refuses_names_outside_the_pattern(name):
+    with pytest.raises(SkillFormatError, match="invalid skill name"):
+        check_name(name)
+
+
+def test_parse_skill_md_name_with_a_trailing_newline_is_refused():
+    with pytest.raises(SkillFormatError, match="invalid skill name"):
+        parse_skill_md('---\nname: "deploy\\n"\ndescription: d\n---\n')

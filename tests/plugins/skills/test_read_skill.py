@@ -100,6 +100,14 @@ def test_read_skill_file_symlink_inside_the_skill_is_allowed(call, workspace_ski
     assert call("read_skill_file", name="deploy", path="alias.md").content == "real\n"
 
 
+@pytest.mark.timeout(10)
+def test_read_skill_file_of_a_fifo_is_refused_without_blocking(call, workspace_skills):
+    write_skill(workspace_skills, "deploy")
+    os.mkfifo(workspace_skills / "deploy" / "pipe")
+    with pytest.raises(neta.ToolError, match="not a regular file"):
+        call("read_skill_file", name="deploy", path="pipe")
+
+
 def test_read_skill_file_missing_file_is_a_tool_error(call, workspace_skills):
     write_skill(workspace_skills, "deploy")
     with pytest.raises(neta.ToolError, match="no such file"):

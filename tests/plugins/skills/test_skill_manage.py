@@ -213,6 +213,19 @@ def test_skill_manage_delete_of_a_symlinked_skill_removes_only_the_link(
     assert (real / "SKILL.md").is_file()
 
 
+def test_skill_manage_delete_of_a_workspace_copy_says_the_home_copy_now_shows(
+    call, deploy, home_skills
+):
+    home_copy = write_skill(home_skills, "deploy", "The shared way to ship.")
+    result = call("skill_manage", action="delete", name="deploy")
+    assert not deploy.exists()
+    assert home_copy.is_file()
+    assert f"the skill 'deploy' in {home_copy.parent} is now the one" in result.content
+    assert call("read_skill", name="deploy").content.startswith(
+        "Skill deploy: The shared way to ship."
+    )
+
+
 def test_skill_manage_write_file_and_remove_file(call, deploy):
     result = call(
         "skill_manage", action="write_file", name="deploy", path="ref/hosts.md", content="a\n"
@@ -231,6 +244,26 @@ def test_skill_manage_write_file_cannot_touch_skill_md(call, deploy):
     with pytest.raises(neta.ToolError, match="use edit or patch"):
         call("skill_manage", action="remove_file", name="deploy", path="./SKILL.md")
     assert deploy.read_text() == SKILL_MD
+
+
+@pytest.mark.parametrize("path", ["skill.md", "Skill.MD", "./SKILL.md"])
+def test_skill_manage_write_and_remove_file_refuse_any_casing_of_skill_md(call, deploy, path):
+    # on a case-insensitive file system (macOS, Windows) these name SKILL.md itself
+    with pytest.raises(neta.ToolError, match="use edit or patch"):
+        call("skill_manage", action="write_file", name="deploy", path=path, content="x")
+    with pytest.raises(neta.ToolError, match=r"use edit or patch|has no file"):
+        call("skill_manage", action="remove_file", name="deploy", path=path)
+    assert deploy.read_text() == SKILL_MD
+
+
+@pytest.mark.timeout(10)
+def test_skill_manage_patch_of_a_fifo_is_refused_without_blocking(call, deploy):
+    os.mkfifo(deploy.parent / "pipe")
+    with pytest.raises(neta.ToolError, match="not a regular file"):
+        call(
+            "skill_manage", action="patch", name="deploy", path="pipe", old_string="a",
+            new_string="b",
+        )  # fmt: skip
 
 
 @pytest.mark.parametrize("path", ["../escape.md", "/tmp/escape.md", "a/../../escape.md"])
