@@ -204,18 +204,22 @@ class Agent:
         if session_id:
             context.session_id = session_id
         self.pm.notify("neta_session_start", session=context)  # plugins may equip capabilities
-        resolution = resolve_session_toolsets(
-            self.pm,
-            context,
-            preset=self.preset if toolsets is None else toolsets,
-            requested=self.requested if toolsets is None else (),
-            denied=self.deny,
-        )
-        session = AgentSession(context, resolution, {}, list(history), provider)
-        if runner is not None:
-            runner.bind(session)
-        context.emit = session.dispatch
-        session.tools = build_session_tools(self.pm, context, resolution.enabled)
+        try:
+            resolution = resolve_session_toolsets(
+                self.pm,
+                context,
+                preset=self.preset if toolsets is None else toolsets,
+                requested=self.requested if toolsets is None else (),
+                denied=self.deny,
+            )
+            session = AgentSession(context, resolution, {}, list(history), provider)
+            if runner is not None:
+                runner.bind(session)
+            context.emit = session.dispatch
+            session.tools = build_session_tools(self.pm, context, resolution.enabled)
+        except BaseException:
+            self.pm.notify("neta_session_end", session=context)  # what started is cleaned up
+            raise
         return session
 
     def end_session(self, session: AgentSession) -> None:

@@ -225,15 +225,32 @@ async def _run_calls(calls: Sequence[ToolCall], turn: _Turn) -> list[ToolResult]
         results.extend(await asyncio.gather(*(_run_one(c, turn) for c in batch)))
         batch.clear()
 
-    for call in calls:
+    for index, call in enumerate(calls):
         bound = turn.tools.get(call.name)
         if bound is not None and bound.tool.sequential:
             await flush()
             results.append(await _run_one(call, turn))
+            if results[-1].end_turn:  # the turn waits for the user: later calls must wait too
+                results.extend(_skip(later, call.name, turn) for later in calls[index + 1 :])
+                return results
         else:
             batch.append(call)
     await flush()
     return results
+
+
+def _skip(call: ToolCall, ended_by: str, turn: _Turn) -> ToolResult:
+    result = _error(
+        f"not run: {ended_by!r} ended the turn to wait for an answer; "
+        "call this again afterwards if it is still needed"
+    )
+    turn.emit(ToolCallStart(call_id=call.id, name=call.name, arguments=call.arguments, **turn.tag))
+    turn.emit(
+        ToolResultEvent(
+            call_id=call.id, name=call.name, content=result.content, is_error=True, **turn.tag
+        )
+    )
+    return result
 
 
 async def _run_one(call: ToolCall, turn: _Turn) -> ToolResult:

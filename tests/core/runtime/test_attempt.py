@@ -420,3 +420,44 @@ def test_tool_result_without_text_content_becomes_an_error_result(tmp_path):
         "whose content is NoneType; expected str"
     )
     assert result.outcome == "completed"
+
+
+def test_calls_after_a_sequential_call_that_ends_the_turn_are_not_run(tmp_path):
+    kit.LOG.clear()
+    calls = [call("ask_alone"), call("sleepy", {"seconds": 0.01, "label": "late"})]
+    agent, provider = agent_for(tmp_path, [{"tool_calls": calls}, {"text": "never"}])
+    result = asyncio.run(agent.run("go"))
+    assert result.outcome == "awaiting_input"
+    assert kit.LOG == []
+    asked, skipped = tool_results(result)
+    assert asked.content == "[question] which one?"
+    assert skipped.is_error
+    assert skipped.content.startswith("Error: not run: 'ask_alone' ended the turn")
+    assert [m.role for m in result.messages] == ["user", "assistant", "tool", "tool"]
+    assert provider.remaining == 1
+
+
+def test_a_session_that_fails_to_build_is_ended_for_the_plugins(tmp_path):
+    seen = []
+
+    class Lifecycle:
+        @neta.hookimpl
+        def neta_session_start(self, session):
+            seen.append(("start", session.session_id))
+
+        @neta.hookimpl
+        def neta_session_end(self, session):
+            seen.append(("end", session.session_id))
+
+    pm = neta.create_plugin_manager(
+        load_entrypoints=False, plugins=[("kit", kit), ("lifecycle", Lifecycle())]
+    )
+    agent = Agent(
+        provider=ScriptedProvider([]),
+        plugin_manager=pm,
+        workspace=tmp_path,
+        toolsets=["no_such_toolset"],
+    )
+    with pytest.raises(neta.ConfigError, match="no_such_toolset"):
+        agent.new_session(session_id="s1")
+    assert seen == [("start", "s1"), ("end", "s1")]
