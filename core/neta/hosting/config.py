@@ -30,6 +30,8 @@ class HostConfig:
         max_idle_sessions: sessions kept in memory without a run or a client (the least
             recently used beyond this are dropped; they stay on disk).
         max_turns: model turns per run.
+        agent_options: further ``Agent`` options (``tool_timeout``, ``crew_depth``,
+            ``crew_concurrency``, ``crew_timeout``, ``compact_after``...).
         token: the shared secret clients must present (required off loopback).
         plugin_manager: the plugins to use (default: all installed).
     """
@@ -47,5 +49,6 @@ class HostConfig:
     max_queued_frames: int = 10_000
     max_idle_sessions: int = 256
     max_turns: int = 50
+    agent_options: dict[str, Any] = field(default_factory=dict)
     token: str | None = None
     plugin_manager: NetaPluginManager | None = None

@@ -97,6 +97,7 @@ class SessionHub:
             workspace=config.workspace,
             plugin_manager=self.pm,
             max_turns=config.max_turns,
+            **config.agent_options,
         )
         self._live: dict[str, LiveSession] = {}
         self._idle: OrderedDict[str, None] = OrderedDict()

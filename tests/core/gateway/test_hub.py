@@ -258,3 +258,26 @@ def test_shutdown_cancels_waiting_questions_and_leaves_no_task(hub_for):
         assert asyncio.all_tasks() == {asyncio.current_task()}
 
     asyncio.run(scenario())
+
+
+def test_agent_options_reach_the_hosted_agent(tmp_path):
+    from neta.hosting.config import HostConfig
+    from neta.hosting.hub import SessionHub
+    from neta.providers.scripted import ScriptedProvider
+    from tests.core.gateway.conftest import builtin_pm
+
+    hub = SessionHub(
+        HostConfig(
+            provider_factory=lambda: ScriptedProvider([]),
+            home=tmp_path / "home",
+            workspace=tmp_path,
+            plugin_manager=builtin_pm(),
+            agent_options={"crew_depth": 0, "tool_timeout": 7.5},
+        )
+    )
+    try:
+        assert hub.agent.crew_depth == 0
+        assert hub.agent.tool_timeout == 7.5
+        assert hub.create("service").session.context.crew_runner is None
+    finally:
+        hub.store.close()
