@@ -55,11 +55,10 @@ class LineIndex:
         self._joined: dict[KeyKind, str] = {}
         self._lines_by_key: dict[KeyKind, dict[str, list[int]]] = {}
         self._token_counts: dict[str, int] = {}
-        self._ascii = doc.text.isascii()
 
     def _file_kind(self, kind: KeyKind) -> KeyKind:
         # Folding leaves ASCII alone, so an ASCII file's folded keys are its WS keys: share them.
-        return KeyKind.WS if kind is KeyKind.FOLD and self._ascii else kind
+        return KeyKind.WS if kind is KeyKind.FOLD and self.doc.is_ascii else kind
 
     def key(self, kind: KeyKind, line: int) -> str:
         """The key of one line."""

@@ -86,16 +86,19 @@ class Context:
     """One search's view of a document.
 
     Attributes:
-        doc: the document searched.
-        index: its line keys.
+        index: the line keys of the document searched.
         overlapping: whether matches overlapping an earlier one count (else left first wins).
         limit: stop collecting matches after this many.
     """
 
-    doc: Document
     index: LineIndex
     overlapping: bool = True
     limit: int | None = None
+
+    @property
+    def doc(self) -> Document:
+        """The document searched."""
+        return self.index.doc
 
 
 Strategy = Callable[[Context, str], "Found | None"]
@@ -318,7 +321,7 @@ def unicode_normalized(ctx: Context, search: str) -> Found | None:
 
     Typographic characters of the search that the file never holds are written as ASCII.
     """
-    if search.isascii() and ctx.doc.text.isascii():
+    if search.isascii() and ctx.doc.is_ascii:
         return None  # folding would change nothing: indent_flexible already compared
     # A smart quote the model typed that the file never uses would be a typo in the file.
     adapt = partial(_translate, table=ascii_for(search, ctx.doc.text))
@@ -329,14 +332,14 @@ def _translate(text: str, *, table: dict[int, str]) -> str:
     return text.translate(table)
 
 
-def _fuzzy_lines(search: str) -> tuple[list[str], bool] | None:
-    """The search's lines if a similarity strategy may use it, else None."""
+def _fuzzy_lines(search: str) -> tuple[list[str], bool, list[str]] | None:
+    """The search's lines, final newline and folded keys if a similarity strategy may use it."""
     lines, trailing = split_lines(search)
     if sum(1 for line in lines if line.strip()) < FUZZY_MIN_LINES:
         return None
     if any(is_placeholder(line) for line in lines):
         return None  # elided text cannot be verified, so it must never be matched loosely
-    return lines, trailing
+    return lines, trailing, [key_fold(line) for line in lines]
 
 
 def block_anchor(ctx: Context, search: str) -> Found | None:
@@ -349,8 +352,7 @@ def block_anchor(ctx: Context, search: str) -> Found | None:
     usable = _fuzzy_lines(search)
     if usable is None or not usable[0][0].strip() or not usable[0][-1].strip():
         return None
-    lines, trailing = usable
-    wanted = [key_fold(line) for line in lines]
+    lines, trailing, wanted = usable
     candidates = ctx.index.windows(KeyKind.FOLD, lines, checked=(0, len(lines) - 1))
     accepted, incomplete = _score_middles(ctx.index, wanted, candidates)
     return _fuzzy_found("block_anchor", accepted, lines, trailing, incomplete)
@@ -433,11 +435,9 @@ def context_aware(ctx: Context, search: str) -> Found | None:
     usable = _fuzzy_lines(search)
     if usable is None:
         return None
-    lines, trailing = usable
-    size = len(lines)
+    lines, trailing, wanted = usable
     index = ctx.index
-    last_start = ctx.doc.line_count - size
-    wanted = [key_fold(line) for line in lines]
+    last_start = ctx.doc.line_count - len(lines)
     scored = [offset for offset, key in enumerate(wanted) if key]
     needed = math.ceil(len(scored) * CONTEXT_SHARE)
     votes: dict[int, int] = {}

@@ -79,6 +79,11 @@ class Document:
         starts = accumulate((len(piece) + 1 for piece in self._raw_pieces), initial=0)
         return [len(self.bom) + start for start in starts]
 
+    @cached_property
+    def is_ascii(self) -> bool:
+        """Whether ``text`` is all ASCII, so folding typographic characters changes nothing."""
+        return self.text.isascii()
+
     def line_of(self, offset: int) -> int:
         """The 0-based line holding ``offset`` of ``text``."""
         return bisect_right(self.line_starts, offset) - 1

@@ -156,7 +156,7 @@ def fuzzy_find_all(content: str, search: str) -> list[FuzzyMatch]:
     if not needle.strip():
         return []
     doc = Document(content)
-    found = first_found(Context(doc, LineIndex(doc), limit=_FIND_LIMIT), needle)
+    found = first_found(Context(LineIndex(doc), limit=_FIND_LIMIT), needle)
     if found is None:
         return []
     matches = []
@@ -199,7 +199,7 @@ def fuzzy_replace(content: str, old: str, new: str, replace_all: bool = False) -
     _check_edit(old_text, new_text)
     doc = Document(content)
     index = LineIndex(doc)
-    ctx = Context(doc, index, not replace_all, None if replace_all else _AMBIGUITY_LIMIT)
+    ctx = Context(index, not replace_all, None if replace_all else _AMBIGUITY_LIMIT)
     found = first_found(ctx, old_text)
     if found is None:
         raise _not_found(doc, index, old_text, new_text)
@@ -281,7 +281,7 @@ def _elision(old: str, new: str) -> tuple[str, int] | None:
 
 def _not_found(doc: Document, index: LineIndex, old: str, new: str) -> MatchError:
     if new.strip() and _adds_text(old, new):
-        applied = first_found(Context(doc, index, limit=1), new, PRESENCE)
+        applied = first_found(Context(index, limit=1), new, PRESENCE)
         if applied is not None:
             return InvalidEditError(already_applied(_first_line(doc, applied, applied.starts[0])))
     elided = [line for line in old.split("\n") if is_placeholder(line)]

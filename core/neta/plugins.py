@@ -15,7 +15,7 @@ from pydantic import InstanceOf, TypeAdapter, ValidationError
 from neta import hookspecs
 from neta.catalog import Catalog, ToolSchema
 from neta.errors import PluginError
-from neta.suggest import close_names
+from neta.suggest import did_you_mean
 from neta.toolsets import ToolsetSpec
 
 ENTRY_POINT_GROUP = "neta"
@@ -32,6 +32,7 @@ _PLUGIN_FAILURES = (Exception, SystemExit)
 
 _SCHEMAS: TypeAdapter[list[ToolSchema]] = TypeAdapter(list[InstanceOf[ToolSchema]])
 _TOOLSETS: TypeAdapter[list[ToolsetSpec]] = TypeAdapter(list[ToolsetSpec])
+_ANYTHING: TypeAdapter[object] = TypeAdapter(object)  # what notify hooks return is ignored
 
 
 @dataclass(frozen=True)
@@ -174,13 +175,7 @@ class NetaPluginManager(pluggy.PluginManager):
 
     def notify(self, hook_name: str, **kwargs: Any) -> None:
         """Call a notify hook on every plugin; one that raises is recorded, the rest still run."""
-        for impl in getattr(self.hook, hook_name).get_hookimpls():
-            try:
-                impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
-            except _PLUGIN_FAILURES as exc:
-                self.record_for(
-                    impl.plugin_name, f"{hook_name}() raised {_describe(exc)}", cause=exc
-                )
+        self.call_each(hook_name, _ANYTHING, **kwargs)
 
     def record_for(
         self, plugin_name: str, reason: str, *, cause: BaseException | None = None
@@ -257,10 +252,11 @@ class NetaPluginManager(pluggy.PluginManager):
         for name in sorted(allowed):
             if name in names or _canonical(name) in canonical:
                 continue
-            close = close_names(name, names | distributions)
-            hint = f"; did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+            hint = did_you_mean(name, names | distributions)
             self.record_for(
-                name, f"named in {source}, but no installed plugin or distribution has it{hint}"
+                name,
+                f"named in {source}, but no installed plugin or distribution has it"
+                + (f"; {hint}" if hint else ""),
             )
 
     def check_pending_plugins(self) -> None:

@@ -13,14 +13,14 @@ def close_names(name: str, choices: Iterable[str], *, limit: int = 3) -> list[st
     return [choice for choice, _score, _index in found]
 
 
+def did_you_mean(name: str, choices: Iterable[str]) -> str:
+    """``did you mean 'a' or 'b'?`` for the ``choices`` that look like ``name``; ``""`` if none."""
+    close = close_names(name, choices)
+    return "did you mean " + " or ".join(repr(c) for c in close) + "?" if close else ""
+
+
 def unknown_name_message(kind: str, name: str, choices: Iterable[str]) -> str:
     """Say ``name`` is no known ``kind``, suggesting close names or listing the valid ones."""
     pool = sorted(set(choices))
-    close = close_names(name, pool)
-    if close:
-        hint = "did you mean " + " or ".join(repr(c) for c in close) + "?"
-    elif pool:
-        hint = "known: " + ", ".join(pool)
-    else:
-        hint = f"no {kind}s are available"
-    return f"unknown {kind} {name!r}; {hint}"
+    known = "known: " + ", ".join(pool) if pool else f"no {kind}s are available"
+    return f"unknown {kind} {name!r}; {did_you_mean(name, pool) or known}"

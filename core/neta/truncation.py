@@ -1,4 +1,4 @@
-"""Keeping long text short: the head and the tail, with a marker saying what was cut."""
+"""Keeping long text short: head and tail with a marker saying what was cut, or one line."""
 
 from __future__ import annotations
 
@@ -15,3 +15,9 @@ def truncate_middle(text: str, limit: int) -> str:
     tail = keep - head
     cut = len(text) - head - tail
     return f"{text[:head]}\n[... {cut} characters omitted ...]\n{text[len(text) - tail :]}"
+
+
+def one_line(text: str, limit: int) -> str:
+    """``text`` on one line (each run of whitespace made one space), cut to ``limit`` with ``…``."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"

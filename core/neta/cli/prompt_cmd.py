@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import get_args
 
 import typer
 
@@ -21,12 +22,7 @@ def prompt(
 
     ``--entry crew`` shows a sub-agent's prompt: no user channel, no further delegation.
     """
-    kinds: dict[str, EntryKind] = {
-        "cli": "cli",
-        "gateway": "gateway",
-        "service": "service",
-        "crew": "crew",
-    }
+    kinds: dict[str, EntryKind] = {kind: kind for kind in get_args(EntryKind)}
     if entry not in kinds:
         raise typer.BadParameter(f"--entry must be one of {', '.join(kinds)}")
     agent = cli_agent(plugin_manager(ctx), workspace, entry=kinds[entry], toolsets=toolset)

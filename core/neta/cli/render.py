@@ -16,6 +16,7 @@ from neta.events import (
     ToolCallStart,
     ToolResultEvent,
 )
+from neta.truncation import one_line
 
 _STATUS_MARK = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]", "cancelled": "[-]"}
 _PREVIEW_LINES = 8
@@ -43,7 +44,7 @@ class EventRenderer:
         if isinstance(event, ToolCallStart):
             self.console.print(
                 f"{prefix}[cyan]→ {escape(event.name)}[/] "
-                f"[dim]{escape(_short(event.arguments, 160))}[/]"
+                f"[dim]{escape(one_line(event.arguments, 160))}[/]"
             )
         elif isinstance(event, ToolResultEvent):
             mark = "[red]✗[/]" if event.is_error else "[green]✓[/]"
@@ -81,11 +82,6 @@ def _todo_table(event: TodoUpdate) -> Table:
             else escape(str(item.get("content", ""))),
         )
     return table
-
-
-def _short(text: str, limit: int) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
 
 
 def _preview(text: str) -> str:

@@ -30,8 +30,12 @@ def serve(
     toolset: list[str] = ToolsetOpt,
     deny: list[str] = DenyOpt,
     token: str | None = typer.Option(None, "--token", help="Required token (or NETA_TOKEN)."),
-    clarify_timeout: float = typer.Option(20.0, "--clarify-timeout", help="Seconds per question."),
-    max_frame: int = typer.Option(1 << 20, "--max-frame-bytes", help="Largest WebSocket frame."),
+    clarify_timeout: float = typer.Option(
+        HostConfig.clarify_timeout, "--clarify-timeout", help="Seconds per question."
+    ),
+    max_frame: int = typer.Option(
+        HostConfig.max_frame_bytes, "--max-frame-bytes", help="Largest WebSocket frame."
+    ),
 ) -> None:
     """Serve agents over WebSocket (/ws) and REST (/v1); docs at /docs."""
     import uvicorn

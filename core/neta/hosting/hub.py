@@ -46,6 +46,11 @@ _SAVE_ON = (RunStarted, ToolCallStart, TodoUpdate)
 """Events after which the history or the todo list may have changed and is saved."""
 
 
+def _restored_todos(saved: str | None) -> InMemoryTodoStore:
+    """The todo store saved as ``saved`` (JSON text), or an empty one when none was saved."""
+    return InMemoryTodoStore.from_json(saved) if saved else InMemoryTodoStore()
+
+
 class _SavingProvider:
     """A session's provider that saves the session before each model call.
 
@@ -151,23 +156,20 @@ class SessionHub:
         """
         live = self._live.get(session_id)
         if live is not None:
-            todo_store = live.session.context.todo_store
-            todos = todo_store.snapshot().item_dicts() if todo_store is not None else []
-            return SessionView(session_id, list(live.session.history), todos, live.running)
+            history = list(live.session.history)
+            return SessionView(session_id, history, live.todo_items(), live.running)
         saved = self.store.load(session_id)
         if saved is None:
             raise UnknownSession(session_id)
-        items = (
-            InMemoryTodoStore.from_json(saved.todos).snapshot().item_dicts() if saved.todos else []
-        )
+        items = _restored_todos(saved.todos).snapshot().item_dicts()
         return SessionView(session_id, saved.history, items, running=False)
 
     def _open(
-        self, entry: HostEntry, session_id: str | None, history: Sequence[Any], todos: Any
+        self, entry: HostEntry, session_id: str | None, history: Sequence[Any], todos: str | None
     ) -> LiveSession:
         holder: list[LiveSession] = []
         clarify = self._clarify_for(holder) if entry == "gateway" else None
-        todo_store = InMemoryTodoStore.from_json(todos) if todos else InMemoryTodoStore()
+        todo_store = _restored_todos(todos)
         session = self.agent.new_session(
             session_id=session_id,
             entry=entry,

@@ -50,3 +50,8 @@ class LiveSession:
     def running(self) -> bool:
         """Whether a run is in progress."""
         return self.run is not None and not self.run.done()
+
+    def todo_items(self) -> list[dict[str, object]]:
+        """The session's todo items as plain data (none without a todo store)."""
+        todo_store = self.session.context.todo_store
+        return todo_store.snapshot().item_dicts() if todo_store is not None else []

@@ -38,10 +38,11 @@ BUILTIN_PROVIDERS = (
 def provider_specs(pm: NetaPluginManager | None) -> dict[str, ProviderSpec]:
     """Every provider by name: built-ins first; a plugin cannot replace a built-in."""
     specs = {spec.name: spec for spec in BUILTIN_PROVIDERS}
-    for plugin, found in pm.call_each("neta_providers", _SPECS) if pm is not None else ():
+    if pm is None:
+        return specs
+    for plugin, found in pm.call_each("neta_providers", _SPECS):
         for spec in found:
             if spec.name in specs:
-                assert pm is not None
                 pm.record_for(plugin, f"provider {spec.name!r} is already registered")
             else:
                 specs[spec.name] = spec

@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from neta.errors import ConfigError
 from neta.messages import Message
 from neta.todos import TodoSnapshot, TodoStore
+from neta.truncation import one_line
 
 NOTE_HEADER = "[Earlier conversation compacted]"
 """The first line of every compaction note (so a later compaction can recognise one)."""
@@ -98,7 +99,7 @@ def _requests(messages: Sequence[Message]) -> list[str]:
         if message.content.startswith(NOTE_HEADER):
             found += _requests_of_note(message.content)
         else:
-            found.append(_one_line(message.content))
+            found.append(one_line(message.content, _REQUEST_CHARS))
     return found
 
 
@@ -113,8 +114,3 @@ def _requests_of_note(note: str) -> list[str]:
         if not line.startswith("- (") or not line.endswith("requests not listed)"):
             found.append(line[2:])
     return found
-
-
-def _one_line(text: str) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= _REQUEST_CHARS else flat[: _REQUEST_CHARS - 1] + "…"

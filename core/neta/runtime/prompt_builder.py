@@ -6,7 +6,12 @@ import datetime as dt
 from collections.abc import Iterable, Mapping, Sequence
 
 from neta.catalog import Catalog
-from neta.runtime.prompt_guidance import IDENTITY, drop_lines_naming, get_tool_use_enforcement
+from neta.runtime.prompt_guidance import (
+    IDENTITY,
+    catalog_tools_missing,
+    drop_lines_naming,
+    get_tool_use_enforcement,
+)
 from neta.session import SessionContext
 
 
@@ -30,7 +35,7 @@ def build_system_prompt(
     A guidance line that mentions a catalog tool the session lacks is left out, so a
     third-party block cannot make the model reach for a tool it does not have.
     """
-    missing = [s.name for s in catalog if s.name not in set(tool_names)]
+    missing = catalog_tools_missing(catalog, tool_names)
     sections = [IDENTITY, get_tool_use_enforcement(tool_names, catalog)]
     for name in tool_names:
         parts = (catalog.get(name).guidance, (session_guidance or {}).get(name, ""))

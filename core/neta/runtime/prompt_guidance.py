@@ -41,8 +41,7 @@ def get_tool_use_enforcement(tool_names: Sequence[str], catalog: Catalog) -> str
     ``bash``, only if those are available. No line names a tool outside ``tool_names``: a
     scenario that names a catalog tool the session lacks is left out.
     """
-    available = set(tool_names)
-    missing = [schema.name for schema in catalog if schema.name not in available]
+    missing = catalog_tools_missing(catalog, tool_names)
     lines = ["# Using tools", *(f"- {rule}" for rule in DISCIPLINE_RULES)]
     scenarios = [
         line
@@ -51,10 +50,16 @@ def get_tool_use_enforcement(tool_names: Sequence[str], catalog: Catalog) -> str
     ]
     if scenarios:
         lines += ["", "## When you must use a tool", *(f"- {line}" for line in scenarios)]
-    extra = [rule for tool, rule in _RULES_NEEDING_A_TOOL if tool in available]
+    extra = [rule for tool, rule in _RULES_NEEDING_A_TOOL if tool in tool_names]
     if extra:
         lines += ["", *(f"- {rule}" for rule in extra)]
     return "\n".join(lines)
+
+
+def catalog_tools_missing(catalog: Catalog, tool_names: Sequence[str]) -> list[str]:
+    """The catalog's tools that are not among ``tool_names`` (what no prompt line may name)."""
+    available = set(tool_names)
+    return [schema.name for schema in catalog if schema.name not in available]
 
 
 def drop_lines_naming(text: str, names: Sequence[str]) -> str:

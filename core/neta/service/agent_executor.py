@@ -103,8 +103,7 @@ async def send_message(session_id: str, body: MessageIn, hub: HubDep) -> Message
     await asyncio.wait({run})
     if not hub.store.exists(session_id):
         raise _not_found(session_id)
-    todo_store = live.session.context.todo_store
-    todos = todo_store.snapshot().item_dicts() if todo_store is not None else []
+    todos = live.todo_items()
     if run.cancelled():  # cancelled before it began
         return MessageOut(
             reply="", outcome="cancelled", reason="the run was cancelled", events=[], todos=todos
@@ -129,7 +128,7 @@ async def read_session(session_id: str, hub: HubDep) -> SessionOut:
     return SessionOut(
         sessionId=session_id,
         messages=[m.model_dump(mode="json", exclude_defaults=True) for m in view.history],
-        todos=[dict(item) for item in view.todos],
+        todos=view.todos,
         running=view.running,
     )
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections import Counter
 
 from pydantic import BaseModel, Field
 
@@ -61,9 +62,7 @@ def build(session: neta.SessionContext) -> neta.Tool:
 
 
 def _describe_all(tasks: list[DelegateTaskArgs], results: list[neta.ChildResult]) -> str:
-    counts: dict[str, int] = {}
-    for result in results:
-        counts[result.status] = counts.get(result.status, 0) + 1
+    counts = Counter(result.status for result in results)
     tally = ", ".join(f"{n} {status}" for status, n in counts.items())
     sections = [f"{len(results)} sub-agents ran: {tally}."]
     limits = report.shares(results)

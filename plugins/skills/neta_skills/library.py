@@ -64,6 +64,10 @@ class Skill:
                 f"skill {self.name!r} has a malformed {SKILL_FILE}: {exc}"
             ) from exc
 
+    def relative(self, target: Path) -> str:
+        """``target``, a resolved path inside the skill, relative to the skill's folder."""
+        return target.relative_to(self.folder.resolve()).as_posix()
+
 
 @dataclass(frozen=True)
 class SkillLibrary:

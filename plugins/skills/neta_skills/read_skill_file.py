@@ -25,8 +25,9 @@ def build(session: neta.SessionContext) -> neta.Tool:
         skill = library_of(session).get(args.name)
         path = skill_file(skill, args.path)
         text = neta.read_text(path, max_bytes=MAX_SKILL_FILE_BYTES).text
-        shown = path.relative_to(skill.folder.resolve()).as_posix()
-        return neta.ToolResult(content=text, data={"name": skill.name, "path": shown})
+        return neta.ToolResult(
+            content=text, data={"name": skill.name, "path": skill.relative(path)}
+        )
 
     return neta.Tool(name=SCHEMA.name, execute=read_skill_file)
 

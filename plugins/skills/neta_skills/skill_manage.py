@@ -151,7 +151,7 @@ def _patch(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult:
     skill = library.get(args.name)
     target = skill_file(skill, args.path or SKILL_FILE)
     of_skill_md = is_skill_md(skill, target)
-    label = SKILL_FILE if of_skill_md else target.relative_to(skill.folder.resolve()).as_posix()
+    label = SKILL_FILE if of_skill_md else skill.relative(target)
     original = neta.read_text(target)
     replacement = fuzzy_replace(
         original.text, args.old_string or "", args.new_string or "", replace_all=args.replace_all
@@ -205,10 +205,11 @@ def _write_file(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult
         raise neta.ToolError(f"{args.path!r} is a folder in skill {skill.name!r}, not a file")
     existed = target.exists()
     written = neta.atomic_write(target, args.content or "", keep_mode=True, make_parents=True)
-    shown = target.relative_to(skill.folder.resolve()).as_posix()
     verb = "Overwrote" if existed else "Created"
     return _done(
-        f"{verb} {shown} in skill {skill.name!r} ({written:,} bytes).", skill.name, skill.folder
+        f"{verb} {skill.relative(target)} in skill {skill.name!r} ({written:,} bytes).",
+        skill.name,
+        skill.folder,
     )
 
 
