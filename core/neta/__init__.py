@@ -19,6 +19,7 @@ from neta.errors import (
     ToolRetry,
     WorkspaceError,
 )
+from neta.home import neta_home
 from neta.hookspecs import hookimpl, hookspec
 from neta.patching import PatchOutcome, patch_file
 from neta.plugins import NetaPluginManager, PluginInfo, create_plugin_manager
@@ -109,6 +110,7 @@ __all__ = [
     "create_plugin_manager",
     "hookimpl",
     "hookspec",
+    "neta_home",
     "patch_file",
     "read_text",
     "resolve_in_workspace",

@@ -128,8 +128,10 @@ def _run_demo(ctx: typer.Context, workspace: Path, console: Console) -> bool:
         )
     console.print(f"[bold]Neta demo[/] in a temporary workspace: {workspace}\n")
     task = "Fix the greeting in app/greeting.py."
-    result = asyncio.run(agent.run(task, session=session, on_event=EventRenderer(console)))
-    agent.end_session(session)
+    try:
+        result = asyncio.run(agent.run(task, session=session, on_event=EventRenderer(console)))
+    finally:
+        agent.end_session(session)
     return _report(result, console)
 
 

@@ -31,4 +31,7 @@ def prompt(
         session = agent.new_session(depth=1, extras={CREW_PARENT: "parent"})
     else:
         session = agent.new_session()
-    typer.echo(agent.system_prompt(session), nl=False)
+    try:
+        typer.echo(agent.system_prompt(session), nl=False)
+    finally:
+        agent.end_session(session)

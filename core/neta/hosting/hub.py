@@ -20,12 +20,13 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from neta.events import ClarifyRequest, RunFinished, RunStarted, TodoUpdate, ToolCallStart
+from neta.home import neta_home
 from neta.hosting.auth import check_exposure
 from neta.hosting.config import HostConfig
 from neta.hosting.frames import error_frame, event_frame, frame
 from neta.hosting.live import LiveSession, Outbox
 from neta.hosting.questions import AnswerRefused, Question, QuestionRegistry
-from neta.hosting.store import SessionStore, StoredQuestion, neta_home
+from neta.hosting.store import SessionStore, StoredQuestion
 from neta.messages import Message, Usage
 from neta.plugins import create_plugin_manager
 from neta.providers.base import ModelRequest, ModelResponse, Provider, TextSink

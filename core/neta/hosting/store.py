@@ -10,7 +10,6 @@ process loses nothing committed).
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
 import threading
 import time
@@ -46,11 +45,6 @@ CREATE TABLE IF NOT EXISTS pending_clarify (
     created REAL NOT NULL
 );
 """
-
-
-def neta_home() -> Path:
-    """``NETA_HOME``, or ``~/.neta`` when it is not set."""
-    return Path(os.environ.get("NETA_HOME") or Path.home() / ".neta")
 
 
 @dataclass(frozen=True)

@@ -74,11 +74,6 @@ _RECALL = """
 _INDEX = "INSERT INTO memory_index (rowid, content, tags) VALUES (?, ?, ?)"
 
 
-def neta_home() -> Path:
-    """``NETA_HOME``, or ``~/.neta`` when it is not set."""
-    return Path(os.environ.get("NETA_HOME") or Path.home() / ".neta").expanduser()
-
-
 def scope_path(scope: str, *, home: Path | None = None) -> Path:
     """The database file of user scope ``scope`` (a safe file name, checked).
 
@@ -91,7 +86,7 @@ def scope_path(scope: str, *, home: Path | None = None) -> Path:
             f"invalid memory scope {scope!r}: use 1-64 letters, digits, '.', '_' or '-', "
             "starting with a letter or digit"
         )
-    return (home if home is not None else neta_home()) / "memory" / f"{scope}.db"
+    return (home if home is not None else neta.neta_home()) / "memory" / f"{scope}.db"
 
 
 def fts_query(query: str) -> str:

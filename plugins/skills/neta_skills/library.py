@@ -14,7 +14,6 @@ are made where that skill lives, so what the model read is what it changes.
 from __future__ import annotations
 
 import difflib
-import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,7 +89,7 @@ class SkillLibrary:
                 nor ``"home"``.
         """
         workspace = session.workspace / ".neta" / "skills"
-        home = _neta_home() / "skills"
+        home = neta.neta_home() / "skills"
         target = session.extras.get(WRITE_TO_KEY, "workspace")
         if target not in ("workspace", "home"):
             raise neta.ConfigError(
@@ -228,7 +227,3 @@ def _cut(text: str) -> str:
     if len(text) <= MAX_LISTED_DESCRIPTION_CHARS:
         return text
     return text[: MAX_LISTED_DESCRIPTION_CHARS - 1].rstrip() + "\u2026"
-
-
-def _neta_home() -> Path:
-    return Path(os.environ.get("NETA_HOME") or Path.home() / ".neta").expanduser()
