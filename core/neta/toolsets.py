@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pydantic import BaseModel, ConfigDict, Field
 
 from neta.errors import ConfigError
-from neta.suggest import unknown_name_message
+from neta.suggest import close_names, unknown_name_message
 
 TOOLSET_DEFAULTS = ("base", "planning", "interaction")
 """The built-in toolsets every session gets unless a host or user says otherwise."""
@@ -80,7 +80,7 @@ def resolve_toolsets(
     by_name = {s.name: s for s in specs}
     preset_names = None if preset is None else _known(preset, by_name, "preset")
     requested_names = _known(requested, by_name, "requested")
-    denied_names = _known(denied, by_name, "denied")
+    denied_names = _known(denied, by_name, "denied", absent_ok=True)
     have = frozenset(capabilities)
 
     decisions = []
@@ -104,10 +104,18 @@ def _base_decision(spec: ToolsetSpec, preset: frozenset[str] | None) -> tuple[bo
     return False, "off unless requested"
 
 
-def _known(names: Iterable[str], by_name: dict[str, ToolsetSpec], role: str) -> frozenset[str]:
+def _known(
+    names: Iterable[str], by_name: dict[str, ToolsetSpec], role: str, *, absent_ok: bool = False
+) -> frozenset[str]:
+    """Check every name is a known toolset.
+
+    With ``absent_ok`` (denials), a name like no known toolset is accepted: denying what is
+    not installed is already true. A name close to a known one is still refused as a typo,
+    since the toolset it was meant to deny would otherwise stay on.
+    """
     chosen = frozenset(names)
     for name in sorted(chosen):
-        if name not in by_name:
+        if name not in by_name and not (absent_ok and not close_names(name, by_name)):
             message = unknown_name_message("toolset", name, by_name)
             raise ConfigError(f"{role} toolsets: {message}")
     return chosen

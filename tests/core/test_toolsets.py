@@ -71,3 +71,8 @@ def test_crew_child_session_lacks_the_user_channel(tmp_path):
     top = neta.SessionContext(workspace=tmp_path, entry="gateway")
     assert "user_channel" not in child.capabilities
     assert "user_channel" in top.capabilities
+
+
+def test_denying_a_toolset_that_is_not_installed_is_accepted():
+    result = neta.resolve_toolsets(SPECS, denied=["kubernetes"], capabilities={"user_channel"})
+    assert result.enabled == ("base", "planning", "interaction")
