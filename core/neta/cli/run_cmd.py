@@ -15,6 +15,9 @@ from neta.runtime.agent import Agent, AgentSession, RunResult
 EXIT_CODES = {"completed": 0, "awaiting_input": 3}
 """Exit status per outcome; every other outcome exits 1."""
 
+INTERRUPTED = 130
+"""Exit status after Ctrl-C (128 + SIGINT, as shells report it)."""
+
 ProviderOpt = typer.Option("openai", "--provider", "-p", help="Model provider.")
 """``--provider``: the model provider's name."""
 ModelOpt = typer.Option("", "--model", "-m", help="Model name.")
@@ -91,6 +94,9 @@ def run(
     renderer = None if as_json else EventRenderer()
     try:
         result = asyncio.run(agent.run(prompt, session=session, on_event=renderer))
+    except KeyboardInterrupt:  # the run was cancelled (its tools too) on the way out
+        typer.echo("\nInterrupted.", err=True)
+        raise typer.Exit(INTERRUPTED) from None
     finally:
         agent.end_session(session)
     if as_json:
@@ -120,6 +126,9 @@ def chat(
     report_problems(ctx)
     try:
         asyncio.run(_chat_loop(agent, session))
+    except KeyboardInterrupt:
+        typer.echo("\nInterrupted.", err=True)
+        raise typer.Exit(INTERRUPTED) from None
     finally:
         agent.end_session(session)
 

@@ -267,3 +267,46 @@ def test_chat_without_any_standard_input_ends_quietly(tmp_path):
     done = closed_stdin(tmp_path, "chat", "-p", "scripted", "--script", script)
     assert done.returncode == 0, done.stderr
     assert done.stderr == ""
+
+
+def test_ctrl_c_during_a_run_exits_130_and_stops_its_tools(tmp_path):
+    import signal
+    import time
+
+    started, finished = tmp_path / "started", tmp_path / "finished"
+    command = f"touch {started} && sleep 1.5 && touch {finished}"
+    script = write_script(
+        tmp_path, [{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}]
+    )
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NETA_", "OPENAI_"))}
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "neta",
+            "run",
+            "go",
+            "-p",
+            "scripted",
+            "--script",
+            script,
+            "-w",
+            str(tmp_path),
+            "--no-input",
+        ],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    deadline = time.monotonic() + 30
+    while not started.exists():  # the bash call is running
+        assert time.monotonic() < deadline
+        assert proc.poll() is None
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130, err
+    assert "Interrupted." in err
+    time.sleep(2.5)  # long enough for the command to have finished, had it not been killed
+    assert not finished.exists()
