@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request, WebSocket
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
 
 from neta.gateway.server import serve_connection
 from neta.hosting.hub import HostConfig, SessionHub
@@ -30,6 +30,18 @@ def create_app(config: HostConfig | None = None) -> FastAPI:
     app.state.hub = hub
     app.include_router(router)
     app.add_exception_handler(RequestValidationError, _invalid_request)
+
+    @app.middleware("http")
+    async def bounded_body(
+        request: Request, call_next: Callable[[Request], Awaitable[Response]]
+    ) -> Response:
+        """Refuse a request body over the frame limit before reading it (REST has one too)."""
+        limit = hub.config.max_frame_bytes
+        declared = request.headers.get("content-length", "")
+        if declared.isdigit() and int(declared) > limit:
+            detail = f"request body of {declared} bytes exceeds the {limit}-byte limit"
+            return JSONResponse({"detail": detail}, status_code=413)
+        return await call_next(request)
 
     @app.websocket("/ws")
     async def gateway(websocket: WebSocket) -> None:

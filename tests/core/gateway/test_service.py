@@ -259,3 +259,15 @@ def test_rest_refuses_text_that_cannot_be_stored_and_pages_of_other_sites(serve)
         assert foreign.status_code == 403
         local = http.post("/v1/sessions", headers={"Origin": f"http://127.0.0.1:{server.port}"})
         assert local.status_code == 201
+
+
+def test_rest_body_over_the_frame_limit_is_413_and_runs_nothing(serve):
+    server = serve([{"text": "never"}], max_frame_bytes=64 * 1024)
+    with httpx.Client(base_url=server.http, timeout=30) as http:
+        sid = http.post("/v1/sessions").json()["sessionId"]
+        big = http.post(f"/v1/sessions/{sid}/messages", json={"text": "x" * (100 * 1024)})
+        assert big.status_code == 413
+        assert "exceeds the 65536-byte limit" in big.json()["detail"]
+        assert http.get(f"/v1/sessions/{sid}").json()["messages"] == []
+        small = http.post(f"/v1/sessions/{sid}/messages", json={"text": "hi"})
+        assert small.json()["reply"] == "never"
