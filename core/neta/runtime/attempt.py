@@ -26,7 +26,7 @@ from neta.events import (
 from neta.messages import Message, Usage
 from neta.providers.base import ModelRequest, Provider
 from neta.session_tools import BoundTool
-from neta.suggest import close_names
+from neta.suggest import did_you_mean
 from neta.tools import ToolCall, ToolResult
 from neta.truncation import truncate_middle
 
@@ -384,8 +384,8 @@ def _describe(exc: ValidationError) -> str:
 
 
 def _unknown_tool(name: str, available: list[str]) -> str:
-    close = close_names(name, available)
-    hint = f" Did you mean {' or '.join(repr(c) for c in close)}?" if close else ""
+    hint = did_you_mean(name, available)
+    hint = f" {hint[:1].upper()}{hint[1:]}" if hint else ""
     listing = ", ".join(available) if available else "none"
     return f"unknown tool {name!r}.{hint} Available tools: {listing}."
 
