@@ -19,16 +19,16 @@ from neta.errors import (
     ToolRetry,
     WorkspaceError,
 )
+from neta.fuzzy_match.patching import PatchOutcome, patch_file
+from neta.fuzzy_match.textfile import TextFile, atomic_write, read_text
 from neta.home import neta_home
 from neta.hookspecs import hookimpl, hookspec
-from neta.patching import PatchOutcome, patch_file
 from neta.plugins import NetaPluginManager, PluginInfo, create_plugin_manager
 from neta.providers.base import ModelRequest, ModelResponse, Provider, ProviderSpec
 from neta.providers.scripted import ScriptedProvider
 from neta.runtime.agent import Agent, AgentSession, RunResult
 from neta.session import ClarifyFn, EntryKind, EventSink, SessionContext
 from neta.session_tools import BoundTool, build_session_tools, resolve_session_toolsets
-from neta.textfile import TextFile, atomic_write, read_text
 from neta.todos import (
     MAX_TODO_CHARS,
     MAX_TODOS,

@@ -9,7 +9,7 @@ import typer
 
 from neta.cli.context import echo_json
 from neta.errors import ConfigError, ToolError
-from neta.patching import patch_file
+from neta.fuzzy_match.patching import patch_file
 
 
 def patch(

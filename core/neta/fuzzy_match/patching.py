@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from neta.fuzzy_match import fuzzy_replace
-from neta.textfile import atomic_write, read_text
+from neta.fuzzy_match.textfile import atomic_write, read_text
 
 _DIFF_CONTEXT_LINES = 2
 """Unchanged lines shown around each change in a patch's diff."""

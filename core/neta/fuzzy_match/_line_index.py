@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from enum import Enum
 from functools import partial
 
-from neta._fuzzy_text import Document, key_fold, key_rstrip, key_ws, key_ws_indent
+from neta.fuzzy_match._text import Document, key_fold, key_rstrip, key_ws, key_ws_indent
 
 
 class KeyKind(Enum):

@@ -14,7 +14,6 @@ from collections import Counter
 import pytest
 
 from neta import patch_file
-from neta._fuzzy_text import key_fold
 from neta.fuzzy_match import (
     AmbiguousMatchError,
     InvalidEditError,
@@ -22,6 +21,7 @@ from neta.fuzzy_match import (
     NoMatchError,
     fuzzy_replace,
 )
+from neta.fuzzy_match._text import key_fold
 
 STALE = "matched only approximately"
 

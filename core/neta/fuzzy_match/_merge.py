@@ -13,8 +13,8 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Sequence
 
-from neta._fuzzy_diff import Opcode
-from neta._fuzzy_text import key_fold
+from neta.fuzzy_match._diff import Opcode
+from neta.fuzzy_match._text import key_fold
 
 _Pair = tuple[int, str, str]
 """A search line's offset, its indentation, and the indentation of the file's line there."""

@@ -12,9 +12,9 @@ from collections.abc import Sequence
 
 from rapidfuzz import fuzz, process
 
-from neta._fuzzy_index import KeyKind, LineIndex
-from neta._fuzzy_strategies import Found
-from neta._fuzzy_text import Document, key_fold, key_ws, split_lines, visible
+from neta.fuzzy_match._line_index import KeyKind, LineIndex
+from neta.fuzzy_match._strategies import Found
+from neta.fuzzy_match._text import Document, key_fold, key_ws, split_lines, visible
 
 _SHOWN_LINES = 6
 """Differing lines shown for the closest block."""

@@ -15,8 +15,9 @@ from functools import partial
 
 from rapidfuzz import fuzz
 
-from neta._fuzzy_index import KeyKind, LineIndex
-from neta._fuzzy_text import (
+from neta.errors import InvalidEditError
+from neta.fuzzy_match._line_index import KeyKind, LineIndex
+from neta.fuzzy_match._text import (
     Document,
     ascii_for,
     is_placeholder,
@@ -24,7 +25,6 @@ from neta._fuzzy_text import (
     split_lines,
     unescape,
 )
-from neta.errors import InvalidEditError
 
 BLOCK_MIDDLE_MIN = 60.0
 """block_anchor: the least mean similarity (0-100) of the lines between the two anchors."""

@@ -48,8 +48,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from neta._fuzzy_diff import line_diff
-from neta._fuzzy_hints import (
+from neta.errors import AmbiguousMatchError, InvalidEditError, MatchError, NoMatchError
+from neta.fuzzy_match._diff import line_diff
+from neta.fuzzy_match._line_index import LineIndex
+from neta.fuzzy_match._merge import StaleLineError, merge
+from neta.fuzzy_match._messages import (
     already_applied,
     ambiguous,
     elided_in_new,
@@ -57,10 +60,8 @@ from neta._fuzzy_hints import (
     placeholder,
     stale_line,
 )
-from neta._fuzzy_index import LineIndex
-from neta._fuzzy_merge import StaleLineError, merge
-from neta._fuzzy_strategies import PRESENCE, Context, Found, first_found
-from neta._fuzzy_text import (
+from neta.fuzzy_match._strategies import PRESENCE, Context, Found, first_found
+from neta.fuzzy_match._text import (
     Document,
     is_placeholder,
     key_ws,
@@ -68,7 +69,6 @@ from neta._fuzzy_text import (
     normalize_newlines,
     split_lines,
 )
-from neta.errors import AmbiguousMatchError, InvalidEditError, MatchError, NoMatchError
 
 __all__ = [
     "STRATEGIES",
