@@ -153,9 +153,7 @@ def serve(
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     server = uvicorn.Server(
-        uvicorn.Config(
-            app, log_level="warning", lifespan="on", ws_max_size=ws_max_size(1 << 20)
-        )
+        uvicorn.Config(app, log_level="warning", lifespan="on", ws_max_size=ws_max_size(1 << 20))
     )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
