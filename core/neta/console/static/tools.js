@@ -51,7 +51,8 @@ function diffOf(name, args, content) {
     let end = start;
     while (end < lines.length && /^([-+ @\\]|$)/.test(lines[end])) end += 1;
     const note = [...lines.slice(0, start), ...lines.slice(end)].join("\n").trim();
-    return { diff: lines.slice(start, end).join("\n").trimEnd(), note };
+    while (end > start && lines[end - 1] === "") end -= 1;
+    return { diff: lines.slice(start, end).join("\n"), note };
   }
   if (name === "write_file" && args && typeof args.content === "string") {
     const body = args.content.replace(/\n$/, "").split("\n").map((l) => `+${l}`);
