@@ -53,11 +53,26 @@ SCRIPTS = {
                 }
             ]
         },
+        {
+            "tool_calls": [
+                {
+                    "name": "patch",
+                    "arguments": {"path": "app.py", "old_string": "absent", "new_string": "x"},
+                },
+                {
+                    "name": "write_file",
+                    "arguments": {"path": "notes.md", "content": "# Notes\nok\n"},
+                },
+            ]
+        },
         {"text": "Patched."},
     ],
     "blue": [ASK, {"text": "Blue it is.", "expect": {"last_message_contains": "blue"}}],
     "red": [ASK, {"text": "Red it is.", "expect": {"last_message_contains": "red"}}],
-    "xss": [{"text": "Look: <img src=x onerror=alert(1)> and <b>bold?</b>"}],
+    "xss": [
+        {"text": "Look: <img src=x onerror=alert(1)> and <b>bold?</b> [go](javascript:alert(2))"}
+    ],
+    "late": [ASK, {"text": "I chose myself.", "expect": {"last_message_contains": "in time"}}],
     "slow": [{"text": "Thinking hard about it", "delay": 30}],
 }
 TOKEN = "s3cret-token"
@@ -82,6 +97,14 @@ def server(tmp_path_factory):
 def token_server(tmp_path_factory):
     root = tmp_path_factory.mktemp("token-server")
     running = serve(SCRIPTS, root, token=TOKEN)
+    yield running
+    running.stop()
+
+
+@pytest.fixture(scope="module")
+def hurried_server(tmp_path_factory):
+    root = tmp_path_factory.mktemp("hurried-server")
+    running = serve(SCRIPTS, root, clarify_timeout=1.5)
     yield running
     running.stop()
 
@@ -147,7 +170,7 @@ def test_plan_run_shows_the_todo_panel_and_a_coloured_diff(page, server):
         for r in rows
     ] == [(t["status"], t["content"]) for t in TODOS]
     assert page.find_element(By.ID, "todo-counts").text == "1/3 done"
-    card = page.find_element(By.CSS_SELECTOR, ".tool-card[data-tool='patch']")
+    card, refused = page.find_elements(By.CSS_SELECTOR, ".tool-card[data-tool='patch']")
     assert card.get_attribute("open") == "true"
     assert card.get_attribute("data-state") == "done"
     added = card.find_element(By.CSS_SELECTOR, ".diff-add")
@@ -159,6 +182,14 @@ def test_plan_run_shows_the_todo_panel_and_a_coloured_diff(page, server):
     assert green[1] > green[0]  # added lines are green...
     assert red[0] > red[1]  # ...and removed ones red
     assert (server.hub.config.workspace / "app.py").read_text().endswith("return 'hello'\n")
+    assert refused.get_attribute("data-state") == "error"
+    assert refused.get_attribute("open") == "true"
+    assert refused.find_element(By.CLASS_NAME, "tool-state").text == "error"
+    assert "old_string was not found" in refused.find_element(By.CLASS_NAME, "tool-result").text
+    assert refused.find_elements(By.CLASS_NAME, "diff") == []
+    written = page.find_element(By.CSS_SELECTOR, ".tool-card[data-tool='write_file']")
+    lines = [e.text for e in written.find_elements(By.CSS_SELECTOR, ".diff-add")]
+    assert lines == ["+# Notes", "+ok"]
 
 
 def test_question_answered_with_a_choice_button_finishes_the_run_with_it(page):
@@ -180,6 +211,24 @@ def test_question_answered_with_a_choice_button_finishes_the_run_with_it(page):
     )
     assert prompt.get_attribute("data-state") == "answered"
     assert not prompt.find_element(By.CSS_SELECTOR, "button.choice").is_displayed()
+
+
+def test_unanswered_question_counts_down_and_shows_that_it_timed_out(
+    browser, hurried_server, tmp_path
+):
+    browser.get(hurried_server.url)
+    wait_for(browser, lambda d: d.find_element(By.ID, "input").is_enabled())
+    say(browser, "late answer")
+    prompt = wait_for(browser, lambda d: d.find_element(By.CSS_SELECTOR, ".clarify"))
+    countdown = prompt.find_element(By.CLASS_NAME, "clarify-countdown")
+    assert countdown.text in ("2 s to answer", "1 s to answer")
+    assert "urgent" in countdown.get_attribute("class")
+    wait_for(browser, lambda d: "I chose myself." in messages(d))
+    outcome = prompt.find_element(By.CLASS_NAME, "clarify-outcome").text
+    assert outcome == "Outcome: timed out: the agent decides for itself"
+    assert prompt.get_attribute("data-state") == "timed_out"
+    assert not countdown.is_displayed()
+    full_page_screenshot(browser, tmp_path / "console.png")
 
 
 def test_reload_mid_question_reattaches_with_history_and_the_question(page):
@@ -209,8 +258,11 @@ def test_model_html_is_shown_as_text_never_run(page):
     say(page, "xss test")
     wait_for(page, lambda d: "bold?" in messages(d))
     reply = page.find_elements(By.CSS_SELECTOR, ".msg-assistant")[-1]
-    assert reply.text == "Look: <img src=x onerror=alert(1)> and <b>bold?</b>"
-    assert page.find_elements(By.CSS_SELECTOR, "#messages img, #messages b") == []
+    assert (
+        reply.text
+        == "Look: <img src=x onerror=alert(1)> and <b>bold?</b> [go](javascript:alert(2))"
+    )
+    assert page.find_elements(By.CSS_SELECTOR, "#messages img, #messages b, #messages a") == []
     with pytest.raises(NoAlertPresentException):
         page.switch_to.alert.text  # noqa: B018
 
