@@ -18,7 +18,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from tests.core.console.harness import (  # noqa: E402
+from tests.core.console.harness import (
     browser_missing,
     chromium,
     full_page_screenshot,
@@ -26,13 +26,13 @@ from tests.core.console.harness import (  # noqa: E402
     wait_for,
 )
 
-APP = '''def greet(name):
+APP = """def greet(name):
     return "hi " + name
 
 
 def main():
     print(greet("world"))
-'''
+"""
 
 PLAN = [
     {"id": "1", "content": "Read app.py", "status": "completed"},
