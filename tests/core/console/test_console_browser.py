@@ -289,6 +289,19 @@ def test_escape_stops_a_run_and_the_page_fits_360_pixels(page, tmp_path):
         page.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
 
 
+def test_unknown_session_in_the_address_starts_a_new_one(browser, server, tmp_path):
+    browser.get(server.url + "?sessionId=no-such-session")
+    wait_for(browser, lambda d: "no-such-session is gone" in messages(d))
+    wait_for(browser, lambda d: d.find_element(By.ID, "input").is_enabled())
+    fresh = browser.execute_script("return new URLSearchParams(location.search).get('sessionId')")
+    assert fresh
+    assert fresh != "no-such-session"
+    assert server.hub.store.exists(fresh)
+    say(browser, "hello again")
+    wait_for(browser, lambda d: "All words stream in." in messages(d))
+    full_page_screenshot(browser, tmp_path / "console.png")
+
+
 def test_token_server_refuses_the_page_until_the_token_is_given(browser, token_server, tmp_path):
     browser.get(token_server.url)
     dialog = wait_for(browser, lambda d: d.find_element(By.ID, "token-dialog"))

@@ -1,7 +1,8 @@
 // The WebSocket to /ws: reattaches to the session after a drop, with a growing delay.
 
 export class Connection {
-  // handlers: onFrame(frame), onState(state), onRefused() (closed before it ever opened)
+  // handlers: onFrame(frame), onState(state), onRefused(): the socket closed before it opened;
+  // true when the handler deals with it (otherwise the connection is retried).
   constructor(handlers) {
     this.handlers = handlers;
     this.ws = null;
@@ -47,12 +48,18 @@ export class Connection {
       if (this.ws !== ws) return;
       this.ws = null;
       if (this.stopped) return;
-      if (!opened && this.handlers.onRefused()) return;
       this.handlers.onState("disconnected");
-      const delay = Math.min(10000, 500 * 2 ** this.retries);
-      this.retries += 1;
-      this.timer = setTimeout(() => this.connect(this.sessionId, this.protocols), delay);
+      if (!opened && this.handlers.onRefused()) return;
+      this.retryLater();
     });
+  }
+
+  // Connect again after a delay that grows with each failure (up to 10 s).
+  retryLater() {
+    clearTimeout(this.timer);
+    const delay = Math.min(10000, 500 * 2 ** this.retries);
+    this.retries += 1;
+    this.timer = setTimeout(() => this.connect(this.sessionId, this.protocols), delay);
   }
 
   // Stop reconnecting and close the socket.

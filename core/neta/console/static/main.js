@@ -5,7 +5,7 @@ import { ClarifyPrompts } from "./clarify.js";
 import { Connection } from "./connection.js";
 import { forgetSession, rememberSession, showSessions } from "./sessions.js";
 import { TodoPanel } from "./todos.js";
-import { askToken, authHeaders, forgetToken, savedToken, tokenProtocols } from "./token.js";
+import { accepted, askToken, authHeaders, forgetToken, savedToken, tokenProtocols } from "./token.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -27,7 +27,11 @@ let waiting = [];
 let lastSent = "";
 
 const connection = new Connection({
-  onFrame: (frame) => (ready || frame.type === "session_ready" ? handle(frame) : waiting.push(frame)),
+  onFrame: (frame) => {
+    // Until the history is shown, events wait; an error may come instead of session_ready.
+    if (ready || frame.type === "session_ready" || frame.type === "error") handle(frame);
+    else waiting.push(frame);
+  },
   onState: (state) => {
     status.dataset.state = state;
     status.textContent = state;
@@ -36,11 +40,15 @@ const connection = new Connection({
   },
   onRefused: () => {
     if (!config.tokenRequired) return false;
-    forgetToken();
-    askToken("The server refused this token.").then((accepted) => {
-      token = accepted;
-      start();
-    });
+    // Refused for the token, or the server is down? Only a 401 means the token.
+    accepted(token)
+      .catch(() => true)
+      .then(async (good) => {
+        if (good) return connection.retryLater();
+        forgetToken();
+        token = await askToken("The server refused this token.");
+        start();
+      });
     return true;
   },
 });

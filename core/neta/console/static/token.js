@@ -26,8 +26,8 @@ export function authHeaders(token) {
 }
 
 // Whether the server accepts `token`: a REST read of a session that cannot exist answers
-// 401 for a wrong token and 404 for a good one.
-async function accepted(token) {
+// 401 for a wrong token and 404 for a good one. Rejects when the server cannot be reached.
+export async function accepted(token) {
   const response = await fetch("/v1/sessions/-", { headers: authHeaders(token), cache: "no-store" });
   return response.status !== 401 && response.status !== 403;
 }
