@@ -7,7 +7,8 @@ to a host app:
 - ``GET /``: the page; ``GET /console/{name}``: its files; ``GET /console/config.json``:
   whether a token is required and how long a question waits (``clarifyTimeout``);
 - the host's rules for who may load them: without a token, only loopback clients and pages
-  of a loopback origin (as for the API); with a token the page loads and asks for it;
+  of a loopback origin (as for the API), asking for a loopback host name (so that a name
+  rebound to this machine cannot serve the page); with a token the page loads and asks for it;
 - ``BrowserToken``, which lets a browser present the token: browsers cannot set an
   ``Authorization`` header on a WebSocket, and the token must not travel in the URL.
 """
@@ -15,12 +16,13 @@ to a host app:
 from __future__ import annotations
 
 from pathlib import Path
+from urllib.parse import urlsplit
 
 from fastapi import APIRouter, FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse, JSONResponse
 
 from neta.console.browser_token import BROWSER_TOKEN_PREFIX, BrowserToken
-from neta.hosting.auth import refusal
+from neta.hosting.auth import is_loopback, refusal
 from neta.hosting.config import HostConfig
 
 STATIC = Path(__file__).parent / "static"
@@ -68,6 +70,12 @@ def mount_console(app: FastAPI, config: HostConfig) -> None:
         )
         if refused is not None:
             raise HTTPException(refused[0], refused[1])
+        host = request.headers.get("host")
+        if host is not None and not is_loopback(urlsplit(f"//{host}").hostname or ""):
+            # a page of another name resolved to this machine (DNS rebinding)
+            raise HTTPException(
+                403, f"without a token the console answers only on loopback, not {host}"
+            )
 
     def send(name: str) -> FileResponse:
         path = files[name]

@@ -79,6 +79,16 @@ def test_without_a_token_a_foreign_web_page_cannot_load_the_console(server):
     assert httpx.get(server.url, headers={"Origin": f"http://localhost:{server.port}"}).is_success
 
 
+def test_without_a_token_the_console_answers_only_loopback_host_names(server, token_server):
+    for host in ("evil.example", f"evil.example:{server.port}", "10.0.0.7"):
+        response = httpx.get(f"{server.url}console/config.json", headers={"Host": host})
+        assert response.status_code == 403, host
+    for host in (f"localhost:{server.port}", f"[::1]:{server.port}", "127.0.0.1"):
+        assert httpx.get(server.url, headers={"Host": host}).is_success, host
+    # with a token the token decides: the page loads under any name and asks for it
+    assert httpx.get(token_server.url, headers={"Host": "neta.example"}).is_success
+
+
 def test_websocket_accepts_the_token_as_a_subprotocol(token_server):
     url = f"ws://127.0.0.1:{token_server.port}/ws"
     protocols = ["neta", bearer_protocol("s3cret-ü")]
