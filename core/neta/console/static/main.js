@@ -231,7 +231,14 @@ async function boot() {
     // the defaults do; the connection reports what is wrong
   }
   prompts.timeoutSeconds = Number(config.clarifyTimeout) || 20;
-  if (config.tokenRequired) token = savedToken() ?? (await askToken());
+  if (config.tokenRequired) {
+    token = savedToken();
+    if (!token) {
+      status.dataset.state = "locked";
+      status.textContent = "token needed";
+      token = await askToken();
+    }
+  }
   start();
 }
 
