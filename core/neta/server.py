@@ -12,6 +12,7 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 
+from neta.console import mount_console
 from neta.gateway.server import serve_connection
 from neta.hosting.hub import HostConfig, SessionHub
 from neta.service.agent_executor import router
@@ -47,6 +48,7 @@ def create_app(config: HostConfig | None = None) -> FastAPI:
     async def gateway(websocket: WebSocket) -> None:
         await serve_connection(websocket, hub)
 
+    mount_console(app, hub.config)  # last: the console's routes only take what is left
     return app
 
 

@@ -1,0 +1,110 @@
+"""The web console: a single page at ``/`` that talks to ``/ws`` like any other client.
+
+The page is static files shipped in this package (``static/``: HTML, CSS and JavaScript
+modules; no build step, nothing fetched from elsewhere). ``mount_console`` adds three things
+to a host app:
+
+- ``GET /``: the page; ``GET /console/{name}``: its files; ``GET /console/config.json``:
+  whether a token is required and how long a question waits (``clarifyTimeout``);
+- the host's rules for who may load them: without a token, only loopback clients and pages
+  of a loopback origin (as for the API), asking for a loopback host name (so that a name
+  rebound to this machine cannot serve the page); with a token the page loads and asks for it;
+- ``BrowserToken``, which lets a browser present the token: browsers cannot set an
+  ``Authorization`` header on a WebSocket, and the token must not travel in the URL.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from urllib.parse import urlsplit
+
+from fastapi import APIRouter, FastAPI, HTTPException, Request
+from fastapi.responses import FileResponse, JSONResponse
+
+from neta.console.browser_token import BROWSER_TOKEN_PREFIX, BrowserToken
+from neta.hosting.auth import is_loopback, refusal
+from neta.hosting.config import HostConfig
+
+STATIC = Path(__file__).parent / "static"
+"""The console's files."""
+
+_MEDIA_TYPES = {
+    ".html": "text/html; charset=utf-8",
+    ".css": "text/css; charset=utf-8",
+    ".js": "text/javascript; charset=utf-8",
+    ".svg": "image/svg+xml",
+}
+
+_HEADERS = {
+    "Cache-Control": "no-cache",
+    "X-Content-Type-Options": "nosniff",
+    "Referrer-Policy": "no-referrer",
+    # Even a rendering bug cannot run script from model text: only these files run.
+    "Content-Security-Policy": (
+        "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+        "connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+    ),
+}
+
+
+def _files() -> dict[str, Path]:
+    return {p.name: p for p in STATIC.iterdir() if p.is_file() and p.suffix in _MEDIA_TYPES}
+
+
+def mount_console(app: FastAPI, config: HostConfig) -> None:
+    """Serve the console at ``/`` and let browsers present the token on ``/ws``.
+
+    Call it after the app's other routes are added.
+    """
+    files = _files()
+    router = APIRouter(include_in_schema=False)
+
+    def check(request: Request) -> None:
+        if config.token:
+            return  # the page holds no secret: it asks for the token the API requires
+        refused = refusal(
+            None,
+            authorization=None,
+            origin=request.headers.get("origin"),
+            server=request.scope.get("server"),
+        )
+        if refused is not None:
+            raise HTTPException(refused[0], refused[1])
+        host = request.headers.get("host")
+        if host is not None and not is_loopback(urlsplit(f"//{host}").hostname or ""):
+            # a page of another name resolved to this machine (DNS rebinding)
+            raise HTTPException(
+                403, f"without a token the console answers only on loopback, not {host}"
+            )
+
+    def send(name: str) -> FileResponse:
+        path = files[name]
+        return FileResponse(path, media_type=_MEDIA_TYPES[path.suffix], headers=_HEADERS)
+
+    @router.get("/")
+    async def page(request: Request) -> FileResponse:
+        check(request)
+        return send("index.html")
+
+    @router.get("/console/config.json")
+    async def settings(request: Request) -> JSONResponse:
+        check(request)
+        data = {
+            "tokenRequired": bool(config.token),
+            "clarifyTimeout": config.clarify_timeout,
+            "tokenProtocol": BROWSER_TOKEN_PREFIX,
+        }
+        return JSONResponse(data, headers=_HEADERS)
+
+    @router.get("/console/{name}")
+    async def asset(name: str, request: Request) -> FileResponse:
+        check(request)
+        if name not in files:
+            raise HTTPException(404, f"no console file {name!r}")
+        return send(name)
+
+    app.include_router(router)
+    app.add_middleware(BrowserToken)
+
+
+__all__ = ["STATIC", "BrowserToken", "mount_console"]

@@ -1,0 +1,198 @@
+"""A real server and a real headless Chromium for the console's tests (and its screenshot).
+
+The browser is the distribution's ``chromium`` driven through its ``chromedriver``, both named
+by path, so Selenium Manager never runs and nothing is downloaded. ``browser_missing()`` says
+why the browser tests cannot run on this machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import socket
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import uvicorn
+
+import neta
+import neta_base.plugin
+import neta_interaction.plugin
+import neta_planning.plugin
+from neta.hosting.config import HostConfig
+from neta.hosting.hub import SessionHub
+from neta.providers.base import ModelRequest, ModelResponse, TextSink
+from neta.providers.scripted import ScriptedProvider
+from neta.server import create_app, ws_max_size
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMEDRIVER = Path("/usr/bin/chromedriver")
+
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-default-apps",
+    "--disable-extensions",
+    "--no-first-run",
+    "--no-default-browser-check",
+    "--metrics-recording-only",
+    "--password-store=basic",
+)
+
+
+def browser_missing() -> str | None:
+    """Why no browser test can run here (``None`` when Chromium and its driver are present)."""
+    try:
+        import selenium  # noqa: F401
+    except ImportError:
+        return "selenium is not installed (pip install -e '.[dev]')"
+    for path, package in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
+        if not path.is_file():
+            return f"{path} is missing (apt-get install {package}; .ci/run installs it as root)"
+    return None
+
+
+def chromium(profile: Path, width: int = 1280, height: int = 900) -> Any:
+    """A headless Chromium with a fresh profile in ``profile``; the caller quits it."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = str(CHROMIUM)
+    for flag in FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={profile}")
+    options.add_argument(f"--window-size={width},{height}")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    service = Service(executable_path=str(CHROMEDRIVER))
+    driver = webdriver.Chrome(service=service, options=options)
+    driver.set_page_load_timeout(15)
+    return driver
+
+
+def builtin_pm() -> neta.NetaPluginManager:
+    """The built-in plugins the console's scripts call: files, the plan and clarify."""
+    return neta.create_plugin_manager(
+        load_entrypoints=False,
+        plugins=[
+            ("base", neta_base.plugin),
+            ("planning", neta_planning.plugin),
+            ("interaction", neta_interaction.plugin),
+        ],
+    )
+
+
+class KeywordScripts:
+    """A session's model that picks its script by the first word of the session's first
+    message, then replays it; text streams word by word, ``pause`` seconds apart."""
+
+    def __init__(self, scripts: dict[str, list[dict[str, Any]]], pause: float = 0.0) -> None:
+        self.scripts = scripts
+        self.pause = pause
+        self.inner: ScriptedProvider | None = None
+
+    async def complete(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
+        """Play the next turn of the script the first message chose."""
+        if self.inner is None:
+            first = next(m.content or "" for m in request.messages if m.role == "user")
+            keyword = (first.split() or [""])[0].lower()
+            self.inner = ScriptedProvider(self.scripts.get(keyword, [{"text": "No script."}]))
+        if not self.pause:
+            return await self.inner.complete(request, on_text)
+        pieces: list[str] = []
+        response = await self.inner.complete(request, pieces.append)
+        for piece in pieces:
+            on_text(piece)
+            await asyncio.sleep(self.pause)
+        return response
+
+
+@dataclass
+class RunningServer:
+    """A server started by ``serve``; ``stop()`` shuts it down."""
+
+    server: uvicorn.Server
+    thread: threading.Thread
+    port: int
+    hub: SessionHub
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/"
+
+    def stop(self) -> None:
+        self.server.should_exit = True
+        self.thread.join(timeout=15)
+
+
+def serve(
+    scripts: dict[str, list[dict[str, Any]]],
+    root: Path,
+    *,
+    pause: float = 0.0,
+    **options: Any,
+) -> RunningServer:
+    """Start uvicorn on a free 127.0.0.1 port; each session replays one of ``scripts``."""
+    workspace = root / "workspace"
+    workspace.mkdir(parents=True, exist_ok=True)
+    options.setdefault("home", root / "home")
+    options.setdefault("plugin_manager", builtin_pm())
+    factory: Callable[[], Any] = lambda: KeywordScripts(scripts, pause)  # noqa: E731
+    config = HostConfig(workspace=workspace, provider_factory=factory, **options)
+    app = create_app(config)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    sock.bind(("127.0.0.1", 0))
+    port = sock.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(app, log_level="warning", lifespan="on", ws_max_size=ws_max_size(1 << 20))
+    )
+    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 10
+    while not server.started:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the server did not start")
+        time.sleep(0.01)
+    return RunningServer(server, thread, port, app.state.hub)
+
+
+def wait_for(driver: Any, condition: Callable[[Any], Any], timeout: float = 10) -> Any:
+    """Wait until ``condition(driver)`` is truthy and return it."""
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout, poll_frequency=0.05).until(condition)
+
+
+def text_of(driver: Any, css: str) -> str:
+    """The visible text of every element matching ``css``, joined by newlines."""
+    from selenium.webdriver.common.by import By
+
+    return "\n".join(e.text for e in driver.find_elements(By.CSS_SELECTOR, css))
+
+
+def full_page_screenshot(driver: Any, path: Path) -> None:
+    """Save the whole page (not only the window) as a PNG."""
+    width, height = driver.execute_script(
+        "const e = document.documentElement; return [e.clientWidth, e.scrollHeight];"
+    )
+    metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}
+    driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
+    try:
+        time.sleep(0.1)
+        driver.save_screenshot(str(path))
+    finally:
+        driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})
+
+
+def collapsed(text: str) -> str:
+    """``text`` with runs of whitespace made one space."""
+    return re.sub(r"\s+", " ", text).strip()
