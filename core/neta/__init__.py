@@ -22,7 +22,7 @@ from neta.errors import (
 from neta.fuzzy_match.patching import PatchOutcome, patch_file
 from neta.fuzzy_match.textfile import TextFile, atomic_write, read_text
 from neta.home import neta_home
-from neta.hookspecs import hookimpl, hookspec
+from neta.hookspecs import hookimpl
 from neta.plugins import NetaPluginManager, PluginInfo, create_plugin_manager
 from neta.providers.base import ModelRequest, ModelResponse, Provider, ProviderSpec
 from neta.providers.scripted import ScriptedProvider
@@ -109,7 +109,6 @@ __all__ = [
     "build_session_tools",
     "create_plugin_manager",
     "hookimpl",
-    "hookspec",
     "neta_home",
     "patch_file",
     "read_text",

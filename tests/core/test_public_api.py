@@ -93,3 +93,55 @@ def undocumented_constants(module_name):
 def test_every_public_constant_of_the_core_has_a_docstring():
     missing = [name for module in CORE_MODULES for name in undocumented_constants(module)]
     assert missing == []
+
+
+def hook_specs():
+    from neta import hookspecs
+
+    return [
+        value
+        for name, value in vars(hookspecs).items()
+        if name.startswith("neta_") and inspect.isfunction(value)
+    ]
+
+
+def spec_hints(spec):
+    """A hook spec's annotations (its types are imported only for type checkers)."""
+    import typing
+
+    import typer
+
+    names = {"typer": typer, **{name: getattr(neta, name) for name in neta.__all__}}
+    return typing.get_type_hints(spec, localns=names)
+
+
+def test_every_hook_spec_documents_its_arguments_and_what_it_returns():
+    import typing
+
+    specs = hook_specs()
+    assert len(specs) == 7
+    for spec in specs:
+        doc = inspect.getdoc(spec)
+        hints = spec_hints(spec)
+        parameters = [p for p in inspect.signature(spec).parameters]
+        assert "Args:" in doc if parameters else "Args:" not in doc, spec.__name__
+        for parameter in parameters:
+            assert f"    {parameter}: " in doc, f"{spec.__name__} does not document {parameter}"
+        assert "Returns:" in doc, f"{spec.__name__} does not say what it returns"
+        assert typing.Any not in hints.values(), f"{spec.__name__} is typed with Any"
+
+
+def test_neta_commands_hook_is_given_the_typer_app():
+    import typer
+
+    from neta import hookspecs
+
+    assert spec_hints(hookspecs.neta_commands)["app"] is typer.Typer
+
+
+def test_hookspecs_module_states_the_call_order_and_which_duplicate_is_kept():
+    from neta import hookspecs
+
+    doc = hookspecs.__doc__.lower()
+    for phrase in ("tryfirst", "trylast", "registered last", "first one kept", "wrapper"):
+        assert phrase in doc, phrase
