@@ -114,7 +114,6 @@ class SessionCapabilities(TypedDict, total=False):
     todo_store: TodoStore | None
     crew_runner: SubAgentRunner | None
     memory_store: MemoryStore | None
-    emit: EventSink
     depth: int
     extras: dict[str, object]
 
