@@ -7,7 +7,7 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import pluggy
 from pydantic import InstanceOf, TypeAdapter, ValidationError
@@ -98,12 +98,12 @@ class NetaPluginManager(pluggy.PluginManager):
             hooks = ", ".join(f"{hook}()" for hook in wrapped)
             raise self._problem(
                 registered,
-                f"{hooks} is a hook wrapper; Neta calls each plugin's hooks separately "
-                "and supports no wrappers: implement the hook as a plain function",
+                f"{hooks} implemented as a hook wrapper; Neta calls each plugin's hooks "
+                "separately and supports no wrappers: implement it as a plain function",
             )
         return registered
 
-    def unregister(self, plugin: object | None = None, name: str | None = None) -> Any:
+    def unregister(self, plugin: object | None = None, name: str | None = None) -> object:
         """Unregister ``plugin`` (see pluggy); the cached catalog is rebuilt on next use."""
         self._catalog = self._toolsets = None
         return super().unregister(plugin, name)
@@ -172,7 +172,7 @@ class NetaPluginManager(pluggy.PluginManager):
         return sorted(caller.name for caller in callers)
 
     def call_each(
-        self, hook_name: str, adapter: TypeAdapter[_T], **kwargs: Any
+        self, hook_name: str, adapter: TypeAdapter[_T], **kwargs: object
     ) -> list[tuple[str, _T]]:
         """Call ``hook_name`` on each plugin separately and validate each result.
 
@@ -198,7 +198,7 @@ class NetaPluginManager(pluggy.PluginManager):
                 self.record_for(name, detail)
         return results
 
-    def notify(self, hook_name: str, **kwargs: Any) -> None:
+    def notify(self, hook_name: str, **kwargs: object) -> None:
         """Call a notify hook on every plugin; one that raises is recorded, the rest still run."""
         self.call_each(hook_name, _ANYTHING, **kwargs)
 
@@ -300,7 +300,7 @@ class NetaPluginManager(pluggy.PluginManager):
         """Find hook implementations without a spec (pluggy's ``check_pending``).
 
         A plugin implementing an unknown hook (unless marked ``optionalhook=True``) is
-        recorded, with the close hook names, and removed.
+        recorded, with the hook it most likely meant, and removed.
         """
         known = hook_names()
         for caller in list(vars(self.hook).values()):
