@@ -262,3 +262,8 @@ def test_the_top_level_re_exports_each_public_modules_shared_names_unchanged():
         module = importlib.import_module(module_name)
         for name in set(module.__all__) & set(neta.__all__):
             assert getattr(neta, name) is getattr(module, name), f"{module_name}.{name}"
+
+
+def test_the_package_docstring_names_every_public_module():
+    for module_name in public_module_names()[1:]:
+        assert f"``{module_name}``" in neta.__doc__, module_name
