@@ -1,10 +1,15 @@
 """Neta: a framework for tool-using LLM agents whose tools come from plugins.
 
-Plugins and hosts import from this module only.
+Plugins and hosts import from this module. A few topics keep their specialist names in a
+public module of their own, each with its ``__all__``: ``neta.events`` (every event type),
+``neta.todos`` (the todo model, its limits and ``apply_todo_changes``, for todo store
+implementers), ``neta.crew`` (the crew capability names), ``neta.memory``,
+``neta.fuzzy_match`` (the matcher) and ``neta.workspace`` (paths confined to the workspace).
+Every other module is internal.
 """
 
 from neta.catalog import Catalog, ToolSchema
-from neta.crew import CREW_PARENT, ESCALATED_KEY, ChildResult, ChildStatus, SubAgentRunner
+from neta.crew import ChildResult, ChildStatus, SubAgentRunner
 from neta.errors import (
     AmbiguousMatchError,
     ConfigError,
@@ -19,27 +24,31 @@ from neta.errors import (
     ToolRetry,
     WorkspaceError,
 )
+from neta.events import (
+    ClarifyRequest,
+    Event,
+    Outcome,
+    RunFinished,
+    RunStarted,
+    TextDelta,
+    TodoUpdate,
+    ToolCallStart,
+    ToolResultEvent,
+)
+from neta.fuzzy_match import FuzzyMatch, Replacement, fuzzy_find_all, fuzzy_replace
 from neta.fuzzy_match.patching import PatchOutcome, patch_file
 from neta.fuzzy_match.textfile import TextFile, atomic_write, read_text
 from neta.home import neta_home
-from neta.hookspecs import hookimpl, hookspec
+from neta.hookspecs import hookimpl
+from neta.memory import Memory, MemoryStore
+from neta.messages import Message, Usage
 from neta.plugins import NetaPluginManager, PluginInfo, create_plugin_manager
-from neta.providers.base import ModelRequest, ModelResponse, Provider, ProviderSpec
+from neta.providers.base import ModelRequest, ModelResponse, Provider, ProviderSpec, TextSink
 from neta.providers.scripted import ScriptedProvider
 from neta.runtime.agent import Agent, AgentSession, RunResult
-from neta.session import ClarifyFn, EntryKind, EventSink, SessionContext
+from neta.session import ClarifyFn, EntryKind, EventSink, SessionCapabilities, SessionContext
 from neta.session_tools import BoundTool, build_session_tools, resolve_session_toolsets
-from neta.todos import (
-    MAX_TODO_CHARS,
-    MAX_TODOS,
-    InMemoryTodoStore,
-    TodoChange,
-    TodoItem,
-    TodoSnapshot,
-    TodoStatus,
-    TodoStore,
-    apply_todo_changes,
-)
+from neta.todos import InMemoryTodoStore, TodoItem, TodoSnapshot, TodoStatus, TodoStore
 from neta.tools import Tool, ToolCall, ToolResult
 from neta.toolsets import (
     TOOLSET_DEFAULTS,
@@ -53,10 +62,6 @@ from neta.workspace import resolve_in_workspace
 __version__ = "0.1.0"
 
 __all__ = [
-    "CREW_PARENT",
-    "ESCALATED_KEY",
-    "MAX_TODOS",
-    "MAX_TODO_CHARS",
     "TOOLSET_DEFAULTS",
     "Agent",
     "AgentSession",
@@ -66,50 +71,66 @@ __all__ = [
     "ChildResult",
     "ChildStatus",
     "ClarifyFn",
+    "ClarifyRequest",
     "ConfigError",
     "EntryKind",
+    "Event",
     "EventSink",
+    "FuzzyMatch",
     "InMemoryTodoStore",
     "InvalidEditError",
     "MatchError",
+    "Memory",
+    "MemoryStore",
+    "Message",
     "ModelRequest",
     "ModelResponse",
     "NetaError",
     "NetaPluginManager",
     "NoMatchError",
+    "Outcome",
     "PatchOutcome",
     "PluginError",
     "PluginInfo",
     "Provider",
     "ProviderError",
     "ProviderSpec",
+    "Replacement",
+    "RunFinished",
     "RunResult",
+    "RunStarted",
     "ScriptedProvider",
+    "SessionCapabilities",
     "SessionContext",
     "SubAgentRunner",
+    "TextDelta",
     "TextFile",
-    "TodoChange",
+    "TextSink",
     "TodoItem",
     "TodoSnapshot",
     "TodoStatus",
     "TodoStore",
+    "TodoUpdate",
     "Tool",
     "ToolCall",
+    "ToolCallStart",
     "ToolConflictError",
     "ToolError",
     "ToolResult",
+    "ToolResultEvent",
     "ToolRetry",
     "ToolSchema",
     "ToolsetDecision",
     "ToolsetResolution",
     "ToolsetSpec",
+    "Usage",
     "WorkspaceError",
-    "apply_todo_changes",
     "atomic_write",
     "build_session_tools",
     "create_plugin_manager",
+    "fuzzy_find_all",
+    "fuzzy_replace",
     "hookimpl",
-    "hookspec",
     "neta_home",
     "patch_file",
     "read_text",

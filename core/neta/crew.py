@@ -13,6 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal, Protocol, runtime_checkable
 
+__all__ = ["CREW_PARENT", "ESCALATED_KEY", "ChildResult", "ChildStatus", "SubAgentRunner"]
+
 CREW_PARENT = "crew_parent"
 """The capability (an ``extras`` key, holding the parent's session id) every crew child has."""
 

@@ -90,14 +90,27 @@ class PluginError(NetaError):
     Attributes:
         plugin: the plugin's registered name.
         entry_point: ``group:name = value`` of its entry point, when it came from one.
+        distribution: the installed distribution that declared that entry point, if any.
         reason: what went wrong, without the plugin prefix.
     """
 
-    def __init__(self, plugin: str, reason: str, *, entry_point: str | None = None) -> None:
-        where = f" (entry point {entry_point})" if entry_point else ""
+    def __init__(
+        self,
+        plugin: str,
+        reason: str,
+        *,
+        entry_point: str | None = None,
+        distribution: str | None = None,
+        version: str | None = None,
+    ) -> None:
+        origin = [f"entry point {entry_point}"] if entry_point else []
+        if distribution:
+            origin.append(f"distribution {distribution}" + (f" {version}" if version else ""))
+        where = f" ({', '.join(origin)})" if origin else ""
         super().__init__(f"plugin {plugin!r}{where}: {reason}")
         self.plugin = plugin
         self.entry_point = entry_point
+        self.distribution = distribution
         self.reason = reason
 
 

@@ -6,9 +6,21 @@ and ``agent_id``: ``None`` for the top-level agent, the child's id for a crew su
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "ClarifyRequest",
+    "Event",
+    "Outcome",
+    "RunFinished",
+    "RunStarted",
+    "TextDelta",
+    "TodoUpdate",
+    "ToolCallStart",
+    "ToolResultEvent",
+]
 
 Outcome = Literal["completed", "awaiting_input", "max_turns", "cancelled", "error"]
 """How a run ended."""
@@ -54,14 +66,14 @@ class ToolResultEvent(_Event):
     content: str
     is_error: bool = False
     duration_ms: float = 0.0
-    data: dict[str, Any] = Field(default_factory=dict)
+    data: dict[str, object] = Field(default_factory=dict)
 
 
 class TodoUpdate(_Event):
     """The session's todo list changed; ``todos`` is the whole new list."""
 
     type: Literal["todo_update"] = "todo_update"
-    todos: list[dict[str, Any]]
+    todos: list[dict[str, object]]
     counts: dict[str, int]
     revision: int
 

@@ -5,18 +5,36 @@ found through an entry point in group ``neta`` (the entry-point name is the tool
 registered by a host with ``pm.register``. Hooks are always called with keyword arguments, so an
 implementation may accept fewer arguments than its spec.
 
-Every ``collect`` hook is called once per plugin; core validates what each plugin returns and
-names the plugin when the value is malformed.
+**Call order.** Neta calls each plugin's implementation separately (so it can check what each
+one returns and name the plugin when it is malformed), in exactly the order pluggy's
+``pm.hook.<name>()`` uses: implementations marked ``tryfirst=True`` first, then plain ones,
+then those marked ``trylast=True``; within each group, the plugin registered last is called
+first. Built-in plugins are registered before third-party ones, and hosts' own plugins
+(``create_plugin_manager(plugins=...)``) before any entry point.
+
+**First one kept.** Where two plugins offer the same name (a toolset, a tool, a provider), the
+implementation called first keeps it and the other's entry is reported as a plugin problem and
+left out. So a plugin overrides another's toolset by marking its hook ``tryfirst=True``, and
+offers a fallback by marking it ``trylast=True``.
+
+**No wrappers.** A hook implemented with ``wrapper=True`` or ``hookwrapper=True`` has no single
+call to wrap here; ``register`` refuses such a plugin with a ``PluginError`` naming it.
+
+Every ``collect`` hook is called once per plugin and its results are concatenated in call
+order; every ``notify`` hook is called on every plugin, and one that raises is reported while
+the others still run.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pluggy
 
 if TYPE_CHECKING:
+    import typer
+
     from neta.catalog import ToolSchema
     from neta.providers.base import ProviderSpec
     from neta.session import SessionContext
@@ -26,21 +44,20 @@ if TYPE_CHECKING:
 PROJECT_NAME = "neta"
 """The pluggy project name: markers and the manager use it."""
 
-hookspec = pluggy.HookspecMarker(PROJECT_NAME)
-"""Marks a hook specification (used in this module only)."""
+_hookspec = pluggy.HookspecMarker(PROJECT_NAME)
 hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
-"""Marks a plugin's hook implementation: ``@neta.hookimpl``."""
+"""Marks a plugin's hook implementation: ``@neta.hookimpl`` (``tryfirst``/``trylast`` apply)."""
 
 
 # -- start-up: what a plugin offers -------------------------------------------------------------
 
 
-@hookspec
+@_hookspec
 def neta_toolsets() -> Sequence[ToolsetSpec]:
-    """Announce the toolsets this plugin provides.
+    """Announce the toolsets this plugin provides (collect).
 
-    Called once when a catalog is built. Results of all plugins are concatenated; a toolset name
-    announced twice is reported as a plugin error and the first one is kept.
+    Called once when a catalog is built. Results of all plugins are concatenated in call order;
+    a toolset name announced twice is reported as a plugin error and the first one is kept.
 
     Returns:
         The plugin's ``ToolsetSpec`` objects (name, description, whether on by default, which
@@ -48,12 +65,14 @@ def neta_toolsets() -> Sequence[ToolsetSpec]:
     """
 
 
-@hookspec
+@_hookspec
 def neta_tools() -> Sequence[ToolSchema]:
-    """Register tool schemas into the catalog.
+    """Register tool schemas into the catalog (collect).
 
     Called once when a catalog is built. Schemas only: no session exists yet. Results are
-    concatenated; a tool name registered by two plugins raises ``ToolConflictError``.
+    concatenated in call order; a tool name registered by two plugins is reported as a
+    ``ToolConflictError`` naming both, and the first one is kept. A schema whose toolset no
+    plugin announced is reported and left out.
 
     Returns:
         The plugin's ``ToolSchema`` objects (name, toolset, description, pydantic args model,
@@ -61,32 +80,39 @@ def neta_tools() -> Sequence[ToolSchema]:
     """
 
 
-@hookspec
+@_hookspec
 def neta_providers() -> Sequence[ProviderSpec]:
-    """Register model providers (name and factory).
+    """Register model providers (collect).
 
-    Called when a provider is looked up by name. Results are concatenated; a name registered
-    twice is reported as a plugin error and the first one is kept.
+    Called when a provider is looked up by name. Results are concatenated in call order; a
+    name registered twice (or one of the built-in providers' names) is reported as a plugin
+    error and the first one is kept.
+
+    Returns:
+        The plugin's ``ProviderSpec`` objects (name, description, factory).
     """
 
 
-@hookspec
-def neta_commands(app: Any) -> None:
-    """Add sub-commands to the ``neta`` command line.
+@_hookspec
+def neta_commands(app: typer.Typer) -> None:
+    """Add sub-commands to the ``neta`` command line (notify).
 
     Called once by the CLI before it parses arguments; every implementation is called.
 
     Args:
         app: the root ``typer.Typer`` application; add commands or sub-apps to it.
+
+    Returns:
+        Nothing; what an implementation returns is ignored.
     """
 
 
 # -- per session: building tool instances -------------------------------------------------------
 
 
-@hookspec
+@_hookspec
 def neta_build_tools(session: SessionContext) -> Sequence[Tool]:
-    """Build this plugin's tool instances for one session.
+    """Build this plugin's tool instances for one session (collect).
 
     Called every time a session's tools are built. Tools are closures over ``session`` (its
     todo store, clarify callback, crew runner, memory store). Results are matched by name with
@@ -95,19 +121,37 @@ def neta_build_tools(session: SessionContext) -> Sequence[Tool]:
 
     Args:
         session: the session the tools will serve.
+
+    Returns:
+        The plugin's ``Tool`` instances for ``session``.
     """
 
 
-@hookspec
+@_hookspec
 def neta_session_start(session: SessionContext) -> None:
-    """Notify that a session starts; every implementation is called.
+    """Notify that a session starts; every implementation is called (notify).
 
     Called after the session's context is created and before its toolsets are resolved and
     its tools built, so a plugin may equip a capability here (for example set
     ``session.memory_store`` or an ``extras`` entry) that its toolset requires.
+
+    Args:
+        session: the session that starts; implementations may set its capabilities.
+
+    Returns:
+        Nothing; what an implementation returns is ignored.
     """
 
 
-@hookspec
+@_hookspec
 def neta_session_end(session: SessionContext) -> None:
-    """Notify that a session ends (flush, close, clean up); every implementation is called."""
+    """Notify that a session ends (flush, close, clean up); every implementation is called.
+
+    Called once per session started, also when building its tools failed.
+
+    Args:
+        session: the session that ended.
+
+    Returns:
+        Nothing; what an implementation returns is ignored.
+    """

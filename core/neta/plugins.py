@@ -7,7 +7,7 @@ import os
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import TypeVar
 
 import pluggy
 from pydantic import InstanceOf, TypeAdapter, ValidationError
@@ -15,7 +15,7 @@ from pydantic import InstanceOf, TypeAdapter, ValidationError
 from neta import hookspecs
 from neta.catalog import Catalog, ToolSchema
 from neta.errors import PluginError
-from neta.suggest import did_you_mean
+from neta.suggest import close_names, did_you_mean
 from neta.toolsets import ToolsetSpec
 
 ENTRY_POINT_GROUP = "neta"
@@ -76,11 +76,34 @@ class NetaPluginManager(pluggy.PluginManager):
         self._toolsets: list[ToolsetSpec] | None = None
 
     def register(self, plugin: object, name: str | None = None) -> str | None:
-        """Register ``plugin`` (see pluggy); the cached catalog is rebuilt on next use."""
-        self._catalog = self._toolsets = None
-        return super().register(plugin, name)
+        """Register ``plugin`` (see pluggy); the cached catalog is rebuilt on next use.
 
-    def unregister(self, plugin: object | None = None, name: str | None = None) -> Any:
+        Raises:
+            PluginError: the plugin implements a hook as a wrapper (``wrapper=True`` or
+                ``hookwrapper=True``); it is not registered. Neta calls each plugin's hook
+                separately to check what it returns, so there is no call for a wrapper to wrap.
+        """
+        self._catalog = self._toolsets = None
+        registered = super().register(plugin, name)
+        if registered is None:  # blocked
+            return None
+        wrapped = sorted(
+            caller.name
+            for caller in self.get_hookcallers(plugin) or []
+            for impl in caller.get_hookimpls()
+            if impl.plugin is plugin and (impl.wrapper or impl.hookwrapper)
+        )
+        if wrapped:
+            self.unregister(plugin)
+            hooks = ", ".join(f"{hook}()" for hook in wrapped)
+            raise self._problem(
+                registered,
+                f"{hooks} implemented as a hook wrapper; Neta calls each plugin's hooks "
+                "separately and supports no wrappers: implement it as a plain function",
+            )
+        return registered
+
+    def unregister(self, plugin: object | None = None, name: str | None = None) -> object:
         """Unregister ``plugin`` (see pluggy); the cached catalog is rebuilt on next use."""
         self._catalog = self._toolsets = None
         return super().unregister(plugin, name)
@@ -149,15 +172,17 @@ class NetaPluginManager(pluggy.PluginManager):
         return sorted(caller.name for caller in callers)
 
     def call_each(
-        self, hook_name: str, adapter: TypeAdapter[_T], **kwargs: Any
+        self, hook_name: str, adapter: TypeAdapter[_T], **kwargs: object
     ) -> list[tuple[str, _T]]:
         """Call ``hook_name`` on each plugin separately and validate each result.
 
-        A plugin that raises or returns something ``adapter`` rejects is recorded in
-        ``problems`` and left out; the others' results are returned with their plugin's name.
+        Plugins are called in pluggy's order (``call_order``), so results come in the order
+        ``pm.hook.<hook_name>()`` would return them. A plugin that raises or returns something
+        ``adapter`` rejects is recorded in ``problems`` and left out; the others' results are
+        returned with their plugin's name.
         """
         results: list[tuple[str, _T]] = []
-        for impl in getattr(self.hook, hook_name).get_hookimpls():
+        for impl in call_order(getattr(self.hook, hook_name)):
             name = impl.plugin_name
             try:
                 raw = impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
@@ -173,7 +198,7 @@ class NetaPluginManager(pluggy.PluginManager):
                 self.record_for(name, detail)
         return results
 
-    def notify(self, hook_name: str, **kwargs: Any) -> None:
+    def notify(self, hook_name: str, **kwargs: object) -> None:
         """Call a notify hook on every plugin; one that raises is recorded, the rest still run."""
         self.call_each(hook_name, _ANYTHING, **kwargs)
 
@@ -184,9 +209,19 @@ class NetaPluginManager(pluggy.PluginManager):
 
         The cause (with its traceback) is what ``neta --debug`` shows for the problem.
         """
-        problem = PluginError(plugin_name, reason, entry_point=self.info(plugin_name).entry_point)
+        problem = self._problem(plugin_name, reason)
         problem.__cause__ = cause
         self.record(problem)
+
+    def _problem(self, plugin_name: str, reason: str) -> PluginError:
+        info = self.info(plugin_name)
+        return PluginError(
+            plugin_name,
+            reason,
+            entry_point=info.entry_point,
+            distribution=info.distribution,
+            version=info.version,
+        )
 
     def deny(self, name: str) -> None:
         """Never load plugin ``name``: an entry-point or plugin name, or a distribution name.
@@ -235,6 +270,8 @@ class NetaPluginManager(pluggy.PluginManager):
             self._infos[ep.name] = info
             try:
                 self.register(ep.load(), name=ep.name)
+            except PluginError as exc:  # refused at registration, with its reason
+                self.record(exc)
             except _PLUGIN_FAILURES as exc:
                 self.record_for(ep.name, f"failed to load: {_describe(exc)}", cause=exc)
         if allow_source and allowed:
@@ -260,16 +297,37 @@ class NetaPluginManager(pluggy.PluginManager):
             )
 
     def check_pending_plugins(self) -> None:
-        """Run pluggy's ``check_pending``; a plugin with an unknown hook is recorded and removed."""
-        while True:
-            try:
-                self.check_pending()
-            except pluggy.PluginValidationError as exc:
-                name = self.get_name(exc.plugin) or repr(exc.plugin)
-                self.record_for(name, str(exc))
-                self.unregister(exc.plugin)
-            else:
-                return
+        """Find hook implementations without a spec (pluggy's ``check_pending``).
+
+        A plugin implementing an unknown hook (unless marked ``optionalhook=True``) is
+        recorded, with the hook it most likely meant, and removed.
+        """
+        known = hook_names()
+        for caller in list(vars(self.hook).values()):
+            if not isinstance(caller, pluggy.HookCaller) or caller.has_spec():
+                continue
+            for impl in caller.get_hookimpls():
+                if impl.optionalhook or not self.is_registered(impl.plugin):
+                    continue
+                closest = close_names(caller.name, known, limit=1)
+                hint = f"; did you mean {closest[0]!r}?" if closest else ""
+                self.record_for(impl.plugin_name, f"unknown hook {caller.name!r}{hint}")
+                self.unregister(impl.plugin)
+        self.check_pending()
+
+
+def call_order(caller: pluggy.HookCaller) -> list[pluggy.HookImpl]:
+    """The implementations of a hook in the order pluggy calls them.
+
+    That is ``tryfirst`` ones, then plain ones, then ``trylast`` ones; within each group, the
+    plugin registered last comes first. Wrappers are not listed (``register`` refuses them).
+    """
+    return [i for i in reversed(caller.get_hookimpls()) if not (i.wrapper or i.hookwrapper)]
+
+
+def hook_names() -> list[str]:
+    """The names of every hook Neta specifies."""
+    return sorted(name for name in vars(hookspecs) if name.startswith(hookspecs.PROJECT_NAME + "_"))
 
 
 def create_plugin_manager(

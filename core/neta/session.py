@@ -2,11 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import uuid
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal, TypedDict
+
+from neta.crew import SubAgentRunner
+from neta.errors import ConfigError
+from neta.events import Event
+from neta.memory import MemoryStore
+from neta.todos import TodoStore
 
 EntryKind = Literal["cli", "gateway", "service", "crew"]
 """How the session was started: the terminal, the WebSocket gateway, REST, or as a crew child."""
@@ -14,8 +22,8 @@ EntryKind = Literal["cli", "gateway", "service", "crew"]
 ClarifyFn = Callable[[str, Sequence[str] | None], Awaitable[str]]
 """Ask the user ``question`` (with optional ``choices``) and return the answer."""
 
-EventSink = Callable[[Any], None]
-"""Receives the runtime's typed events (pydantic models); must not block."""
+EventSink = Callable[[Event], None]
+"""Receives the runtime's typed events (``neta.events``); must not block."""
 
 USER_CHANNEL = "user_channel"
 """Capability: a person can be asked (live or in the next message)."""
@@ -29,7 +37,7 @@ MEMORY_STORE = "memory_store"
 """Capability: the session has a long-term memory store."""
 
 
-def _discard(event: Any) -> None:
+def _discard(event: Event) -> None:
     del event
 
 
@@ -44,12 +52,19 @@ class SessionContext:
         user_channel: whether a person can be asked at all (live or in the next message);
             ``None`` means "everyone but crew children".
         clarify: a live callback that asks the user and awaits the answer.
+        clarify_timeout: seconds the ``clarify`` tool waits for ``clarify``'s answer before
+            telling the model to decide for itself (``None``: the tool's own default).
         todo_store: the session's todo list store.
         crew_runner: runs sub-agents (only top-level sessions have one).
         memory_store: long-term memory shared across sessions of a user.
         emit: where tools send events (e.g. ``todo_update``).
         depth: 0 for a top-level session, 1 for its children, and so on.
-        extras: host- or plugin-specific values; each key also counts as a capability.
+        extras: host- or plugin-specific values; each key also counts as a capability. A key
+            may not be the name of a field (set the field).
+
+    Raises:
+        ConfigError: ``clarify_timeout`` is not a positive, finite number, or an ``extras``
+            key names a field.
     """
 
     workspace: Path
@@ -57,17 +72,26 @@ class SessionContext:
     session_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     user_channel: bool | None = None
     clarify: ClarifyFn | None = None
-    todo_store: Any | None = None
-    crew_runner: Any | None = None
-    memory_store: Any | None = None
+    clarify_timeout: float | None = None
+    todo_store: TodoStore | None = None
+    crew_runner: SubAgentRunner | None = None
+    memory_store: MemoryStore | None = None
     emit: EventSink = _discard
     depth: int = 0
-    extras: dict[str, Any] = field(default_factory=dict)
+    extras: dict[str, object] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         self.workspace = Path(self.workspace).resolve()
         if self.user_channel is None:
             self.user_channel = self.entry != "crew"
+        if self.clarify_timeout is not None:
+            self.clarify_timeout = checked_timeout("clarify_timeout", self.clarify_timeout)
+        clashing = sorted({f.name for f in dataclasses.fields(self)} & set(self.extras))
+        if clashing:
+            raise ConfigError(
+                f"extras key {clashing[0]!r} is a SessionContext field; "
+                f"pass it as {clashing[0]}=... instead"
+            )
 
     @property
     def capabilities(self) -> frozenset[str]:
@@ -80,3 +104,31 @@ class SessionContext:
             MEMORY_STORE: self.memory_store is not None,
         }
         return frozenset(name for name, has in present.items() if has) | frozenset(self.extras)
+
+
+class SessionCapabilities(TypedDict, total=False):
+    """The ``SessionContext`` fields a host may pass to ``Agent.new_session``."""
+
+    user_channel: bool | None
+    clarify_timeout: float | None
+    todo_store: TodoStore | None
+    crew_runner: SubAgentRunner | None
+    memory_store: MemoryStore | None
+    depth: int
+    extras: dict[str, object]
+
+
+def checked_timeout(name: str, value: object) -> float:
+    """``value`` as seconds, when it is a positive, finite number (not a bool).
+
+    Raises:
+        ConfigError: it is not.
+    """
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, int | float)
+        or not math.isfinite(value)
+        or value <= 0
+    ):
+        raise ConfigError(f"{name} must be a positive, finite number of seconds, not {value!r}")
+    return float(value)

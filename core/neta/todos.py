@@ -16,6 +16,20 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from neta.errors import ConfigError, ToolError
 
+__all__ = [
+    "MAX_TODOS",
+    "MAX_TODO_CHARS",
+    "OPEN_STATUSES",
+    "TODO_STATUSES",
+    "InMemoryTodoStore",
+    "TodoChange",
+    "TodoItem",
+    "TodoSnapshot",
+    "TodoStatus",
+    "TodoStore",
+    "apply_todo_changes",
+]
+
 TodoStatus = Literal["pending", "in_progress", "completed", "cancelled"]
 """Where an item stands: not started, being worked on, done, or dropped."""
 
@@ -102,6 +116,10 @@ class TodoSnapshot(BaseModel):
         """The items still to do: pending or in progress, in list order."""
         return tuple(item for item in self.items if item.status in OPEN_STATUSES)
 
+    def to_json(self) -> str:
+        """The list and its revision as JSON text (what ``InMemoryTodoStore.from_json`` reads)."""
+        return self.model_dump_json(include={"items", "revision"})
+
     def item_dicts(self) -> list[dict[str, object]]:
         """The items as plain data (what ``TodoUpdate`` events carry)."""
         return [item.model_dump() for item in self.items]
@@ -146,7 +164,7 @@ class InMemoryTodoStore:
 
     def to_json(self) -> str:
         """The list and its revision as JSON text, for a host to persist."""
-        return self._snapshot.model_dump_json(include={"items", "revision"})
+        return self._snapshot.to_json()
 
     @classmethod
     def from_json(cls, text: str | bytes) -> InMemoryTodoStore:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from neta.errors import ToolError, WorkspaceError
 
+__all__ = ["resolve_in_workspace"]
+
 
 def resolve_in_workspace(root: Path, path: str | Path) -> Path:
     """Resolve ``path`` to a real path inside ``root``.

@@ -82,7 +82,7 @@ def test_well_behaved_plugin_tools_run_as_closures_over_the_session(make_pm, ses
 
 
 def test_conflicting_tool_names_are_reported_naming_both_plugins_and_first_kept(make_pm):
-    pm = make_pm(echo=Echo(), rival=Rival())
+    pm = make_pm(rival=Rival(), echo=Echo())  # as in pluggy, the last registered is called first
     catalog = pm.catalog()
     assert catalog.plugin_of("echo") == "echo"
     [problem] = pm.problems

@@ -1,5 +1,7 @@
 import inspect
 
+import pytest
+
 import neta
 
 
@@ -20,9 +22,22 @@ def test_public_names_exist_and_are_documented():
 
 
 def test_every_public_class_of_the_core_modules_is_exported():
-    from neta import catalog, errors, plugins, session_tools, tools, toolsets
+    from neta import (
+        catalog,
+        crew,
+        errors,
+        events,
+        memory,
+        messages,
+        plugins,
+        session,
+        session_tools,
+        tools,
+        toolsets,
+    )
 
-    for module in (catalog, errors, plugins, session_tools, tools, toolsets):
+    modules = (catalog, crew, errors, events, memory, messages, plugins, session, session_tools)
+    for module in (*modules, tools, toolsets):
         for name, value in vars(module).items():
             if (
                 inspect.isclass(value)
@@ -34,6 +49,10 @@ def test_every_public_class_of_the_core_modules_is_exported():
 
 CORE_MODULES = [
     "neta.catalog",
+    "neta.crew",
+    "neta.memory",
+    "neta.todos",
+    "neta.workspace",
     "neta.errors",
     "neta.events",
     "neta.hookspecs",
@@ -93,3 +112,158 @@ def undocumented_constants(module_name):
 def test_every_public_constant_of_the_core_has_a_docstring():
     missing = [name for module in CORE_MODULES for name in undocumented_constants(module)]
     assert missing == []
+
+
+def hook_specs():
+    from neta import hookspecs
+
+    return [
+        value
+        for name, value in vars(hookspecs).items()
+        if name.startswith("neta_") and inspect.isfunction(value)
+    ]
+
+
+def spec_hints(spec):
+    """A hook spec's annotations (its types are imported only for type checkers)."""
+    import typing
+
+    import typer
+
+    names = {"typer": typer, **{name: getattr(neta, name) for name in neta.__all__}}
+    return typing.get_type_hints(spec, localns=names)
+
+
+def test_every_hook_spec_documents_its_arguments_and_what_it_returns():
+    import typing
+
+    specs = hook_specs()
+    assert len(specs) == 7
+    for spec in specs:
+        doc = inspect.getdoc(spec)
+        hints = spec_hints(spec)
+        parameters = [p for p in inspect.signature(spec).parameters]
+        assert "Args:" in doc if parameters else "Args:" not in doc, spec.__name__
+        for parameter in parameters:
+            assert f"    {parameter}: " in doc, f"{spec.__name__} does not document {parameter}"
+        assert "Returns:" in doc, f"{spec.__name__} does not say what it returns"
+        assert typing.Any not in hints.values(), f"{spec.__name__} is typed with Any"
+
+
+def test_neta_commands_hook_is_given_the_typer_app():
+    import typer
+
+    from neta import hookspecs
+
+    assert spec_hints(hookspecs.neta_commands)["app"] is typer.Typer
+
+
+def test_hookspecs_module_states_the_call_order_and_which_duplicate_is_kept():
+    from neta import hookspecs
+
+    doc = hookspecs.__doc__.lower()
+    for phrase in ("tryfirst", "trylast", "registered last", "first one kept", "wrapper"):
+        assert phrase in doc, phrase
+
+
+def public_module_names():
+    import tomllib
+    from pathlib import Path
+
+    pyproject = Path(__file__).resolve().parents[2] / "pyproject.toml"
+    config = tomllib.loads(pyproject.read_text())["tool"]["importlinter"]
+    [contract] = [c for c in config["contracts"] if c["type"] == "public_api"]
+    return contract["public_modules"]
+
+
+def defined_public_names(module):
+    """The names a module's own source defines at top level, without a leading underscore."""
+    import ast
+
+    tree = ast.parse(inspect.getsource(module))
+    names = set()
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign):
+            names |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            names.add(node.target.id)
+    return {n for n in names if not n.startswith("_")}
+
+
+@pytest.mark.parametrize("module_name", public_module_names())
+def test_every_public_module_exports_a_sorted_complete_documented_all(module_name):
+    import importlib
+
+    module = importlib.import_module(module_name)
+    exported = module.__all__
+    assert exported == sorted(exported, key=isort_key)
+    for name in exported:
+        value = getattr(module, name)
+        if inspect.isclass(value) or inspect.isfunction(value):
+            assert inspect.getdoc(value), f"{module_name}.{name} has no docstring"
+    missing = defined_public_names(module) - set(exported) - {"__version__"}
+    assert missing == set(), f"{module_name} defines public names it does not export"
+    assert undocumented_constants(module_name) == []
+
+
+INTERNALS = [
+    "MAX_TODOS",
+    "MAX_TODO_CHARS",
+    "apply_todo_changes",
+    "TodoChange",
+    "CREW_PARENT",
+    "ESCALATED_KEY",
+    "hookspec",
+]
+
+
+@pytest.mark.parametrize("name", INTERNALS)
+def test_internal_names_are_not_part_of_the_top_level_api(name):
+    assert name not in neta.__all__
+    assert not hasattr(neta, name)
+
+
+def test_what_a_plugin_author_needs_is_exported_at_the_top():
+    from neta import events, fuzzy_match, workspace
+    from neta.fuzzy_match import textfile
+
+    needed = {
+        *events.__all__,
+        "Message",
+        "Usage",
+        "TextSink",
+        "fuzzy_replace",
+        "Replacement",
+        "MatchError",
+        "NoMatchError",
+        "AmbiguousMatchError",
+        "InvalidEditError",
+        "resolve_in_workspace",
+        "read_text",
+        "TodoStore",
+        "SubAgentRunner",
+        "MemoryStore",
+        "ScriptedProvider",
+        "build_session_tools",
+        "ToolError",
+    }
+    assert needed <= set(neta.__all__)
+    assert neta.fuzzy_replace is fuzzy_match.fuzzy_replace
+    assert neta.resolve_in_workspace is workspace.resolve_in_workspace
+    assert neta.read_text is textfile.read_text
+
+
+def test_the_top_level_re_exports_each_public_modules_shared_names_unchanged():
+    import importlib
+
+    for module_name in public_module_names()[1:]:
+        module = importlib.import_module(module_name)
+        for name in set(module.__all__) & set(neta.__all__):
+            assert getattr(neta, name) is getattr(module, name), f"{module_name}.{name}"
+
+
+def test_the_package_docstring_names_every_public_module():
+    for module_name in public_module_names()[1:]:
+        assert f"``{module_name}``" in neta.__doc__, module_name

@@ -8,7 +8,8 @@ import pytest
 
 import neta
 import neta.todos
-from neta import InMemoryTodoStore, TodoChange, TodoItem
+from neta import InMemoryTodoStore, TodoItem
+from neta.todos import TodoChange
 
 
 def change(id, content=None, status=None, **kw):
@@ -105,24 +106,24 @@ def test_empty_id_is_refused():
 
 
 def test_more_than_the_maximum_number_of_items_is_refused():
-    items = [(str(n), f"step {n}") for n in range(neta.MAX_TODOS + 1)]
+    items = [(str(n), f"step {n}") for n in range(neta.todos.MAX_TODOS + 1)]
     with pytest.raises(neta.ToolError, match=r"would hold 257 items; at most 256"):
         plan(InMemoryTodoStore(), *items)
-    assert len(plan(InMemoryTodoStore(), *items[:-1]).items) == neta.MAX_TODOS
+    assert len(plan(InMemoryTodoStore(), *items[:-1]).items) == neta.todos.MAX_TODOS
 
 
 def test_merge_growing_past_the_maximum_is_refused():
     store = InMemoryTodoStore()
-    plan(store, *[(str(n), f"step {n}") for n in range(neta.MAX_TODOS)])
+    plan(store, *[(str(n), f"step {n}") for n in range(neta.todos.MAX_TODOS)])
     with pytest.raises(neta.ToolError, match="at most 256"):
         plan(store, ("extra", "one more"), merge=True)
-    assert len(store.snapshot().items) == neta.MAX_TODOS
+    assert len(store.snapshot().items) == neta.todos.MAX_TODOS
 
 
 def test_content_longer_than_the_limit_is_refused():
     with pytest.raises(neta.ToolError, match="content of todo item 'a' has 4,001 characters"):
-        plan(InMemoryTodoStore(), ("a", "x" * (neta.MAX_TODO_CHARS + 1)))
-    assert plan(InMemoryTodoStore(), ("a", "x" * neta.MAX_TODO_CHARS)).revision == 1
+        plan(InMemoryTodoStore(), ("a", "x" * (neta.todos.MAX_TODO_CHARS + 1)))
+    assert plan(InMemoryTodoStore(), ("a", "x" * neta.todos.MAX_TODO_CHARS)).revision == 1
 
 
 def test_text_is_stripped():
@@ -171,7 +172,7 @@ def test_from_json_with_malformed_text_is_a_config_error():
 
 def test_apply_todo_changes_leaves_the_current_list_alone():
     current = [TodoItem(id="a", content="Read")]
-    result = neta.apply_todo_changes(current, [change("a", status="completed")], merge=True)
+    result = neta.todos.apply_todo_changes(current, [change("a", status="completed")], merge=True)
     assert result[0].status == "completed"
     assert current[0].status == "pending"
 

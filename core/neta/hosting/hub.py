@@ -41,6 +41,14 @@ TIMEOUT_TEXT = (
     "The user did not answer in time. Decide for yourself from what you know and continue."
 )
 
+QUESTION_DEADLINE_MARGIN = 5.0
+"""Seconds a session's ``clarify_timeout`` exceeds the hub's own question deadline.
+
+The hub settles an unanswered question itself at ``clarify_timeout`` (telling every client it
+timed out and keeping the stored question consistent); the clarify tool's own wait must end
+later, so that it only ever backs the hub up and never cancels a question the hub would settle.
+"""
+
 _log = logging.getLogger("neta.hosting")
 
 _SAVE_ON = (RunStarted, ToolCallStart, TodoUpdate)
@@ -178,7 +186,7 @@ class SessionHub:
             history=history,
             todo_store=todo_store,
             provider=_SavingProvider(self._new_provider(), lambda: self._save(holder[0])),
-            extras={"clarify_timeout": self.config.clarify_timeout + 5},
+            clarify_timeout=self.config.clarify_timeout + QUESTION_DEADLINE_MARGIN,
         )
         live = LiveSession(session, saved_todos=todo_store.snapshot().revision)
         holder.append(live)
@@ -354,7 +362,9 @@ class SessionHub:
                 live.session_id,
                 history[start:],
                 start=start,
-                todos=todo_store.to_json() if todos_changed and todo_store is not None else None,
+                todos=todo_store.snapshot().to_json()
+                if todos_changed and todo_store is not None
+                else None,
             )
         except (sqlite3.Error, ValueError):  # a full disk, text that is not valid Unicode
             _log.exception("could not save session %s", live.session_id)

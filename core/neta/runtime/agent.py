@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Unpack
 
 from neta.errors import ConfigError
-from neta.events import Outcome
+from neta.events import Event, Outcome
 from neta.messages import Message, Usage, close_interrupted_calls
 from neta.plugins import NetaPluginManager, create_plugin_manager
 from neta.providers.base import Provider
@@ -25,12 +25,12 @@ from neta.runtime.attempt import (
 from neta.runtime.compaction import compact_history
 from neta.runtime.crew import CrewRunner
 from neta.runtime.prompt_builder import build_system_prompt
-from neta.session import ClarifyFn, EntryKind, SessionContext
+from neta.session import ClarifyFn, EntryKind, SessionCapabilities, SessionContext
 from neta.session_tools import BoundTool, build_session_tools, resolve_session_toolsets
 from neta.todos import InMemoryTodoStore
 from neta.toolsets import ToolsetResolution
 
-EventCallback = Callable[[Any], None]
+EventCallback = Callable[[Event], None]
 """Receives each event of a run, synchronously, on the event loop's thread."""
 
 
@@ -53,7 +53,7 @@ class RunResult:
     outcome: Outcome
     reason: str
     messages: list[Message]
-    events: list[Any]
+    events: list[Event]
     usage: Usage
     turns: int
     session_id: str
@@ -82,7 +82,7 @@ class AgentSession:
         """Whether a run is in progress."""
         return self._lock.locked()
 
-    def dispatch(self, event: Any) -> None:
+    def dispatch(self, event: Event) -> None:
         """Route an event from a tool or the loop to the current run, tagged with this session.
 
         Safe to call from a worker thread (plain-function tools run in one): the event is
@@ -142,7 +142,7 @@ class Agent:
         output_limit: int = DEFAULT_OUTPUT_LIMIT,
         strict_schemas: bool = False,
         system_extras: Sequence[str] = (),
-        provider_options: dict[str, Any] | None = None,
+        provider_options: Mapping[str, object] | None = None,
         compact_after: int | None = None,
         crew_depth: int = 1,
         crew_concurrency: int = 3,
@@ -177,7 +177,7 @@ class Agent:
         history: Iterable[Message] = (),
         provider: Provider | None = None,
         toolsets: Iterable[str] | None = None,
-        **capabilities: Any,
+        **capabilities: Unpack[SessionCapabilities],
     ) -> AgentSession:
         """Start a session: build its context and tools, and tell the plugins it started.
 
@@ -254,10 +254,10 @@ class Agent:
         One run per session at a time: a second concurrent call waits for the first.
         """
         session = session if session is not None else self.new_session()
-        events: list[Any] = []
+        events: list[Event] = []
         listener = safe_event_sink(on_event) if on_event is not None else None
 
-        def sink(event: Any) -> None:
+        def sink(event: Event) -> None:
             events.append(event)
             if listener is not None:
                 listener(event)

@@ -16,6 +16,7 @@ from pydantic.fields import FieldInfo
 
 from neta.errors import ConfigError, ProviderError, ToolError
 from neta.events import (
+    Event,
     Outcome,
     RunFinished,
     RunStarted,
@@ -25,6 +26,7 @@ from neta.events import (
 )
 from neta.messages import Message, Usage
 from neta.providers.base import ModelRequest, Provider
+from neta.session import EventSink
 from neta.session_tools import BoundTool
 from neta.suggest import did_you_mean
 from neta.tools import ToolCall, ToolResult
@@ -77,7 +79,7 @@ class _Limits:
     thread_gate: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
-def safe_event_sink(on_event: Callable[[Any], object]) -> Callable[[Any], None]:
+def safe_event_sink(on_event: Callable[[Event], object]) -> EventSink:
     """Wrap a host's ``on_event`` so that a failing callback cannot break the run.
 
     The first exception it raises is logged (logger ``neta.runtime.attempt``) and the run
@@ -96,7 +98,7 @@ def safe_event_sink(on_event: Callable[[Any], object]) -> Callable[[Any], None]:
         )
     failed = False
 
-    def sink(event: Any) -> None:
+    def sink(event: Event) -> None:
         nonlocal failed
         try:
             returned = on_event(event)
@@ -111,7 +113,7 @@ def safe_event_sink(on_event: Callable[[Any], object]) -> Callable[[Any], None]:
     return sink
 
 
-def _kind(event: Any) -> str:
+def _kind(event: Event) -> str:
     return str(getattr(event, "type", type(event).__name__))
 
 
@@ -121,7 +123,7 @@ async def run_attempt(
     system_prompt: str,
     history: list[Message],
     tools: Mapping[str, BoundTool],
-    on_event: Callable[[Any], None],
+    on_event: EventSink,
     model: str = "",
     max_turns: int = DEFAULT_MAX_TURNS,
     tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
@@ -211,7 +213,7 @@ class _Turn:
 
     tools: Mapping[str, BoundTool]
     limits: _Limits
-    emit: Callable[[Any], None]
+    emit: EventSink
     tag: dict[str, Any]
     stop_note: str  # why the reply was cut, if it was: its last call's arguments may be too
 

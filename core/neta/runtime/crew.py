@@ -12,7 +12,7 @@ from pydantic import BaseModel
 
 from neta.crew import CREW_PARENT, ESCALATED_KEY, ChildResult, ChildStatus
 from neta.errors import ConfigError
-from neta.events import RunFinished, RunStarted, ToolResultEvent
+from neta.events import Event, RunFinished, RunStarted, ToolResultEvent
 from neta.messages import Message
 from neta.toolsets import TOOLSET_DEFAULTS
 
@@ -176,7 +176,7 @@ class _Child:
         """Why a child stopped at its time limit ended."""
         return f"the sub-agent did not finish within {self.limit} s and was stopped"
 
-    def forward(self, event: Any) -> None:
+    def forward(self, event: Event) -> None:
         """The child's ``on_event``: pass ``event`` on to the parent's run."""
         if isinstance(event, BaseModel):
             # tool-emitted events (todo_update...) carry no agent id yet; a grandchild's do

@@ -11,6 +11,7 @@ from typing import Annotated
 from pydantic import BaseModel, Field, StringConstraints
 
 import neta
+from neta.crew import ESCALATED_KEY
 
 _Text = Annotated[str, StringConstraints(strip_whitespace=True, min_length=1)]
 
@@ -33,7 +34,7 @@ def build(session: neta.SessionContext) -> neta.Tool:
             content=f"Question handed to the delegating agent: {args.question}\n"
             "Your run ends here; it will decide.",
             end_turn=True,
-            data={neta.ESCALATED_KEY: args.question},
+            data={ESCALATED_KEY: args.question},
         )
 
     return neta.Tool(name=SCHEMA.name, execute=escalate, sequential=True)

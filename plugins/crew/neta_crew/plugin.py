@@ -8,6 +8,7 @@ capability, which only children have; the runner puts it in every child's preset
 from __future__ import annotations
 
 import neta
+from neta.crew import CREW_PARENT
 from neta_crew import delegate_parallel, delegate_task, escalate
 
 TOOLSET = neta.ToolsetSpec(
@@ -19,7 +20,7 @@ TOOLSET = neta.ToolsetSpec(
 CHILD_TOOLSET = neta.ToolsetSpec(
     name="crew_child",
     description="For sub-agents: hand a question up to the agent that delegated the task.",
-    requires=neta.CREW_PARENT,
+    requires=CREW_PARENT,
 )
 
 

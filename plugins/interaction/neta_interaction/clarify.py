@@ -1,7 +1,7 @@
 """The ``clarify`` tool: ask the user one question, live or in their next message.
 
 With a clarify callback in the session (the gateway's, the terminal's) the tool awaits the
-answer, for at most ``session.extras["clarify_timeout"]`` seconds. Without one (the REST
+answer, for at most ``session.clarify_timeout`` seconds. Without one (the REST
 service, ``neta run --no-input``) it returns the question as text and ends the turn: the
 user's next message is the answer.
 
@@ -22,7 +22,7 @@ from pydantic import BaseModel, Field, StringConstraints, field_validator
 import neta
 
 DEFAULT_CLARIFY_TIMEOUT = 300.0
-"""Seconds to wait for an answer when the host sets no ``clarify_timeout`` extra."""
+"""Seconds to wait for an answer when the session sets no ``clarify_timeout``."""
 
 TIMEOUT_MARGIN = 30.0
 """Seconds the tool's own timeout exceeds the clarify timeout, so the answer wait ends first."""
@@ -128,8 +128,14 @@ def _retrieve(future: asyncio.Future[str]) -> None:
 
 
 def clarify_timeout(session: neta.SessionContext) -> float:
-    """Seconds to wait for an answer: the host's ``clarify_timeout`` extra, or the default."""
-    value = session.extras.get("clarify_timeout", DEFAULT_CLARIFY_TIMEOUT)
+    """Seconds to wait for an answer: the session's ``clarify_timeout``, or the default.
+
+    Raises:
+        neta.ConfigError: it was set to something other than a positive, finite number.
+    """
+    value: object = session.clarify_timeout
+    if value is None:
+        return DEFAULT_CLARIFY_TIMEOUT
     if (
         isinstance(value, bool)
         or not isinstance(value, int | float)
@@ -137,8 +143,7 @@ def clarify_timeout(session: neta.SessionContext) -> float:
         or value <= 0
     ):
         raise neta.ConfigError(
-            "session extra 'clarify_timeout' must be a positive, finite number of seconds, "
-            f"not {value!r}"
+            f"session.clarify_timeout must be a positive, finite number of seconds, not {value!r}"
         )
     return float(value)
 

@@ -34,6 +34,8 @@ def neta_session_start(session: neta.SessionContext) -> None:
     """
     if session.memory_store is None:
         scope = session.extras.get("user_scope", DEFAULT_SCOPE)
+        if not isinstance(scope, str):
+            raise neta.ConfigError(f"session extra 'user_scope' must be text, not {scope!r}")
         session.memory_store = SQLiteMemoryStore.for_scope(scope)
 
 

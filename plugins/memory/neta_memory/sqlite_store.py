@@ -27,7 +27,7 @@ from contextlib import closing, contextmanager
 from pathlib import Path
 
 import neta
-from neta_memory.store import Memory, check_entry
+from neta_memory.store import check_entry
 
 DEFAULT_SCOPE = "default"
 """The user scope of a session whose extras name none."""
@@ -137,7 +137,7 @@ class SQLiteMemoryStore:
     def __repr__(self) -> str:
         return f"SQLiteMemoryStore({str(self.path)!r})"
 
-    def save(self, content: str, tags: Sequence[str] = ()) -> Memory:
+    def save(self, content: str, tags: Sequence[str] = ()) -> neta.Memory:
         """Store a fact (see ``check_entry`` for the limits) and return it with its id."""
         text, cleaned = check_entry(content, tags)
         created = dt.datetime.now(dt.UTC).replace(microsecond=0)
@@ -151,9 +151,9 @@ class SQLiteMemoryStore:
             if memory_id is None:  # pragma: no cover - an INSERT always sets it
                 raise neta.ToolError("the memory database gave the new memory no id")
             db.execute(_INDEX, (memory_id, _searchable(text), _searchable(tags)))
-        return Memory(id=memory_id, content=text, tags=cleaned, created=created)
+        return neta.Memory(id=memory_id, content=text, tags=cleaned, created=created)
 
-    def recall(self, query: str, limit: int = 5) -> list[Memory]:
+    def recall(self, query: str, limit: int = 5) -> list[neta.Memory]:
         """The memories that best match ``query`` by BM25, best first, at most ``limit``."""
         if limit < 1:
             raise neta.ToolError(f"limit must be at least 1, not {limit}")
@@ -162,7 +162,7 @@ class SQLiteMemoryStore:
             rows = db.execute(_RECALL, (match, limit)).fetchall()
         return [_memory(row) for row in rows]
 
-    def forget(self, memory_id: int) -> Memory | None:
+    def forget(self, memory_id: int) -> neta.Memory | None:
         """Delete memory ``memory_id`` and return it, or ``None`` if there is no such memory."""
         if memory_id not in _SQLITE_INTEGERS:  # no row can have it (and SQLite cannot bind it)
             return None
@@ -275,9 +275,9 @@ def _upgrade(db: sqlite3.Connection, path: Path) -> None:
     db.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
 
 
-def _memory(row: tuple[int, str, str, str]) -> Memory:
+def _memory(row: tuple[int, str, str, str]) -> neta.Memory:
     memory_id, content, tags, created = row
-    return Memory(
+    return neta.Memory(
         id=memory_id,
         content=content,
         tags=tuple(tags.split()),

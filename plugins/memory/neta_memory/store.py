@@ -1,12 +1,9 @@
-"""What a memory store is: the protocol the tools call, the record it returns, the entry limits."""
+"""What one memory entry may hold (the limits), and finding the session's store."""
 
 from __future__ import annotations
 
-import datetime as dt
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
 
 import neta
 
@@ -20,48 +17,6 @@ MAX_TAG_CHARS = 40
 """The longest tag."""
 
 _TAG = re.compile(r"^[^\s,]+$")
-
-
-@dataclass(frozen=True)
-class Memory:
-    """One saved fact.
-
-    Attributes:
-        id: the store's id for it (what ``forget`` takes).
-        content: the fact, as saved.
-        tags: its tags, lower-cased, in the order given.
-        created: when it was saved (UTC).
-    """
-
-    id: int
-    content: str
-    tags: tuple[str, ...]
-    created: dt.datetime
-
-    def line(self) -> str:
-        """The memory as one line a model reads: id, date, tags, then the fact."""
-        tags = f" tags: {', '.join(self.tags)}" if self.tags else ""
-        return f"[#{self.id} {self.created.date().isoformat()}{tags}] {self.content}"
-
-
-@runtime_checkable
-class MemoryStore(Protocol):
-    """Long-term memory shared by the sessions of one user; hosts may supply their own.
-
-    Methods raise ``neta.ToolError`` with a message the model can act on when they refuse.
-    """
-
-    def save(self, content: str, tags: Sequence[str] = ()) -> Memory:
-        """Store a fact and return it with its id."""
-        ...
-
-    def recall(self, query: str, limit: int = 5) -> list[Memory]:
-        """The facts most relevant to ``query``, best first, at most ``limit``."""
-        ...
-
-    def forget(self, memory_id: int) -> Memory | None:
-        """Delete the fact ``memory_id`` and return it (``None`` when there was none)."""
-        ...
 
 
 def check_entry(content: str, tags: Sequence[str]) -> tuple[str, tuple[str, ...]]:
@@ -99,12 +54,12 @@ def check_entry(content: str, tags: Sequence[str]) -> tuple[str, tuple[str, ...]
     return text, cleaned
 
 
-def store_of(session: neta.SessionContext) -> MemoryStore:
+def store_of(session: neta.SessionContext) -> neta.MemoryStore:
     """The session's memory store; a session without one gets a ``ToolError``."""
     store = session.memory_store
     if store is None:
         raise neta.ToolError("this session has no memory store, so nothing can be remembered")
-    if not isinstance(store, MemoryStore):
+    if not isinstance(store, neta.MemoryStore):
         raise neta.ToolError(
             f"the session's memory store ({type(store).__name__}) lacks save, recall or forget"
         )

@@ -6,16 +6,17 @@ from pydantic import BaseModel, Field
 
 import neta
 from neta.events import TodoUpdate
+from neta.todos import MAX_TODOS, TodoChange
 
 
 class TodoArgs(BaseModel):
     """Arguments of ``todo``."""
 
-    todos: list[neta.TodoChange] | None = Field(
+    todos: list[TodoChange] | None = Field(
         None,
         description=(
             "The items, in priority order. Leave out to read the current list. "
-            f"At most {neta.MAX_TODOS} items."
+            f"At most {MAX_TODOS} items."
         ),
     )
     merge: bool = Field(

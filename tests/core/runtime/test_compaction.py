@@ -5,6 +5,7 @@ import asyncio
 import pytest
 
 import neta
+import neta.todos
 from neta.messages import Message
 from neta.providers.scripted import ScriptedProvider
 from neta.runtime.agent import Agent
@@ -33,7 +34,7 @@ def result(call_id):
 
 def store_with(*items):
     store = neta.InMemoryTodoStore()
-    store.write([neta.TodoChange(id=i, content=c, status=s) for i, c, s in items])
+    store.write([neta.todos.TodoChange(id=i, content=c, status=s) for i, c, s in items])
     return store
 
 

@@ -7,6 +7,7 @@ import time
 import pytest
 
 import neta
+import neta.crew
 import neta_planning.plugin
 from neta.runtime.agent import Agent
 from neta.runtime.crew import CrewRunner
@@ -19,7 +20,7 @@ class ChildOnly:
 
     @neta.hookimpl
     def neta_toolsets(self):
-        return [neta.ToolsetSpec(name="childish", requires=neta.CREW_PARENT)]
+        return [neta.ToolsetSpec(name="childish", requires=neta.crew.CREW_PARENT)]
 
     @neta.hookimpl
     def neta_tools(self):
@@ -139,7 +140,7 @@ def test_child_runs_in_its_own_session_in_the_parents_workspace(tmp_path):
     assert child.user_channel is False
     assert child.todo_store is not None
     assert child.todo_store is not parent.context.todo_store
-    assert child.extras == {"user_scope": "ann", neta.CREW_PARENT: parent.session_id}
+    assert child.extras == {"user_scope": "ann", neta.crew.CREW_PARENT: parent.session_id}
     assert parent.history == []
     assert ended_sessions == [child.session_id]
 

@@ -7,6 +7,7 @@ import json
 import pytest
 
 import neta
+import neta.crew
 import neta_crew.plugin
 from neta_crew import delegate_parallel, delegate_task, escalate, report
 
@@ -47,7 +48,7 @@ def invoke(tool_module, session, **args):
 def test_crew_plugin_announces_crew_for_runners_and_crew_child_for_children(make_pm):
     pm = make_pm(crew=neta_crew.plugin)
     specs = [(s.name, s.requires) for s in pm.toolset_specs()]
-    assert specs == [("crew", "crew_runner"), ("crew_child", neta.CREW_PARENT)]
+    assert specs == [("crew", "crew_runner"), ("crew_child", neta.crew.CREW_PARENT)]
     catalog = pm.catalog()
     assert catalog.tool_names(["crew"]) == ["delegate_task", "delegate_parallel"]
     assert catalog.tool_names(["crew_child"]) == ["escalate"]
@@ -64,7 +65,7 @@ def test_crew_toolset_needs_a_runner_and_crew_child_a_parent(make_pm, session):
     session.crew_runner = FakeRunner()
     assert neta.resolve_session_toolsets(pm, session).enabled == ("crew",)
     child = neta.SessionContext(
-        workspace=session.workspace, entry="crew", extras={neta.CREW_PARENT: "p"}
+        workspace=session.workspace, entry="crew", extras={neta.crew.CREW_PARENT: "p"}
     )
     assert neta.resolve_session_toolsets(pm, child).enabled == ("crew_child",)
 
@@ -151,7 +152,7 @@ def test_delegate_parallel_arguments_need_one_to_max_tasks(count):
 def test_escalate_function_ends_the_turn_with_the_question_in_its_data(session):
     result = invoke(escalate, session, question="  Postgres or SQLite?  ")
     assert result.end_turn
-    assert result.data == {neta.ESCALATED_KEY: "Postgres or SQLite?"}
+    assert result.data == {neta.crew.ESCALATED_KEY: "Postgres or SQLite?"}
     assert "Postgres or SQLite?" in result.content
 
 

@@ -72,7 +72,7 @@ def test_clarify_function_without_a_callback_or_choices_has_no_choices_line(sess
 
 def test_clarify_function_times_out_with_the_decide_yourself_text(session):
     session.clarify = Asker(delay=30)
-    session.extras["clarify_timeout"] = 0.05
+    session.clarify_timeout = 0.05
     started = time.monotonic()
     result = run_clarify(session, question="Which one?")
     assert time.monotonic() - started < 2
@@ -91,7 +91,7 @@ def test_clarify_function_timeout_does_not_wait_for_a_callback_that_ignores_canc
         return "too late"
 
     session.clarify = stubborn
-    session.extras["clarify_timeout"] = 0.05
+    session.clarify_timeout = 0.05
 
     async def scenario():
         task = asyncio.create_task(
@@ -143,15 +143,15 @@ def test_clarify_tool_is_sequential_and_outlasts_its_clarify_timeout(session):
     assert default.sequential
     assert default.timeout is not None
     assert default.timeout > clarify.DEFAULT_CLARIFY_TIMEOUT
-    session.extras["clarify_timeout"] = 900
+    session.clarify_timeout = 900
     configured = clarify.build(session)
     assert configured.timeout is not None
     assert configured.timeout > 900
 
 
 @pytest.mark.parametrize("bad", [0, -1, "soon", True, float("nan"), float("inf")])
-def test_clarify_with_a_bad_clarify_timeout_extra_is_a_config_error(session, bad):
-    session.extras["clarify_timeout"] = bad
+def test_clarify_with_a_bad_clarify_timeout_set_later_is_a_config_error(session, bad):
+    session.clarify_timeout = bad
     with pytest.raises(neta.ConfigError, match="clarify_timeout"):
         clarify.build(session)
 
@@ -257,7 +257,7 @@ def test_clarify_timeout_through_the_runtime_lets_the_model_continue(tmp_path):
         tmp_path,
         [ask(), {"text": "Chose SQLite myself.", "expect": {"last_message_contains": NO_ANSWER}}],
     )
-    session = agent.new_session(clarify=Asker(delay=30), extras={"clarify_timeout": 0.1})
+    session = agent.new_session(clarify=Asker(delay=30), clarify_timeout=0.1)
     started = time.monotonic()
     result = asyncio.run(agent.run("set up a database", session=session))
     assert time.monotonic() - started < 3

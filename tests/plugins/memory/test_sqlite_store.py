@@ -11,7 +11,7 @@ import pytest
 
 import neta
 from neta_memory.sqlite_store import SQLiteMemoryStore, fts_query, scope_path
-from neta_memory.store import MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS, MemoryStore
+from neta_memory.store import MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS
 
 
 @pytest.fixture
@@ -21,7 +21,7 @@ def store(neta_home):
 
 def test_store_for_scope_lives_under_neta_home(neta_home, store):
     assert store.path == neta_home / "memory" / "default.db"
-    assert isinstance(store, MemoryStore)
+    assert isinstance(store, neta.MemoryStore)
 
 
 def test_store_creation_touches_no_disk_until_first_use(neta_home, store):

@@ -8,7 +8,6 @@ import neta
 import neta_memory.plugin
 from neta_memory import memory_forget, memory_recall, memory_save
 from neta_memory.sqlite_store import SQLiteMemoryStore
-from neta_memory.store import Memory
 
 
 def run(tool, args):
@@ -143,7 +142,7 @@ class FakeStore:
     def save(self, content, tags=()):
         import datetime as dt
 
-        memory = Memory(len(self.saved) + 1, content, tuple(tags), dt.datetime.now(dt.UTC))
+        memory = neta.Memory(len(self.saved) + 1, content, tuple(tags), dt.datetime.now(dt.UTC))
         self.saved.append(memory)
         return memory
 

@@ -6,6 +6,7 @@ import json
 import pytest
 
 import neta
+import neta.todos
 import neta_planning.plugin
 from neta.events import TodoUpdate, ToolResultEvent
 from neta.providers.scripted import ScriptedProvider
@@ -68,7 +69,7 @@ def test_todo_function_writes_the_list_and_returns_it_with_counts_and_revision(
 def test_todo_function_without_todos_reads_the_list_and_emits_nothing(
     planning_session, store, events
 ):
-    store.write([neta.TodoChange(id="a", content="Read")])
+    store.write([neta.todos.TodoChange(id="a", content="Read")])
     result = run_todo(planning_session)
     assert result.content == (
         "Todo list, revision 1: 1 pending, 0 in_progress, 0 completed, 0 cancelled\n"
