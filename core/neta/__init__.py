@@ -20,9 +20,10 @@ from neta.errors import (
     WorkspaceError,
 )
 from neta.fuzzy_match.patching import PatchOutcome, patch_file
-from neta.fuzzy_match.textfile import TextFile, atomic_write, read_text
+from neta.fuzzy_match.textfile import TextFile, WrittenText, atomic_write, read_text, write_text
 from neta.home import neta_home
 from neta.hookspecs import hookimpl, hookspec
+from neta.paths import PinnedRoot, printable, resolve_in_workspace
 from neta.plugins import NetaPluginManager, PluginInfo, create_plugin_manager
 from neta.providers.base import ModelRequest, ModelResponse, Provider, ProviderSpec
 from neta.providers.scripted import ScriptedProvider
@@ -48,7 +49,6 @@ from neta.toolsets import (
     ToolsetSpec,
     resolve_toolsets,
 )
-from neta.workspace import resolve_in_workspace
 
 __version__ = "0.1.0"
 
@@ -78,6 +78,7 @@ __all__ = [
     "NetaPluginManager",
     "NoMatchError",
     "PatchOutcome",
+    "PinnedRoot",
     "PluginError",
     "PluginInfo",
     "Provider",
@@ -104,6 +105,7 @@ __all__ = [
     "ToolsetResolution",
     "ToolsetSpec",
     "WorkspaceError",
+    "WrittenText",
     "apply_todo_changes",
     "atomic_write",
     "build_session_tools",
@@ -112,8 +114,10 @@ __all__ = [
     "hookspec",
     "neta_home",
     "patch_file",
+    "printable",
     "read_text",
     "resolve_in_workspace",
     "resolve_session_toolsets",
     "resolve_toolsets",
+    "write_text",
 ]
