@@ -111,3 +111,17 @@ def neta_session_start(session: SessionContext) -> None:
 @hookspec
 def neta_session_end(session: SessionContext) -> None:
     """Notify that a session ends (flush, close, clean up); every implementation is called."""
+
+
+@hookspec
+def neta_run_end(session: SessionContext, outcome: str) -> None:
+    """Notify that a run of the session ended; every implementation is called.
+
+    Called by ``Agent.run`` however the run ended, before it returns or re-raises, so a
+    plugin can stop what the run started (the ``base`` plugin kills the processes of a
+    cancelled run).
+
+    Args:
+        session: the session the run belonged to.
+        outcome: ``completed``, ``awaiting_input``, ``max_turns``, ``cancelled`` or ``error``.
+    """
