@@ -40,6 +40,7 @@ _DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | _CLOEXEC
 _FILE_FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_NOCTTY | _CLOEXEC
 _SYMLINK_ERRNOS = frozenset({errno.ELOOP, errno.EMLINK, errno.ENOTDIR})
 _KINDS = (
+    (stat.S_ISLNK, "a symlink (it was swapped in meanwhile)"),
     (stat.S_ISFIFO, "a FIFO (named pipe)"),
     (stat.S_ISCHR, "a character device"),
     (stat.S_ISBLK, "a block device"),
@@ -440,7 +441,7 @@ def _check_regular(mode: int, path: Path, action: str) -> None:
         return
     if stat.S_ISDIR(mode):
         raise ToolError(f"cannot {action} {printable(path)}: it is a directory, not a file")
-    kind = next((name for test, name in _KINDS if test(mode)), "not a file")
+    kind = next((name for test, name in _KINDS if test(mode)), "an unknown kind of file")
     raise ToolError(
         f"cannot {action} {printable(path)}: it is {kind}, not a regular file; only regular "
         "files can be read and written"
