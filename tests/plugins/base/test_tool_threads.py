@@ -14,6 +14,8 @@ import threading
 import time
 from pathlib import Path
 
+import pydantic
+
 import neta
 import neta_base
 import neta_base.plugin
@@ -72,3 +74,52 @@ def test_run_with_five_calls_on_fifos_leaves_no_thread_inside_a_tool(tmp_path):
         for pipe in pipes:  # free any thread the old behaviour left blocked in open()
             with contextlib.suppress(OSError):
                 os.close(os.open(pipe, os.O_RDWR | os.O_NONBLOCK))
+
+
+def test_run_with_five_timed_out_calls_leaves_no_thread_inside_the_tool(tmp_path, make_pm):
+    """Calls the runtime abandons at their timeout: their threads end once the work does."""
+    inside = []
+
+    class SlowArgs(pydantic.BaseModel):
+        pass
+
+    def slow(args):
+        inside.append(threading.current_thread().name)
+        try:
+            time.sleep(0.5)
+        finally:
+            inside.remove(threading.current_thread().name)
+        return "late"
+
+    class SlowPlugin:
+        @neta.hookimpl
+        def neta_toolsets(self):
+            return [neta.ToolsetSpec(name="slow", description="A slow tool.")]
+
+        @neta.hookimpl
+        def neta_tools(self):
+            return [
+                neta.ToolSchema(name="slow", toolset="slow", description="Slow.", args=SlowArgs)
+            ]
+
+        @neta.hookimpl
+        def neta_build_tools(self, session):
+            return [neta.Tool(name="slow", execute=slow)]
+
+    calls = [{"name": "slow", "arguments": {}} for _ in range(5)]
+    model = neta.ScriptedProvider([{"tool_calls": calls}, {"text": "done"}])
+    agent = neta.Agent(
+        provider=model,
+        plugin_manager=make_pm(slow=SlowPlugin()),
+        preset=["slow"],
+        workspace=tmp_path,
+        tool_timeout=0.1,
+    )
+    result = asyncio.run(agent.run("be slow"))
+    timed_out = [e for e in result.events if getattr(e, "type", "") == "tool_result"]
+    assert len(timed_out) == 5
+    assert all("timed out" in e.content for e in timed_out)
+    deadline = time.monotonic() + 3.0
+    while inside and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert inside == []
