@@ -115,17 +115,17 @@ def _read_at(spot: Spot, limit: int, *, head: bool) -> bytes:
                 break
             chunks.append(chunk)
             wanted -= len(chunk)
+        claimed = os.fstat(fd).st_size
     except OSError as exc:
         raise os_error("read", spot.path, exc) from exc
     finally:
         os.close(fd)
-    data = b"".join(chunks)
-    if len(data) > limit:
+    if sum(map(len, chunks)) > limit:
+        size = f"{claimed:,} bytes" if claimed > limit else f"more than {limit:,} bytes"
         raise ToolError(
-            f"{printable(spot.path)} is too large to read (over {limit:,} bytes; the limit is "
-            f"{limit:,} bytes)"
+            f"{printable(spot.path)} is too large to read ({size}; the limit is {limit:,} bytes)"
         )
-    return data
+    return b"".join(chunks)
 
 
 def _open_regular(spot: Spot, action: str) -> int:
