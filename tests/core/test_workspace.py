@@ -132,3 +132,22 @@ def test_symlink_loop_is_a_tool_error_naming_the_loop(root):
     (root / "loop").symlink_to(root / "loop")
     with pytest.raises(neta.ToolError, match="symbolic links"):
         neta.read_text("loop/x", root=root)
+
+
+def test_atomic_write_through_a_symlink_inside_replaces_its_target_and_keeps_the_link(root):
+    (root / "alias.py").symlink_to("src/app.py")
+    neta.atomic_write("alias.py", "print('new')\n", root=root)
+    assert (root / "alias.py").is_symlink()
+    assert (root / "src" / "app.py").read_text() == "print('new')\n"
+
+
+def test_nested_root_leading_out_of_its_outer_root_is_refused(root, tmp_path):
+    (root / "linked").symlink_to(tmp_path / "outside", target_is_directory=True)
+    inner = neta.PinnedRoot(root / "linked", within=neta.PinnedRoot(root))
+    with pytest.raises(neta.WorkspaceError):
+        neta.read_text("secret.txt", root=inner)
+
+
+def test_printable_escapes_control_and_format_characters_only():
+    assert neta.printable("plain name.txt") == "plain name.txt"
+    assert neta.printable("a\nb\tc\x1b[2J\u202e") == "a\\nb\\tc\\x1b[2J\\u202e"
