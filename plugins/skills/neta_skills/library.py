@@ -94,12 +94,13 @@ class SkillLibrary:
     Attributes:
         directories: searched in this order; the first holding a name wins.
         write_directory: where ``create`` puts new skills.
+        workspace: the session's workspace: a skills directory inside it is confined to it,
+            symlinks included (one the host names elsewhere is opened as named).
     """
 
     directories: tuple[Path, ...]
     write_directory: Path
     workspace: Path | None = None
-    """Skills directories under this folder are confined to it (symlinks included)."""
 
     def root(self, directory: Path) -> neta.PinnedRoot:
         """``directory`` as a root: pinned inside the workspace when it lies in it."""
