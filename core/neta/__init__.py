@@ -4,7 +4,7 @@ Plugins and hosts import from this module. A few topics keep their specialist na
 public module of their own, each with its ``__all__``: ``neta.events`` (every event type),
 ``neta.todos`` (the todo model, its limits and ``apply_todo_changes``, for todo store
 implementers), ``neta.crew`` (the crew capability names), ``neta.memory``,
-``neta.fuzzy_match`` (the matcher) and ``neta.workspace`` (paths confined to the workspace).
+``neta.fuzzy_match`` (the matcher) and ``neta.paths`` (files and folders confined to the workspace).
 Every other module is internal.
 """
 
@@ -37,11 +37,12 @@ from neta.events import (
 )
 from neta.fuzzy_match import FuzzyMatch, Replacement, fuzzy_find_all, fuzzy_replace
 from neta.fuzzy_match.patching import PatchOutcome, patch_file
-from neta.fuzzy_match.textfile import TextFile, atomic_write, read_text
+from neta.fuzzy_match.textfile import TextFile, WrittenText, atomic_write, read_text, write_text
 from neta.home import neta_home
 from neta.hookspecs import hookimpl
 from neta.memory import Memory, MemoryStore
 from neta.messages import Message, Usage
+from neta.paths import PinnedRoot, printable, resolve_in_workspace
 from neta.plugins import NetaPluginManager, PluginInfo, create_plugin_manager
 from neta.providers.base import ModelRequest, ModelResponse, Provider, ProviderSpec, TextSink
 from neta.providers.scripted import ScriptedProvider
@@ -57,7 +58,6 @@ from neta.toolsets import (
     ToolsetSpec,
     resolve_toolsets,
 )
-from neta.workspace import resolve_in_workspace
 
 __version__ = "0.1.0"
 
@@ -90,6 +90,7 @@ __all__ = [
     "NoMatchError",
     "Outcome",
     "PatchOutcome",
+    "PinnedRoot",
     "PluginError",
     "PluginInfo",
     "Provider",
@@ -125,6 +126,7 @@ __all__ = [
     "ToolsetSpec",
     "Usage",
     "WorkspaceError",
+    "WrittenText",
     "atomic_write",
     "build_session_tools",
     "create_plugin_manager",
@@ -133,8 +135,10 @@ __all__ = [
     "hookimpl",
     "neta_home",
     "patch_file",
+    "printable",
     "read_text",
     "resolve_in_workspace",
     "resolve_session_toolsets",
     "resolve_toolsets",
+    "write_text",
 ]

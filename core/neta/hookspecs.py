@@ -155,3 +155,20 @@ def neta_session_end(session: SessionContext) -> None:
     Returns:
         Nothing; what an implementation returns is ignored.
     """
+
+
+@_hookspec
+def neta_run_end(session: SessionContext, outcome: str) -> None:
+    """Notify that a run of the session ended; every implementation is called.
+
+    Called by ``Agent.run`` however the run ended, before it returns or re-raises, so a
+    plugin can stop what the run started (the ``base`` plugin kills the processes of a
+    cancelled run).
+
+    Args:
+        session: the session the run belonged to.
+        outcome: ``completed``, ``awaiting_input``, ``max_turns``, ``cancelled`` or ``error``.
+
+    Returns:
+        Nothing; what an implementation returns is ignored.
+    """

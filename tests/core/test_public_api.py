@@ -52,7 +52,7 @@ CORE_MODULES = [
     "neta.crew",
     "neta.memory",
     "neta.todos",
-    "neta.workspace",
+    "neta.paths",
     "neta.errors",
     "neta.events",
     "neta.hookspecs",
@@ -138,7 +138,7 @@ def test_every_hook_spec_documents_its_arguments_and_what_it_returns():
     import typing
 
     specs = hook_specs()
-    assert len(specs) == 7
+    assert len(specs) == 8
     for spec in specs:
         doc = inspect.getdoc(spec)
         hints = spec_hints(spec)
@@ -226,7 +226,7 @@ def test_internal_names_are_not_part_of_the_top_level_api(name):
 
 
 def test_what_a_plugin_author_needs_is_exported_at_the_top():
-    from neta import events, fuzzy_match, workspace
+    from neta import events, fuzzy_match, paths
     from neta.fuzzy_match import textfile
 
     needed = {
@@ -251,7 +251,7 @@ def test_what_a_plugin_author_needs_is_exported_at_the_top():
     }
     assert needed <= set(neta.__all__)
     assert neta.fuzzy_replace is fuzzy_match.fuzzy_replace
-    assert neta.resolve_in_workspace is workspace.resolve_in_workspace
+    assert neta.resolve_in_workspace is paths.resolve_in_workspace
     assert neta.read_text is textfile.read_text
 
 

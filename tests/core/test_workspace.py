@@ -1,7 +1,5 @@
 """Paths are confined to the workspace root: ``..``, absolute paths and symlinks included."""
 
-import os
-
 import pytest
 
 import neta
@@ -101,7 +99,55 @@ def test_path_with_a_nul_byte_is_a_tool_error(root):
         resolve_in_workspace(root, "a\0b")
 
 
-def test_symlink_loop_does_not_crash(root):
+def test_symlink_loop_is_a_tool_error_not_a_crash(root):
     (root / "loop").symlink_to(root / "loop")
-    resolved = resolve_in_workspace(root, "loop")
-    assert os.path.commonpath([resolved, root]) == str(root)
+    with pytest.raises(neta.ToolError, match="symbolic links"):
+        resolve_in_workspace(root, "loop")
+
+
+# --- the paths module: descriptor-pinned resolution, regular files only, bounded reads ---
+
+
+def test_symlink_inside_pointing_inside_is_walked_not_left_to_the_kernel(root):
+    (root / "alias").symlink_to("src", target_is_directory=True)
+    (root / "abs-alias").symlink_to(root / "src", target_is_directory=True)
+    assert neta.read_text("alias/app.py", root=root).text == "print('hi')\n"
+    assert neta.read_text("abs-alias/app.py", root=root).text == "print('hi')\n"
+
+
+def test_read_text_with_root_refuses_a_symlink_out(root, tmp_path):
+    (root / "escape").symlink_to(tmp_path / "outside", target_is_directory=True)
+    with pytest.raises(neta.WorkspaceError):
+        neta.read_text("escape/secret.txt", root=root)
+
+
+def test_atomic_write_with_root_refuses_a_symlink_out_and_writes_nothing(root, tmp_path):
+    (root / "escape").symlink_to(tmp_path / "outside", target_is_directory=True)
+    with pytest.raises(neta.WorkspaceError):
+        neta.atomic_write("escape/new.txt", "x", root=root, make_parents=True)
+    assert sorted(p.name for p in (tmp_path / "outside").iterdir()) == ["secret.txt"]
+
+
+def test_symlink_loop_is_a_tool_error_naming_the_loop(root):
+    (root / "loop").symlink_to(root / "loop")
+    with pytest.raises(neta.ToolError, match="symbolic links"):
+        neta.read_text("loop/x", root=root)
+
+
+def test_atomic_write_through_a_symlink_inside_replaces_its_target_and_keeps_the_link(root):
+    (root / "alias.py").symlink_to("src/app.py")
+    neta.atomic_write("alias.py", "print('new')\n", root=root)
+    assert (root / "alias.py").is_symlink()
+    assert (root / "src" / "app.py").read_text() == "print('new')\n"
+
+
+def test_nested_root_leading_out_of_its_outer_root_is_refused(root, tmp_path):
+    (root / "linked").symlink_to(tmp_path / "outside", target_is_directory=True)
+    inner = neta.PinnedRoot(root / "linked", within=neta.PinnedRoot(root))
+    with pytest.raises(neta.WorkspaceError):
+        neta.read_text("secret.txt", root=inner)
+
+
+def test_printable_escapes_control_and_format_characters_only():
+    assert neta.printable("plain name.txt") == "plain name.txt"
+    assert neta.printable("a\nb\tc\x1b[2J\u202e") == "a\\nb\\tc\\x1b[2J\\u202e"

@@ -7,6 +7,7 @@ opens the file for writing, so its bytes and its modification time stay as they 
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -14,6 +15,7 @@ from pathlib import Path
 
 from neta.fuzzy_match import fuzzy_replace
 from neta.fuzzy_match.textfile import atomic_write, read_text
+from neta.paths import RootLike, printable
 
 _DIFF_CONTEXT_LINES = 2
 """Unchanged lines shown around each change in a patch's diff."""
@@ -55,44 +57,51 @@ class PatchOutcome:
 
 
 def patch_file(
-    path: Path,
+    path: str | os.PathLike[str],
     old: str,
     new: str,
     *,
     replace_all: bool = False,
     dry_run: bool = False,
     label: str | None = None,
+    root: RootLike = None,
 ) -> PatchOutcome:
     """Replace ``old`` with ``new`` in the file at ``path`` using the fuzzy matcher.
 
     The file is read as UTF-8 text (binary and other encodings are refused), the matcher
     finds ``old`` (see ``neta.fuzzy_match.fuzzy_replace``), and the new text is written
-    atomically with the file's BOM and mode kept. Nothing is written in a dry run.
+    atomically with the file's BOM and mode kept. Nothing is written in a dry run. Reads and
+    writes go through ``neta.paths``: regular files only, bounded (``MAX_TEXT_BYTES``),
+    read-only files refused.
 
     Args:
-        path: the file to edit.
+        path: the file to edit (relative to ``root`` when one is given).
         old: the text to find; it need not match whitespace exactly.
         new: the replacement text.
         replace_all: replace every occurrence instead of refusing when there are several.
         dry_run: compute the outcome and the diff but leave the file alone.
-        label: the name shown in the diff headers (default: ``path`` as given).
+        label: the name shown in the diff headers (default: ``path`` as given); control
+            characters in it are shown escaped.
+        root: confine ``path`` to this directory (symlinks included); ``None``: as given.
 
     Raises:
         MatchError: the matcher refused the edit (no match, ambiguous, invalid).
         ToolError: the file cannot be read as UTF-8 text or cannot be written.
+        WorkspaceError: ``path`` leads outside ``root``.
     """
-    original = read_text(path)
+    original = read_text(path, root=root)
     replacement = fuzzy_replace(original.text, old, new, replace_all=replace_all)
     changed = replacement.content != original.text
+    encoded = original.encode(replacement.content)  # a lone surrogate is refused here
     if changed and not dry_run:
-        atomic_write(path, original.encode(replacement.content), keep_mode=True)
+        atomic_write(path, encoded, keep_mode=True, root=root)
     return PatchOutcome(
-        path=path,
+        path=Path(path),
         strategy=replacement.strategy,
         count=replacement.count,
         start_line=replacement.start_line,
         end_line=replacement.end_line,
-        diff=_unified_diff(original.text, replacement.content, label or str(path)),
+        diff=_unified_diff(original.text, replacement.content, printable(label or path)),
         changed=changed,
     )
 

@@ -265,6 +265,7 @@ class Agent:
         async with session._lock:
             session._sink = sink
             session._loop = asyncio.get_running_loop()
+            outcome = "error"
             try:
                 close_interrupted_calls(session.history)
                 session.history.append(Message(role="user", content=message))
@@ -288,9 +289,15 @@ class Agent:
                     session_id=session.session_id,
                     agent_id=None if session.context.depth == 0 else session.session_id,
                 )
+                outcome = result.outcome
+            except asyncio.CancelledError:
+                outcome = "cancelled"
+                raise
             finally:
                 session._sink = None
                 session._loop = None
+                # plugins stop what the run started (the base plugin: a cancelled run's processes)
+                self.pm.notify("neta_run_end", session=session.context, outcome=outcome)
         return RunResult(
             text=result.text,
             outcome=result.outcome,

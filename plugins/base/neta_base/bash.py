@@ -16,6 +16,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 import neta
+from neta_base import environment, processes
 
 MAX_TIMEOUT = 600
 """The longest a command may run, in seconds."""
@@ -40,7 +41,13 @@ def build(session: neta.SessionContext) -> neta.Tool:
     """The ``bash`` tool for ``session``: commands run in its workspace root."""
 
     async def bash(args: BashArgs) -> neta.ToolResult:
-        run = await run_command(args.command, cwd=session.workspace, timeout=args.timeout)
+        run = await run_command(
+            args.command,
+            cwd=session.workspace,
+            timeout=args.timeout,
+            env=environment.for_session(session),
+            session_mark=processes.session_mark(session),
+        )
         return run.result(args.timeout)
 
     # Commands may depend on each other's effects, so they never run concurrently; the runtime's
@@ -91,15 +98,37 @@ class CommandRun:
         )
 
 
-async def run_command(command: str, *, cwd: Path, timeout: float) -> CommandRun:
-    """Run ``bash -c command`` in ``cwd`` in its own process group; kill the group on timeout.
+async def run_command(
+    command: str,
+    *,
+    cwd: Path,
+    timeout: float,
+    env: dict[str, str] | None = None,
+    session_mark: str | None = None,
+) -> CommandRun:
+    """Run ``bash -c command`` in ``cwd`` in its own process group; kill it all on timeout.
 
     Standard output and error share one pipe, so they interleave in the order written. The
-    command gets no standard input.
+    command gets no standard input. Every process it starts carries this call's mark (and
+    ``session_mark``) in its environment, so a timeout or a cancellation kills the processes
+    that left the group too (``setsid``, ``nohup``, double forks; see ``processes``).
+
+    Args:
+        command: the command line.
+        cwd: where it runs.
+        timeout: seconds before it is killed.
+        env: its environment (default: this process's, minus the secrets ``environment``
+            keeps from commands).
+        session_mark: the session's mark, for the sweep when the session ends.
 
     Raises:
         ToolError: the shell could not be started.
     """
+    mark = processes.call_mark()
+    child_env = dict(env if env is not None else environment.for_host())
+    child_env[processes.CALL_VARIABLE] = mark
+    if session_mark is not None:
+        child_env[processes.SESSION_VARIABLE] = session_mark
     loop = asyncio.get_running_loop()
     output = _Output(KEEP_CHARS)
     closed: asyncio.Future[None] = loop.create_future()
@@ -122,7 +151,7 @@ async def run_command(command: str, *, cwd: Path, timeout: float) -> CommandRun:
                 stdout=write_fd,
                 stderr=write_fd,
                 start_new_session=True,
-                env={**os.environ, "PAGER": "cat", "GIT_PAGER": "cat"},
+                env=child_env,
             )
         except OSError as exc:
             raise neta.ToolError(f"cannot start bash in {cwd}: {exc.strerror or exc}") from exc
@@ -132,9 +161,11 @@ async def run_command(command: str, *, cwd: Path, timeout: float) -> CommandRun:
             timed_out = not await _wait(process.wait(), timeout)
             if timed_out:
                 await _terminate_group(process, closed)
+                processes.kill_marked(processes.CALL_VARIABLE, mark)
             detached = not await _wait(asyncio.shield(closed), _DRAIN_SECONDS)
         except BaseException:  # cancelled from outside: never leave the command running
             _signal_group(process.pid, signal.SIGKILL)
+            processes.kill_marked(processes.CALL_VARIABLE, mark)
             await process.wait()  # prompt after SIGKILL; reaps the shell and frees its transport
             raise
     finally:

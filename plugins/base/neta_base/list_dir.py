@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import os
+import stat
 from collections.abc import Iterator
-from pathlib import Path
+from pathlib import PurePosixPath
 
 from pydantic import BaseModel, Field
 
 import neta
+import neta.paths
 
 MAX_ENTRIES = 500
 """Entries shown at most; the rest are counted in a final marker."""
@@ -30,20 +31,23 @@ def build(session: neta.SessionContext) -> neta.Tool:
     """The ``list_dir`` tool for ``session``: paths are confined to its workspace."""
 
     def list_dir(args: ListDirArgs) -> str:
-        root = neta.resolve_in_workspace(session.workspace, args.path)
-        if not root.exists():
-            raise neta.ToolError(f"{args.path} does not exist")
-        if not root.is_dir():
-            raise neta.ToolError(f"{args.path} is a file, not a directory; use read_file")
+        shown_path = neta.printable(args.path)
+        info = neta.paths.path_stat(args.path, root=session.workspace)
+        if info is None:
+            raise neta.ToolError(f"{shown_path} does not exist")
+        if not stat.S_ISDIR(info.st_mode):
+            raise neta.ToolError(f"{shown_path} is not a directory; use read_file for a file")
         shown: list[str] = []
         hidden = 0
-        for entry in _walk(root, Path(), args.depth):
-            if len(shown) < MAX_ENTRIES:
-                shown.append(entry)
-            elif hidden < _MAX_COUNTED:
-                hidden += 1
-            else:
-                break
+        # the check above only chooses the message: the listing resolves the path again, pinned
+        with neta.paths.open_directory(args.path, root=session.workspace) as directory:
+            for entry in _walk(directory, PurePosixPath(), args.depth):
+                if len(shown) < MAX_ENTRIES:
+                    shown.append(entry)
+                elif hidden < _MAX_COUNTED:
+                    hidden += 1
+                else:
+                    break
         if not shown:
             return "(empty directory)"
         if hidden:
@@ -54,33 +58,44 @@ def build(session: neta.SessionContext) -> neta.Tool:
     return neta.Tool(name=SCHEMA.name, execute=list_dir)
 
 
-def _walk(directory: Path, prefix: Path, depth: int) -> Iterator[str]:
+def _walk(directory: neta.paths.Directory, prefix: PurePosixPath, depth: int) -> Iterator[str]:
     """Entries under ``directory`` as paths relative to the listed root, depth first, sorted.
 
     Symlinks are shown with their target and never followed, so a listing cannot loop or
-    wander out of the workspace.
+    wander out of the workspace. Names are shown with control characters escaped, so each
+    entry is exactly one line.
     """
     try:
-        with os.scandir(directory) as scan:
-            entries = sorted(scan, key=lambda e: e.name)
+        entries = directory.entries()
     except OSError as exc:
         reason = exc.strerror or str(exc)
-        if prefix == Path():
-            raise neta.ToolError(f"cannot list {directory.name or directory}: {reason}") from exc
-        yield f"{prefix.as_posix()}/ (cannot be listed: {reason})"
+        if prefix == PurePosixPath():
+            raise neta.ToolError(f"cannot list {neta.printable(directory.path)}: {reason}") from exc
+        yield f"{neta.printable(prefix.as_posix())}/ (cannot be listed: {reason})"
         return
     for entry in entries:
         relative = prefix / entry.name
-        if entry.is_symlink():
-            yield f"{relative.as_posix()} -> {os.readlink(entry.path)}"
-        elif entry.is_dir():
+        shown = neta.printable(relative.as_posix())
+        if entry.kind == "symlink":
+            yield f"{shown} -> {neta.printable(entry.target or '?')}"
+        elif entry.kind == "dir":
             if entry.name in SKIPPED_DIRS:
                 continue
-            yield f"{relative.as_posix()}/"
+            yield f"{shown}/"
             if depth > 1:
-                yield from _walk(Path(entry.path), relative, depth - 1)
+                yield from _walk_child(directory, entry.name, relative, depth - 1)
         else:
-            yield relative.as_posix()
+            yield shown
+
+
+def _walk_child(
+    directory: neta.paths.Directory, name: str, relative: PurePosixPath, depth: int
+) -> Iterator[str]:
+    try:
+        with directory.child(name) as child:
+            yield from _walk(child, relative, depth)
+    except OSError as exc:  # replaced meanwhile (by a symlink, say) or unreadable
+        yield f"{neta.printable(relative.as_posix())}/ (cannot be listed: {exc.strerror or exc})"
 
 
 SCHEMA = neta.ToolSchema(

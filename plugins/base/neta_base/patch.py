@@ -24,12 +24,18 @@ def build(session: neta.SessionContext) -> neta.Tool:
     """The ``patch`` tool for ``session``: paths are confined to its workspace."""
 
     def patch(args: PatchArgs) -> neta.ToolResult:
-        path = neta.resolve_in_workspace(session.workspace, args.path)
-        shown = path.relative_to(session.workspace).as_posix()
+        # the label only names the file; reading and writing resolve it again, pinned
+        where = neta.resolve_in_workspace(session.workspace, args.path)
+        shown = neta.printable(where.relative_to(session.workspace).as_posix())
         # A refusal (MatchError) is a ToolError carrying the matcher's message; the file is
         # left exactly as it was, so it travels to the model unchanged.
         outcome = neta.patch_file(
-            path, args.old_string, args.new_string, replace_all=args.replace_all, label=shown
+            args.path,
+            args.old_string,
+            args.new_string,
+            replace_all=args.replace_all,
+            label=shown,
+            root=session.workspace,
         )
         return neta.ToolResult(
             content="\n".join(part for part in (outcome.diff, outcome.summary()) if part),

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import neta
-from neta_base import bash, list_dir, patch, read_file, write_file
+from neta_base import bash, list_dir, patch, processes, read_file, write_file
 
 TOOLSET = neta.ToolsetSpec(
     name="base",
@@ -33,3 +33,16 @@ def neta_build_tools(session: neta.SessionContext) -> list[neta.Tool]:
         list_dir.build(session),
         patch.build(session),
     ]
+
+
+@neta.hookimpl
+def neta_run_end(session: neta.SessionContext, outcome: str) -> None:
+    """A cancelled run takes every process its session's commands started with it."""
+    if outcome == "cancelled":
+        processes.kill_marked(processes.SESSION_VARIABLE, processes.session_mark(session))
+
+
+@neta.hookimpl
+def neta_session_end(session: neta.SessionContext) -> None:
+    """Kill every process the session's commands started that still runs (escapes included)."""
+    processes.kill_marked(processes.SESSION_VARIABLE, processes.session_mark(session))

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import stat
+
 from pydantic import BaseModel, Field
 
 import neta
+import neta.paths
 
 MAX_FILE_BYTES = 10 * 1024 * 1024
 """Files larger than this are refused (read a slice with ``bash`` instead)."""
@@ -28,10 +31,13 @@ def build(session: neta.SessionContext) -> neta.Tool:
     """The ``read_file`` tool for ``session``: paths are confined to its workspace."""
 
     def read_file(args: ReadFileArgs) -> str:
-        path = neta.resolve_in_workspace(session.workspace, args.path)
-        if path.is_dir():
-            raise neta.ToolError(f"{args.path} is a directory; use list_dir to see its contents")
-        text = neta.read_text(path, max_bytes=MAX_FILE_BYTES).text
+        info = neta.paths.path_stat(args.path, root=session.workspace)
+        if info is not None and stat.S_ISDIR(info.st_mode):
+            raise neta.ToolError(
+                f"{neta.printable(args.path)} is a directory; use list_dir to see its contents"
+            )
+        # resolved and read in one step, so the check above only chooses the message
+        text = neta.read_text(args.path, max_bytes=MAX_FILE_BYTES, root=session.workspace).text
         return _render_window(text, offset=args.offset, limit=args.limit)
 
     return neta.Tool(name=SCHEMA.name, execute=read_file)

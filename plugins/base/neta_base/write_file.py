@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from pydantic import BaseModel, Field
 
 import neta
@@ -20,34 +18,15 @@ def build(session: neta.SessionContext) -> neta.Tool:
     """The ``write_file`` tool for ``session``: paths are confined to its workspace."""
 
     def write_file(args: WriteFileArgs) -> str:
-        path = neta.resolve_in_workspace(session.workspace, args.path)
-        if path.is_dir():
-            raise neta.ToolError(f"{args.path} is a directory, not a file")
-        existed = path.exists()
-        content = args.content
-        converted = False
-        if existed and _uses_crlf(path) and _has_bare_lf(content):
-            content = content.replace("\r\n", "\n").replace("\n", "\r\n")
-            converted = True
-        written = neta.atomic_write(path, content, keep_mode=True, make_parents=True)
-        shown = path.relative_to(session.workspace).as_posix()
-        verb = "Overwrote" if existed else "Created"
-        note = " (line endings converted to CRLF, as the file had)" if converted else ""
-        return f"{verb} {shown}: {written:,} bytes, {_line_count(content)} lines{note}."
+        written = neta.write_text(
+            args.path, args.content, root=session.workspace, make_parents=True
+        )
+        shown = neta.printable(written.path.relative_to(session.workspace).as_posix())
+        verb = "Created" if written.created else "Overwrote"
+        note = " (line endings converted to CRLF, as the file had)" if written.crlf else ""
+        return f"{verb} {shown}: {written.size:,} bytes, {_line_count(args.content)} lines{note}."
 
     return neta.Tool(name=SCHEMA.name, execute=write_file)
-
-
-def _uses_crlf(path: Path) -> bool:
-    """Whether the existing file is text whose every line ends in CRLF."""
-    try:
-        return neta.read_text(path).newline == "\r\n"
-    except neta.ToolError:  # binary or another encoding: no line-ending style to keep
-        return False
-
-
-def _has_bare_lf(text: str) -> bool:
-    return text.count("\n") > text.count("\r\n")
 
 
 def _line_count(text: str) -> int:
@@ -67,7 +46,8 @@ SCHEMA = neta.ToolSchema(
         "of an existing file, use patch instead. Give the complete text, never a fragment or "
         "a placeholder such as '... rest unchanged ...'. If the existing file uses CRLF line "
         "endings and your content uses plain LF, the content is converted to CRLF; a UTF-8 "
-        "byte order mark at the start of the existing file is kept."
+        "byte order mark at the start of the existing file is kept. Read-only files and "
+        "anything that is not a regular file (a FIFO, a device) are refused."
     ),
     when_to_use="To create a new file or rewrite one completely, use write_file.",
 )

@@ -9,16 +9,25 @@ New skills are created in the workspace directory; a host sets
 ``session.extras["skills_write_to"] = "home"`` to create them in ``NETA_HOME/skills`` instead
 (e.g. for skills that should follow the user across projects). Changes to an existing skill
 are made where that skill lives, so what the model read is what it changes.
+
+Every file of a skill is reached through ``neta.paths``, confined three deep: a path inside a
+skill stays inside that skill's folder, the folder inside its skills directory, and the
+workspace's skills directory inside the workspace, symlinks included and under concurrent
+change. A skill folder that is a symlink out of its skills directory is not a skill.
 """
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import re
+import stat
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 import neta
+import neta.paths
 from neta_skills.frontmatter import (
     SKILL_NAME_PATTERN,
     SkillDocument,
@@ -47,15 +56,24 @@ _WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:")
 
 @dataclass(frozen=True)
 class Skill:
-    """A skill folder found in one of the library's directories (not yet parsed)."""
+    """A skill folder found in one of the library's directories (not yet parsed).
+
+    Attributes:
+        name: the skill's (and its folder's) name.
+        folder: where the folder is, for messages.
+        root: the folder as a root its files are confined to (itself inside ``directory``).
+        directory: the skills directory holding it.
+    """
 
     name: str
     folder: Path
+    root: neta.PinnedRoot
+    directory: neta.PinnedRoot
 
     def load(self) -> SkillDocument:
         """Read and parse ``SKILL.md``; a malformed one raises ``SkillFormatError``."""
-        path = resolve_in_skill(self, SKILL_FILE)
-        text = neta.read_text(path, max_bytes=MAX_SKILL_FILE_BYTES).text
+        with confined(self, SKILL_FILE):
+            text = neta.read_text(SKILL_FILE, max_bytes=MAX_SKILL_FILE_BYTES, root=self.root).text
         try:
             return parse_skill_md(text, expected_name=self.name)
         except SkillFormatError as exc:
@@ -65,7 +83,8 @@ class Skill:
 
     def relative(self, target: Path) -> str:
         """``target``, a resolved path inside the skill, relative to the skill's folder."""
-        return target.relative_to(self.folder.resolve()).as_posix()
+        real = neta.resolve_in_workspace(self.root, ".")
+        return target.relative_to(real).as_posix()
 
 
 @dataclass(frozen=True)
@@ -75,10 +94,25 @@ class SkillLibrary:
     Attributes:
         directories: searched in this order; the first holding a name wins.
         write_directory: where ``create`` puts new skills.
+        workspace: the session's workspace: a skills directory inside it is confined to it,
+            symlinks included (one the host names elsewhere is opened as named).
     """
 
     directories: tuple[Path, ...]
     write_directory: Path
+    workspace: Path | None = None
+
+    def root(self, directory: Path) -> neta.PinnedRoot:
+        """``directory`` as a root: pinned inside the workspace when it lies in it."""
+        if self.workspace is not None and directory.is_relative_to(self.workspace):
+            return neta.PinnedRoot(directory, within=neta.PinnedRoot(self.workspace))
+        return neta.PinnedRoot(directory)
+
+    def skill(self, directory: Path, name: str) -> Skill:
+        """The skill folder ``name`` of ``directory`` (whether it exists or not)."""
+        outer = self.root(directory)
+        folder = directory / name
+        return Skill(name, folder, neta.PinnedRoot(folder, within=outer), outer)
 
     @classmethod
     def for_session(cls, session: neta.SessionContext) -> SkillLibrary:
@@ -98,22 +132,43 @@ class SkillLibrary:
         return cls(
             directories=(workspace, home),
             write_directory=workspace if target == "workspace" else home,
+            workspace=session.workspace,
         )
 
     def skills(self) -> list[Skill]:
         """Every skill folder the session sees, by name (a workspace copy hides a home copy)."""
         found: dict[str, Skill] = {}
         for directory in self.directories:
-            for name, folder in _skill_folders(directory):
-                found.setdefault(name, Skill(name, folder))
+            for name in _skill_names(self.root(directory)):
+                skill = self.skill(directory, name)
+                if _has_skill_md(skill):
+                    found.setdefault(name, skill)
         return [found[name] for name in sorted(found)]
 
     def find(self, name: str) -> Skill | None:
         """The skill called ``name`` that the session sees, or ``None``."""
+        if not _NAME.fullmatch(name):
+            return None
         for directory in self.directories:
-            folder = directory / name
-            if _NAME.fullmatch(name) and (folder / SKILL_FILE).is_file():
-                return Skill(name, folder)
+            skill = self.skill(directory, name)
+            if _has_skill_md(skill):
+                return skill
+        return None
+
+    def link_named(self, name: str) -> Skill | None:
+        """A symlink called ``name`` in a skills directory that is not a skill the session sees.
+
+        Such a link (one leading out of its directory, say) is never read or written through;
+        only ``delete`` removes it.
+        """
+        if not _NAME.fullmatch(name):
+            return None
+        for directory in self.directories:
+            skill = self.skill(directory, name)
+            with contextlib.suppress(neta.ToolError):
+                info = neta.paths.path_stat(name, root=skill.directory, follow_symlinks=False)
+                if info is not None and stat.S_ISLNK(info.st_mode):
+                    return skill
         return None
 
     def get(self, name: str) -> Skill:
@@ -165,24 +220,48 @@ def library_of(session: neta.SessionContext) -> SkillLibrary:
 def resolve_in_skill(skill: Skill, path: str) -> Path:
     """Resolve ``path``, relative to the skill's folder, to a real path inside that folder.
 
+    The result names the file (for messages and comparisons); reading and writing go through
+    ``neta.read_text``/``neta.atomic_write`` with ``root=skill.root``, resolved again, pinned.
+
     Raises:
         neta.ToolError: the path is empty, absolute, contains ``..``, or leads outside the
-            folder (through a symlink, say).
+            folder (through a symlink, say), or the folder leads outside its directory.
     """
+    check_skill_path(skill, path)
+    with confined(skill, path):
+        return neta.resolve_in_workspace(skill.root, path)
+
+
+def check_skill_path(skill: Skill, path: str) -> str:
+    """Return ``path`` if it is a relative path without ``..``; otherwise a ``ToolError``."""
     if not path.strip():
         raise neta.ToolError("the path is empty; give a file path relative to the skill folder")
+    shown = neta.printable(path)
     if path.startswith(("/", "\\")) or _WINDOWS_DRIVE.match(path) or Path(path).is_absolute():
         raise neta.ToolError(
-            f"path {path!r} is absolute; give a path relative to the skill {skill.name!r} folder"
+            f"path {shown!r} is absolute; give a path relative to the skill {skill.name!r} folder"
         )
     if ".." in re.split(r"[\\/]", path):
-        raise neta.ToolError(f"path {path!r} contains '..'; skill files stay inside the skill")
+        raise neta.ToolError(f"path {shown!r} contains '..'; skill files stay inside the skill")
+    return path
+
+
+@contextlib.contextmanager
+def confined(skill: Skill, path: str) -> Iterator[None]:
+    """Turn an escape from the skill (or of the skill's folder) into a ``ToolError`` saying so."""
     try:
-        return neta.resolve_in_workspace(skill.folder, path)
+        yield
     except neta.WorkspaceError as exc:
+        if exc.path == path:
+            where = f"path {neta.printable(path)!r} leads outside the skill {skill.name!r}"
+        else:  # the skill's folder, or its skills directory, is what leads out
+            where = (
+                f"the skill {skill.name!r} ({neta.printable(exc.path)}) leads outside "
+                f"{neta.printable(exc.root)}"
+            )
         raise neta.ToolError(
-            f"path {path!r} leads outside the skill {skill.name!r} (it resolves to "
-            f"{exc.resolved!r}); skill files must stay inside the skill folder"
+            f"{where} (it resolves to {neta.printable(exc.resolved)!r}); skill files must "
+            "stay inside the skill folder"
         ) from exc
 
 
@@ -190,15 +269,17 @@ def skill_file(skill: Skill, path: str) -> Path:
     """Resolve ``path`` like ``resolve_in_skill`` and make sure it can be read as a file.
 
     Raises:
-        neta.ToolError: as ``resolve_in_skill``, or the path is a folder or something other
-            than a regular file (a FIFO would block the reader forever). A missing file is
-            left for the reader to report.
+        neta.ToolError: as ``resolve_in_skill``, or the path is a folder. Anything else that
+            is not a regular file (a FIFO, a device) is refused when it is opened; a missing
+            file is left for the reader to report.
     """
     target = resolve_in_skill(skill, path)
-    if target.is_dir():
-        raise neta.ToolError(f"{path!r} is a folder in skill {skill.name!r}, not a file")
-    if target.exists() and not target.is_file():
-        raise neta.ToolError(f"{path!r} in skill {skill.name!r} is not a regular file")
+    with confined(skill, path):
+        info = neta.paths.path_stat(path, root=skill.root)
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        raise neta.ToolError(
+            f"{neta.printable(path)!r} is a folder in skill {skill.name!r}, not a file"
+        )
     return target
 
 
@@ -211,16 +292,22 @@ def is_skill_md(skill: Skill, target: Path) -> bool:
     return target.parent == skill_md.parent and target.name.casefold() == SKILL_FILE.casefold()
 
 
-def _skill_folders(directory: Path) -> list[tuple[str, Path]]:
+def _skill_names(directory: neta.PinnedRoot) -> list[str]:
     try:
-        children = sorted(directory.iterdir())
-    except OSError:  # missing or unreadable: no skills there
+        with neta.paths.open_directory(".", root=directory) as listing:
+            entries = listing.entries()
+    except (neta.ToolError, OSError):  # missing, unreadable or leading outside: no skills
         return []
-    return [
-        (child.name, child)
-        for child in children
-        if _NAME.fullmatch(child.name) and (child / SKILL_FILE).is_file()
-    ]
+    return [e.name for e in entries if _NAME.fullmatch(e.name) and e.kind in ("dir", "symlink")]
+
+
+def _has_skill_md(skill: Skill) -> bool:
+    """Whether the folder holds a SKILL.md (a symlink counts: reading it says where it leads)."""
+    try:
+        info = neta.paths.path_stat(SKILL_FILE, root=skill.root, follow_symlinks=False)
+    except neta.ToolError:  # the folder is missing or leads outside its directory
+        return False
+    return info is not None and (stat.S_ISREG(info.st_mode) or stat.S_ISLNK(info.st_mode))
 
 
 def _cut(text: str) -> str:

@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-import os
-from pathlib import Path
+import contextlib
+from pathlib import PurePosixPath
 
 from pydantic import BaseModel, Field
 
 import neta
+import neta.paths
 from neta_skills.frontmatter import SKILL_NAME_PATTERN
-from neta_skills.library import SKILL_FILE, SkillLibrary, library_of
+from neta_skills.library import SKILL_FILE, Skill, SkillLibrary, library_of
 
 MAX_LISTED_FILES = 50
 """``read_skill`` names at most this many of a skill's other files."""
@@ -30,7 +31,7 @@ def build(session: neta.SessionContext) -> neta.Tool:
     def read_skill(args: ReadSkillArgs) -> neta.ToolResult:
         skill = library_of(session).get(args.name)
         document = skill.load()
-        files = _other_files(skill.folder)
+        files = _other_files(skill)
         parts = [f"Skill {skill.name}: {document.description}", document.body.strip("\n")]
         if files:
             shown = ", ".join(files[:MAX_LISTED_FILES])
@@ -50,16 +51,30 @@ def build(session: neta.SessionContext) -> neta.Tool:
     return neta.Tool(name=SCHEMA.name, execute=read_skill, session_guidance=guidance)
 
 
-def _other_files(folder: Path) -> list[str]:
-    """The skill's files other than SKILL.md, relative and sorted (hidden ones left out)."""
+def _other_files(skill: Skill) -> list[str]:
+    """The skill's files other than SKILL.md, relative and sorted (hidden ones left out).
+
+    Listed through ``neta.paths``: symlinked folders are not entered.
+    """
     found: list[str] = []
-    for root, dirs, files in os.walk(folder):
-        dirs[:] = sorted(d for d in dirs if not d.startswith("."))
-        for file in files:
-            relative = (Path(root) / file).relative_to(folder).as_posix()
-            if relative != SKILL_FILE and not file.startswith("."):
-                found.append(relative)
-    return sorted(found)
+    try:
+        with neta.paths.open_directory(".", root=skill.root) as folder:
+            _collect(folder, PurePosixPath(), found)
+    except (neta.ToolError, OSError):
+        return []
+    return sorted(name for name in found if name != SKILL_FILE)
+
+
+def _collect(folder: neta.paths.Directory, prefix: PurePosixPath, found: list[str]) -> None:
+    for entry in folder.entries():
+        if entry.name.startswith("."):
+            continue
+        relative = prefix / entry.name
+        if entry.kind == "dir":
+            with contextlib.suppress(OSError), folder.child(entry.name) as child:
+                _collect(child, relative, found)
+        else:
+            found.append(neta.printable(relative.as_posix()))
 
 
 SCHEMA = neta.ToolSchema(

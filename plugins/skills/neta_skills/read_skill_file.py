@@ -6,7 +6,7 @@ from pydantic import BaseModel, Field
 
 import neta
 from neta_skills.frontmatter import SKILL_NAME_PATTERN
-from neta_skills.library import MAX_SKILL_FILE_BYTES, library_of, skill_file
+from neta_skills.library import MAX_SKILL_FILE_BYTES, confined, library_of, skill_file
 
 
 class ReadSkillFileArgs(BaseModel):
@@ -24,7 +24,8 @@ def build(session: neta.SessionContext) -> neta.Tool:
     def read_skill_file(args: ReadSkillFileArgs) -> neta.ToolResult:
         skill = library_of(session).get(args.name)
         path = skill_file(skill, args.path)
-        text = neta.read_text(path, max_bytes=MAX_SKILL_FILE_BYTES).text
+        with confined(skill, args.path):  # resolved again and read in one step
+            text = neta.read_text(args.path, max_bytes=MAX_SKILL_FILE_BYTES, root=skill.root).text
         return neta.ToolResult(
             content=text, data={"name": skill.name, "path": skill.relative(path)}
         )

@@ -9,21 +9,24 @@ written.
 
 from __future__ import annotations
 
+import contextlib
 import difflib
-import shutil
+import stat
 from collections.abc import Callable
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Literal, Self
 
 from pydantic import BaseModel, Field, model_validator
 
 import neta
+import neta.paths
 from neta.fuzzy_match import fuzzy_replace
 from neta_skills.frontmatter import SKILL_NAME_PATTERN, parse_skill_md, render_skill_md
 from neta_skills.library import (
     SKILL_FILE,
     Skill,
     SkillLibrary,
+    confined,
     is_skill_md,
     library_of,
     resolve_in_skill,
@@ -129,37 +132,59 @@ def _create(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult:
     text = render_skill_md(args.name, args.description or "", args.body or "")
     parse_skill_md(text, expected_name=args.name)
     folder = library.write_directory / args.name
-    created_folder = not folder.exists()
+    root, inside = _creation_root(library.root(library.write_directory))
     try:
-        neta.atomic_write(folder / SKILL_FILE, text, make_parents=True)
+        neta.atomic_write(f"{inside}{args.name}/{SKILL_FILE}", text, make_parents=True, root=root)
     except neta.ToolError:
-        if created_folder and folder.is_dir() and not any(folder.iterdir()):
-            folder.rmdir()
+        with contextlib.suppress(neta.ToolError):  # leave no empty folder behind
+            neta.paths.remove_empty_folder(f"{inside}{args.name}", root=root)
         raise
     return _done(f"Created skill {args.name!r} in {folder}.", args.name, folder)
+
+
+def _creation_root(directory: neta.PinnedRoot) -> tuple[neta.PinnedRoot, str]:
+    """The root to create skills under and the path of ``directory`` inside it ("" or "x/").
+
+    A skills directory inside the workspace is made by a pinned walk from the workspace, so
+    a symlink there cannot lead the new skill out; one the host chose is made as named.
+    """
+    if directory.within is None:
+        try:
+            directory.path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise neta.ToolError(
+                f"cannot create the skills directory {directory.path}: {exc.strerror or exc}"
+            ) from exc
+        return directory, ""
+    return directory.within, f"{directory.path.relative_to(directory.within.path).as_posix()}/"
 
 
 def _edit(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult:
     skill = library.get(args.name)
     content = args.content or ""
     parse_skill_md(content, expected_name=skill.name)
-    neta.atomic_write(resolve_in_skill(skill, SKILL_FILE), content, keep_mode=True)
+    with confined(skill, SKILL_FILE):
+        neta.atomic_write(SKILL_FILE, content, keep_mode=True, root=skill.root)
     return _done(f"Rewrote {SKILL_FILE} of skill {skill.name!r}.", skill.name, skill.folder)
 
 
 def _patch(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult:
     skill = library.get(args.name)
-    target = skill_file(skill, args.path or SKILL_FILE)
+    path = args.path or SKILL_FILE
+    target = skill_file(skill, path)
     of_skill_md = is_skill_md(skill, target)
-    label = SKILL_FILE if of_skill_md else skill.relative(target)
-    original = neta.read_text(target)
+    label = SKILL_FILE if of_skill_md else neta.printable(skill.relative(target))
+    with confined(skill, path):
+        original = neta.read_text(path, root=skill.root)
     replacement = fuzzy_replace(
         original.text, args.old_string or "", args.new_string or "", replace_all=args.replace_all
     )
     if of_skill_md:
         parse_skill_md(replacement.content, expected_name=skill.name)
+    encoded = original.encode(replacement.content)
     if replacement.content != original.text:
-        neta.atomic_write(target, original.encode(replacement.content), keep_mode=True)
+        with confined(skill, path):
+            neta.atomic_write(path, encoded, keep_mode=True, root=skill.root)
     summary = (
         f"Patched {label} of skill {skill.name!r} (strategy: {replacement.strategy}, "
         f"lines {replacement.start_line}\u2013{replacement.end_line}"
@@ -180,14 +205,11 @@ def _patch(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult:
 
 
 def _delete(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult:
-    skill = library.get(args.name)
-    try:
-        if skill.folder.is_symlink():  # remove the link, never what it points to
-            skill.folder.unlink()
-        else:
-            shutil.rmtree(skill.folder)
-    except OSError as exc:
-        raise neta.ToolError(f"cannot delete skill {skill.name!r}: {exc.strerror or exc}") from exc
+    skill = library.find(args.name) or library.link_named(args.name) or library.get(args.name)
+    try:  # a symlinked skill loses the link, never what it points to
+        neta.paths.remove(skill.name, root=skill.directory, tree=True)
+    except neta.ToolError as exc:
+        raise neta.ToolError(f"cannot delete skill {skill.name!r}: {exc}") from exc
     message = f"Deleted skill {skill.name!r} ({skill.folder})."
     revealed = library.find(skill.name)
     if revealed is not None:
@@ -200,14 +222,21 @@ def _delete(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult:
 
 def _write_file(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult:
     skill = library.get(args.name)
-    target = _other_file(skill, args.path or "", "write_file")
-    if target.is_dir():
-        raise neta.ToolError(f"{args.path!r} is a folder in skill {skill.name!r}, not a file")
-    existed = target.exists()
-    written = neta.atomic_write(target, args.content or "", keep_mode=True, make_parents=True)
-    verb = "Overwrote" if existed else "Created"
+    path = args.path or ""
+    target = _other_file(skill, path, "write_file")
+    with confined(skill, path):
+        info = neta.paths.path_stat(path, root=skill.root)
+        if info is not None and stat.S_ISDIR(info.st_mode):
+            raise neta.ToolError(
+                f"{neta.printable(path)!r} is a folder in skill {skill.name!r}, not a file"
+            )
+        written = neta.atomic_write(
+            path, args.content or "", keep_mode=True, make_parents=True, root=skill.root
+        )
+    verb = "Overwrote" if info is not None else "Created"
     return _done(
-        f"{verb} {skill.relative(target)} in skill {skill.name!r} ({written:,} bytes).",
+        f"{verb} {neta.printable(skill.relative(target))} in skill {skill.name!r} "
+        f"({written:,} bytes).",
         skill.name,
         skill.folder,
     )
@@ -216,17 +245,20 @@ def _write_file(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult
 def _remove_file(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult:
     skill = library.get(args.name)
     path = args.path or ""
-    target = _other_file(skill, path, "remove_file")
-    link = skill.folder / path
-    doomed = link if link.is_symlink() else target
-    if not doomed.is_symlink() and not doomed.is_file():
-        raise neta.ToolError(f"skill {skill.name!r} has no file {path!r}")
-    try:
-        doomed.unlink()
-    except OSError as exc:
-        raise neta.ToolError(f"cannot remove {path!r}: {exc.strerror or exc}") from exc
-    _prune_empty_folders(doomed.parent, skill.folder)
-    return _done(f"Removed {path} from skill {skill.name!r}.", skill.name, skill.folder)
+    _other_file(skill, path, "remove_file")
+    shown = neta.printable(path)
+    with confined(skill, path):
+        info = neta.paths.path_stat(path, root=skill.root, follow_symlinks=False)
+        if info is None or stat.S_ISDIR(info.st_mode):
+            raise neta.ToolError(f"skill {skill.name!r} has no file {shown!r}")
+        try:  # a symlink is removed itself, never what it points to
+            neta.paths.remove(path, root=skill.root)
+        except neta.ToolError as exc:
+            raise neta.ToolError(f"cannot remove {shown!r}: {exc}") from exc
+        for folder in PurePosixPath(path).parents:
+            if str(folder) == "." or not neta.paths.remove_empty_folder(folder, root=skill.root):
+                break
+    return _done(f"Removed {shown} from skill {skill.name!r}.", skill.name, skill.folder)
 
 
 def _other_file(skill: Skill, path: str, action: str) -> Path:
@@ -235,16 +267,6 @@ def _other_file(skill: Skill, path: str, action: str) -> Path:
     if is_skill_md(skill, target):
         raise neta.ToolError(f"{action} does not change {SKILL_FILE}; use edit or patch for it")
     return target
-
-
-def _prune_empty_folders(folder: Path, root: Path) -> None:
-    stop = root.resolve()
-    while folder.resolve() != stop and stop in folder.resolve().parents:
-        try:
-            folder.rmdir()
-        except OSError:  # not empty (or not ours to remove): stop here
-            return
-        folder = folder.parent
 
 
 def _done(message: str, name: str, folder: Path) -> neta.ToolResult:

@@ -177,3 +177,23 @@ def test_patch_file_line_strategy_edit_keeps_crlf_and_joins_no_lines(tmp_path):
     outcome = patch_file(path, "if a:\n  b()\n", "if a:\n  b(1)")
     assert path.read_bytes() == b"if a:\r\n    b(1)\r\nc()\r\n"
     assert (outcome.strategy, outcome.start_line, outcome.end_line) == ("indent_flexible", 1, 2)
+
+
+def test_patch_file_of_a_read_only_file_is_refused_untouched(tmp_path):
+    path = aged(tmp_path / "locked.py", b"a = 1\n")
+    path.chmod(0o444)
+    before = snapshot(path)
+    with pytest.raises(neta.ToolError, match="read-only"):
+        patch_file(path, "a = 1", "a = 2")
+    assert snapshot(path) == before
+
+
+def test_patch_file_confined_to_a_root_refuses_a_symlink_out(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    outside = aged(tmp_path / "outside.py", b"a = 1\n")
+    (root / "link.py").symlink_to(outside)
+    before = snapshot(outside)
+    with pytest.raises(neta.WorkspaceError):
+        patch_file("link.py", "a = 1", "a = 2", root=root)
+    assert snapshot(outside) == before

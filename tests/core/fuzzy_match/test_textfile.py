@@ -2,6 +2,7 @@
 
 import os
 import stat
+import threading
 
 import pytest
 
@@ -160,3 +161,86 @@ def test_atomic_write_replaces_the_inode_so_readers_see_old_or_new(tmp_path):
 def test_atomic_write_to_a_directory_is_refused(tmp_path):
     with pytest.raises(neta.ToolError, match="is a directory"):
         atomic_write(tmp_path, "x")
+
+
+def _within(seconds, function):
+    """Run ``function`` in a daemon thread and return (finished in time, what it raised)."""
+    outcome = {}
+
+    def work():
+        try:
+            function()
+        except BaseException as exc:
+            outcome["error"] = exc
+
+    worker = threading.Thread(target=work, daemon=True)
+    worker.start()
+    worker.join(seconds)
+    return not worker.is_alive(), outcome.get("error")
+
+
+def test_read_text_of_a_character_device_is_refused_at_once():
+    finished, error = _within(1.0, lambda: read_text("/dev/zero"))
+    assert finished
+    assert isinstance(error, neta.ToolError)
+    assert "not a regular file" in str(error)
+
+
+def test_read_text_of_a_fifo_is_refused_at_once(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    try:
+        finished, error = _within(1.0, lambda: read_text(fifo))
+        assert finished
+        assert isinstance(error, neta.ToolError)
+        assert "not a regular file" in str(error)
+    finally:
+        os.close(os.open(fifo, os.O_RDWR | os.O_NONBLOCK))
+
+
+def test_read_text_limit_holds_on_the_read_even_when_stat_says_zero_bytes():
+    # /proc files are regular files whose size reads as 0 but whose contents are not empty
+    assert os.stat("/proc/self/status").st_size == 0
+    with pytest.raises(neta.ToolError, match="too large"):
+        read_text("/proc/self/status", max_bytes=16)
+
+
+def test_read_text_without_max_bytes_is_still_bounded(tmp_path, monkeypatch):
+    from neta.fuzzy_match import textfile
+
+    monkeypatch.setattr(textfile, "MAX_TEXT_BYTES", 64)
+    path = tmp_path / "grown.txt"
+    path.write_text("x" * 65)
+    with pytest.raises(neta.ToolError, match="too large"):
+        read_text(path)
+
+
+def test_atomic_write_to_a_fifo_is_refused_at_once(tmp_path):
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    finished, error = _within(1.0, lambda: atomic_write(fifo, "x"))
+    assert finished
+    assert isinstance(error, neta.ToolError)
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode)
+
+
+def test_atomic_write_to_a_read_only_file_is_refused_and_leaves_it(tmp_path):
+    path = tmp_path / "locked.txt"
+    path.write_text("keep\n")
+    path.chmod(0o444)
+    with pytest.raises(neta.ToolError, match="read-only"):
+        atomic_write(path, "changed\n")
+    assert path.read_text() == "keep\n"
+
+
+def test_atomic_write_lone_surrogate_is_a_tool_error_naming_its_position(tmp_path):
+    with pytest.raises(neta.ToolError, match=r"surrogate U\+D800 at character 3"):
+        atomic_write(tmp_path / "s.txt", "abc\ud800")
+    assert not (tmp_path / "s.txt").exists()
+
+
+def test_read_text_error_shows_control_characters_in_the_path_escaped(tmp_path):
+    with pytest.raises(neta.ToolError) as caught:
+        read_text(tmp_path / "no\nsuch")
+    assert "\n" not in str(caught.value)
+    assert "no\\nsuch" in str(caught.value)

@@ -1,6 +1,10 @@
 """The ``base`` toolset built through the catalog for a session rooted at a temp workspace."""
 
 import asyncio
+import contextlib
+import os
+import threading
+import time
 
 import pytest
 
@@ -26,3 +30,53 @@ def call(base_tools):
         return asyncio.run(bound.tool.invoke(bound.schema.args.model_validate(args)))
 
     return run
+
+
+@pytest.fixture
+def fifo(session):
+    """A FIFO ``pipe`` in the workspace with no writer; any opener left blocked is freed after."""
+    path = session.workspace / "pipe"
+    os.mkfifo(path)
+    yield path
+    # a tool that blocked opening it (the bug) is released, so no thread hangs past the test
+    with contextlib.suppress(OSError):
+        os.close(os.open(path, os.O_RDWR | os.O_NONBLOCK))
+
+
+@pytest.fixture
+def quick():
+    """Run ``function()`` in a daemon thread; fail unless it finishes within ``seconds``.
+
+    Returns what it returned, or raises what it raised.
+    """
+
+    def run(function, seconds=1.0):
+        outcome = {}
+
+        def work():
+            try:
+                outcome["value"] = function()
+            except BaseException as exc:
+                outcome["error"] = exc
+
+        worker = threading.Thread(target=work, daemon=True)
+        started = time.monotonic()
+        worker.start()
+        worker.join(seconds)
+        assert not worker.is_alive(), f"still blocked after {seconds} s"
+        assert time.monotonic() - started < seconds
+        if "error" in outcome:
+            raise outcome["error"]
+        return outcome["value"]
+
+    return run
+
+
+PEAK_KIB = (
+    "def peak_kib():\n"
+    "    # VmHWM: this process's own peak RSS (ru_maxrss may carry the forking parent's over)\n"
+    "    for line in open('/proc/self/status'):\n"
+    "        if line.startswith('VmHWM:'):\n"
+    "            return int(line.split()[1])\n"
+)
+"""Source of ``peak_kib()`` for scripts run in a subprocess: its peak memory in KiB."""

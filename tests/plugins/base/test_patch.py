@@ -1,11 +1,14 @@
 """The patch tool: fuzzy edits inside the workspace; refusals leave the file untouched."""
 
 import os
+import subprocess
+import sys
 
 import pytest
 
 import neta
 from neta_base import patch
+from tests.plugins.base.conftest import PEAK_KIB
 
 OLD_NS = 1_000_000_000_000_000_000
 
@@ -118,3 +121,56 @@ def test_patch_that_would_write_a_stale_line_is_refused_and_untouched(call, sess
 
 def test_patch_guidance_warns_against_placeholders_in_new_string():
     assert "never abbreviate" in patch.SCHEMA.guidance
+
+
+def test_patch_of_a_fifo_without_writer_is_refused_at_once(call, fifo, quick):
+    with pytest.raises(neta.ToolError, match="not a regular file"):
+        quick(lambda: call("patch", path="pipe", old_string="a", new_string="b"))
+
+
+def test_patch_of_a_read_only_file_is_refused_and_leaves_it_untouched(call, session):
+    path = aged(session.workspace / "locked.py", b"a = 1\n")
+    path.chmod(0o444)
+    before = snapshot(path)
+    with pytest.raises(neta.ToolError, match="read-only"):
+        call("patch", path="locked.py", old_string="a = 1", new_string="a = 2")
+    assert snapshot(path) == before
+
+
+def test_patch_of_a_file_over_the_limit_is_refused_without_loading_it(session):
+    huge = session.workspace / "huge.py"
+    with huge.open("wb") as handle:
+        handle.truncate(2 * 1024**3)  # 2 GiB, sparse
+    script = (
+        f"{PEAK_KIB}"
+        "import neta, neta_base.patch as p\n"
+        f"session = neta.SessionContext(workspace={str(session.workspace)!r})\n"
+        "tool = p.build(session)\n"
+        "try:\n"
+        "    tool.execute(p.PatchArgs(path='huge.py', old_string='a', new_string='b'))\n"
+        "except neta.ToolError as exc:\n"
+        "    print('refused:', exc)\n"
+        "print(peak_kib())\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert "refused:" in done.stdout
+    assert "too large" in done.stdout
+    assert int(done.stdout.split()[-1]) < 100 * 1024, done.stdout
+
+
+def test_patch_lone_surrogate_in_new_string_is_a_tool_error_and_leaves_the_file(call, session):
+    path = aged(session.workspace / "app.py", b"a = 1\n")
+    before = snapshot(path)
+    with pytest.raises(neta.ToolError, match="surrogate"):
+        call("patch", path="app.py", old_string="a = 1", new_string="a = '\udfff'")
+    assert snapshot(path) == before
+
+
+def test_patch_shows_a_path_with_control_characters_escaped(call, session):
+    (session.workspace / "a\nb.py").write_text("x = 1\n")
+    result = call("patch", path="a\nb.py", old_string="x = 1", new_string="x = 2")
+    assert "a/a\\nb.py" in result.content
+    assert result.data["path"] == "a\\nb.py"

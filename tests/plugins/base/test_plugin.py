@@ -33,9 +33,15 @@ def test_base_tools_are_built_for_a_session_and_only_bash_is_sequential(base_too
     assert sequential == ["bash"]
 
 
-def test_base_plugin_implements_only_the_toolset_schema_and_build_hooks(make_pm):
+def test_base_plugin_implements_the_toolset_schema_build_and_cleanup_hooks(make_pm):
     pm = make_pm(base=neta_base.plugin)
-    assert pm.hook_names("base") == ["neta_build_tools", "neta_tools", "neta_toolsets"]
+    assert pm.hook_names("base") == [
+        "neta_build_tools",
+        "neta_run_end",
+        "neta_session_end",
+        "neta_tools",
+        "neta_toolsets",
+    ]
 
 
 def test_neta_tools_list_toolset_base_lists_the_five_tools(tmp_path):
