@@ -23,8 +23,10 @@ from neta.fuzzy_match.patching import PatchOutcome, patch_file
 from neta.fuzzy_match.textfile import TextFile, atomic_write, read_text
 from neta.home import neta_home
 from neta.hookspecs import hookimpl, hookspec
+from neta.messages import Message, Usage
 from neta.plugins import NetaPluginManager, PluginInfo, create_plugin_manager
-from neta.providers.base import ModelRequest, ModelResponse, Provider, ProviderSpec
+from neta.providers.base import ModelRequest, ModelResponse, Provider, ProviderSpec, TextSink
+from neta.providers.retry import RetryPolicy, parse_retry_after
 from neta.providers.scripted import ScriptedProvider
 from neta.runtime.agent import Agent, AgentSession, RunResult
 from neta.session import ClarifyFn, EntryKind, EventSink, SessionContext
@@ -72,6 +74,7 @@ __all__ = [
     "InMemoryTodoStore",
     "InvalidEditError",
     "MatchError",
+    "Message",
     "ModelRequest",
     "ModelResponse",
     "NetaError",
@@ -83,11 +86,13 @@ __all__ = [
     "Provider",
     "ProviderError",
     "ProviderSpec",
+    "RetryPolicy",
     "RunResult",
     "ScriptedProvider",
     "SessionContext",
     "SubAgentRunner",
     "TextFile",
+    "TextSink",
     "TodoChange",
     "TodoItem",
     "TodoSnapshot",
@@ -103,6 +108,7 @@ __all__ = [
     "ToolsetDecision",
     "ToolsetResolution",
     "ToolsetSpec",
+    "Usage",
     "WorkspaceError",
     "apply_todo_changes",
     "atomic_write",
@@ -111,6 +117,7 @@ __all__ = [
     "hookimpl",
     "hookspec",
     "neta_home",
+    "parse_retry_after",
     "patch_file",
     "read_text",
     "resolve_in_workspace",
