@@ -157,6 +157,8 @@ def _refusal(body: dict[str, Any]) -> str:
         for block in blocks:
             if block["type"] == "text" and not block["text"]:
                 return f"messages.{number}: text content blocks must be non-empty"
+            if block["type"] == "tool_use" and not isinstance(block.get("input"), dict):
+                return f"messages.{number}: tool_use.input: Input should be an object"
             if block["type"] == "tool_result" and block["tool_use_id"] not in previous_uses:
                 return f"messages.{number}: unexpected tool_use_id {block['tool_use_id']!r}"
         previous_uses = {b["id"] for b in blocks if b["type"] == "tool_use"}
@@ -188,21 +190,21 @@ def _blocks(reply: Reply) -> list[dict[str, Any]]:
     return blocks
 
 
-def _message(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+def _message(body: dict[str, Any], reply: Reply, *, whole: bool = True) -> dict[str, Any]:
     return {
         "id": "msg_fake",
         "type": "message",
         "role": "assistant",
         "model": body.get("model", ""),
-        "content": _blocks(reply),
-        "stop_reason": _stop(reply),
+        "content": _blocks(reply) if whole else [],
+        "stop_reason": _stop(reply) if whole else None,
         "stop_sequence": None,
         "usage": _usage(reply),
     }
 
 
 def _events(body: dict[str, Any], reply: Reply) -> Iterator[tuple[str, dict[str, Any]]]:
-    start = {**_message(body, reply), "content": [], "stop_reason": None}
+    start = _message(body, reply, whole=False)
     start["usage"] = {**_usage(reply), "output_tokens": 1}
     yield "message_start", {"type": "message_start", "message": start}
     yield "ping", {"type": "ping"}
