@@ -5,6 +5,8 @@ import os
 import subprocess
 import sys
 
+from neta import create_plugin_manager
+from neta_anthropic import plugin
 from tests.fake_anthropic import FakeAnthropic, Reply
 
 KEY = "sk-ant-test"
@@ -65,65 +67,69 @@ def test_neta_run_completes_a_patch_run_with_provider_model_and_base_url(tmp_pat
     )
 
 
-def test_provider_prefixed_model_and_environment_url_are_enough(tmp_path):
+def invoke(*args):
+    """``neta ARGS`` in this process (the SDK is imported once), with the anthropic plugin."""
+    from typer.testing import CliRunner
+
+    from neta.cli.app import CliState, app
+
+    pm = create_plugin_manager(load_entrypoints=False, plugins=[("anthropic", plugin)])
+    return CliRunner().invoke(app, list(args), obj=CliState(pm))
+
+
+def test_provider_prefixed_model_and_environment_url_are_enough(tmp_path, monkeypatch):
     with FakeAnthropic([Reply(text="hello from claude")]) as server:
-        done = neta(
-            "run",
-            "hi",
-            "--model",
-            "anthropic:claude-test",
-            "-w",
-            str(tmp_path),
-            "--json",
-            ANTHROPIC_API_KEY=KEY,
-            ANTHROPIC_BASE_URL=server.base_url,
+        monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+        monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
+        done = invoke(
+            "run", "hi", "--model", "anthropic:claude-test", "-w", str(tmp_path), "--json"
         )
-    assert done.returncode == 0, done.stderr
+    assert done.exit_code == 0, done.output
     assert json.loads(done.stdout)["text"] == "hello from claude"
     assert server.requests[0]["model"] == "claude-test"
 
 
-def test_rate_limit_is_shown_while_it_is_waited_out(tmp_path):
+def test_rate_limit_is_shown_while_it_is_waited_out(tmp_path, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
     limited = Reply(status=429, error_type="rate_limit_error", headers={"retry-after": "1"})
     with FakeAnthropic([limited, Reply(text="made it")]) as server:
-        done = neta(
-            "run",
-            "hi",
-            "-m",
-            "anthropic:claude-test",
-            "--base-url",
-            server.base_url,
-            "-w",
-            str(tmp_path),
-            ANTHROPIC_API_KEY=KEY,
-        )
-    assert done.returncode == 0, done.stderr
+        done = invoke(
+            "run", "hi", "-m", "anthropic:claude-test", "--base-url", server.base_url,
+            "-w", str(tmp_path),
+        )  # fmt: skip
+    assert done.exit_code == 0, done.output
     assert "rate limited, retrying in 1 s (try 2 of 4)" in done.stdout
     assert done.stdout.rstrip().endswith("made it")
 
 
 def test_bad_key_ends_the_run_with_one_line_naming_provider_model_and_url(tmp_path):
     with FakeAnthropic([Reply(text="never")]) as server:
-        done = neta(
-            "run",
-            "hi",
-            "-m",
-            "anthropic:claude-test",
-            "--base-url",
-            server.base_url,
-            "--api-key",
-            "wrong",
-            "--max-tries",
-            "5",
-            "-w",
-            str(tmp_path),
-        )
-    assert done.returncode == 1
+        done = invoke(
+            "run", "hi", "-m", "anthropic:claude-test", "--base-url", server.base_url,
+            "--api-key", "wrong", "--max-tries", "5", "-w", str(tmp_path),
+        )  # fmt: skip
+    assert done.exit_code == 1
     assert done.stderr == (
         f"Run ended: error: anthropic model 'claude-test' at {server.base_url}: "
         "model API answered 401: invalid API key\n"
     )
     assert len(server.requests) == 1
+
+
+def test_max_tries_bounds_the_retries(tmp_path, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
+    busy = Reply(
+        status=529, error_type="overloaded_error", text="busy", headers={"retry-after": "0"}
+    )
+    with FakeAnthropic([busy, busy, Reply(text="never")]) as server:
+        done = invoke(
+            "run", "hi", "-m", "anthropic:claude-test", "--base-url", server.base_url,
+            "--max-tries", "2", "-w", str(tmp_path),
+        )  # fmt: skip
+    assert done.exit_code == 1
+    assert "overloaded, retrying in 0.0 s (try 2 of 2)" in done.stdout
+    assert done.stderr.endswith("model API answered 529: busy (gave up after 2 tries)\n")
+    assert len(server.requests) == 2
 
 
 def test_neta_providers_lists_the_anthropic_provider_and_what_it_reads():
