@@ -124,6 +124,14 @@ def test_bad_key_fails_at_once_naming_provider_model_and_url():
     assert len(server.requests) == 1  # the SDK's own retries are off
 
 
+def test_unknown_model_is_not_retryable():
+    unknown = Reply(status=404, error_type="not_found_error", text="model: claude-nope")
+    with FakeAnthropic([unknown]) as server, pytest.raises(neta.ProviderError) as caught:
+        asyncio.run(provider(server).complete(request(), lambda _: None))
+    assert caught.value.retryable is False
+    assert str(caught.value).endswith("model API answered 404: model: claude-nope")
+
+
 def test_rate_limit_is_retryable_and_carries_retry_after():
     limited = Reply(status=429, error_type="rate_limit_error", headers={"retry-after": "7"})
     with FakeAnthropic([limited]) as server, pytest.raises(neta.ProviderError) as caught:

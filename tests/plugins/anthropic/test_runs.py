@@ -87,20 +87,17 @@ def test_run_reads_and_patches_a_file(tmp_path):
 def test_parallel_tool_calls_run_together_and_answer_in_one_turn(tmp_path):
     kit.LOG.clear()
     calls = [
-        ("sleepy", json.dumps({"seconds": 0.3, "label": "a"})),
-        ("sleepy", json.dumps({"seconds": 0.3, "label": "b"})),
+        ("sleepy", json.dumps({"seconds": 0.2, "label": "a"})),
+        ("sleepy", json.dumps({"seconds": 0.2, "label": "b"})),
     ]
     with FakeAnthropic([Reply(tool_calls=calls), Reply(text="both done")]) as server:
-        started = time.perf_counter()
         result = asyncio.run(kit_agent(server, tmp_path).run("sleep twice"))
-        elapsed = time.perf_counter() - started
     assert result.text == "both done"
     assert kit.LOG[:2] == ["start a", "start b"]  # the second began before the first ended
-    assert elapsed < 0.55
     last_user_turn = server.requests[1]["messages"][-1]
     assert last_user_turn["role"] == "user"
     assert [b["tool_use_id"] for b in last_user_turn["content"]] == ["toolu_0", "toolu_1"]
-    assert [b["content"] for b in last_user_turn["content"]] == ["slept 0.3", "slept 0.3"]
+    assert [b["content"] for b in last_user_turn["content"]] == ["slept 0.2", "slept 0.2"]
 
 
 def test_a_failing_tool_is_sent_back_as_an_error_result(tmp_path):
