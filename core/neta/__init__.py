@@ -28,6 +28,7 @@ from neta.events import (
     ClarifyRequest,
     Event,
     Outcome,
+    ProviderRetry,
     RunFinished,
     RunStarted,
     TextDelta,
@@ -45,6 +46,7 @@ from neta.messages import Message, Usage
 from neta.paths import PinnedRoot, printable, resolve_in_workspace
 from neta.plugins import NetaPluginManager, PluginInfo, create_plugin_manager
 from neta.providers.base import ModelRequest, ModelResponse, Provider, ProviderSpec, TextSink
+from neta.providers.retry import RetryPolicy, parse_retry_after
 from neta.providers.scripted import ScriptedProvider
 from neta.runtime.agent import Agent, AgentSession, RunResult
 from neta.session import ClarifyFn, EntryKind, EventSink, SessionCapabilities, SessionContext
@@ -95,8 +97,10 @@ __all__ = [
     "PluginInfo",
     "Provider",
     "ProviderError",
+    "ProviderRetry",
     "ProviderSpec",
     "Replacement",
+    "RetryPolicy",
     "RunFinished",
     "RunResult",
     "RunStarted",
@@ -134,6 +138,7 @@ __all__ = [
     "fuzzy_replace",
     "hookimpl",
     "neta_home",
+    "parse_retry_after",
     "patch_file",
     "printable",
     "read_text",

@@ -12,7 +12,7 @@ NetaError
 ├── ConfigError                the developer or user configured something wrong
 ├── PluginError                a plugin failed to load or misbehaved
 │   └── ToolConflictError      two plugins registered the same tool name
-└── ProviderError              the model provider failed (``retryable`` says if it may pass)
+└── ProviderError              the model provider failed (``retryable``: may a retry pass)
 ```
 
 Only the CLI and the host apps catch broadly; everything else lets these travel.
@@ -135,10 +135,41 @@ class ToolConflictError(PluginError):
 class ProviderError(NetaError):
     """The model provider failed.
 
+    Give ``provider`` (and ``model``, ``url``) and the message names them up front, so the one
+    line a user sees says which API refused what: ``anthropic model 'm' at URL: ...``.
+
     Attributes:
-        retryable: whether the same request may succeed if sent again.
+        retryable: whether the same request may succeed if sent again (rate limits, 5xx,
+            dropped connections); a bad key or an unknown model is not.
+        retry_after: seconds the API asked to wait before trying again (``Retry-After``).
+        status: the HTTP status the API answered with, when it answered.
+        provider: the provider's name, when known.
+        model: the model asked for, when known.
+        url: the API root the request went to, when known.
+        detail: the message without the provider, model and URL.
     """
 
-    def __init__(self, message: str, *, retryable: bool = False) -> None:
-        super().__init__(message)
+    def __init__(
+        self,
+        message: str,
+        *,
+        retryable: bool = False,
+        retry_after: float | None = None,
+        status: int | None = None,
+        provider: str | None = None,
+        model: str | None = None,
+        url: str | None = None,
+    ) -> None:
+        where = ""
+        if provider:
+            where = (
+                provider + (f" model {model!r}" if model else "") + (f" at {url}" if url else "")
+            )
+        super().__init__(f"{where}: {message}" if where else message)
         self.retryable = retryable
+        self.retry_after = retry_after
+        self.status = status
+        self.provider = provider
+        self.model = model
+        self.url = url
+        self.detail = message

@@ -14,6 +14,7 @@ __all__ = [
     "ClarifyRequest",
     "Event",
     "Outcome",
+    "ProviderRetry",
     "RunFinished",
     "RunStarted",
     "TextDelta",
@@ -87,6 +88,21 @@ class ClarifyRequest(_Event):
     choices: list[str] | None = None
 
 
+class ProviderRetry(_Event):
+    """A model request failed in a way that may pass; it is tried again after ``delay`` s.
+
+    ``attempt`` is the try that failed (1 for the first) out of ``max_tries``; ``reason`` is a
+    few words (``rate limited``, ``server error 503``); ``message`` is the failure itself.
+    """
+
+    type: Literal["provider_retry"] = "provider_retry"
+    attempt: int
+    max_tries: int
+    delay: float
+    reason: str
+    message: str = ""
+
+
 class RunFinished(_Event):
     """The run ended; ``outcome`` says how, ``reason`` why, ``text`` is the final reply."""
 
@@ -104,6 +120,7 @@ Event = Annotated[
     | ToolResultEvent
     | TodoUpdate
     | ClarifyRequest
+    | ProviderRetry
     | RunFinished,
     Field(discriminator="type"),
 ]

@@ -18,6 +18,8 @@ class Message(BaseModel):
         tool_calls: the calls an assistant message makes.
         tool_call_id: for a ``tool`` message, the call it answers.
         name: for a ``tool`` message, the tool's name.
+        is_error: for a ``tool`` message, whether the call failed (providers whose API has
+            a place for it, such as the Messages API's ``is_error``, send it).
     """
 
     model_config = ConfigDict(frozen=True)
@@ -27,6 +29,7 @@ class Message(BaseModel):
     tool_calls: list[ToolCall] = []
     tool_call_id: str | None = None
     name: str | None = None
+    is_error: bool = False
 
     def to_openai(self) -> dict[str, Any]:
         """This message as a Chat Completions request message.
@@ -53,15 +56,27 @@ class Message(BaseModel):
 
 
 class Usage(BaseModel):
-    """Tokens a provider reports, summed over the turns of a run."""
+    """Tokens a provider reports, summed over the turns of a run.
+
+    Attributes:
+        input_tokens: every input token, those read from or written to a prompt cache included.
+        output_tokens: tokens the model generated.
+        cache_read_tokens: the part of ``input_tokens`` read from the provider's prompt cache
+            (billed at a fraction of the price).
+        cache_creation_tokens: the part of ``input_tokens`` written to the prompt cache.
+    """
 
     input_tokens: int = 0
     output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_creation_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(
             input_tokens=self.input_tokens + other.input_tokens,
             output_tokens=self.output_tokens + other.output_tokens,
+            cache_read_tokens=self.cache_read_tokens + other.cache_read_tokens,
+            cache_creation_tokens=self.cache_creation_tokens + other.cache_creation_tokens,
         )
 
     @property
@@ -99,7 +114,13 @@ def close_interrupted_calls(history: list[Message]) -> int:
             if call.id not in answered:
                 history.insert(
                     index,
-                    Message(role="tool", content=INTERRUPTED, tool_call_id=call.id, name=call.name),
+                    Message(
+                        role="tool",
+                        content=INTERRUPTED,
+                        tool_call_id=call.id,
+                        name=call.name,
+                        is_error=True,
+                    ),
                 )
                 index += 1
                 added += 1

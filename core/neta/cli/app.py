@@ -13,6 +13,7 @@ from neta.cli import (
     patch_cmd,
     plugins_cmd,
     prompt_cmd,
+    providers_cmd,
     run_cmd,
     serve_cmd,
     tools_cmd,
@@ -35,6 +36,7 @@ app.command("chat")(run_cmd.chat)
 app.command("prompt")(prompt_cmd.prompt)
 app.command("serve")(serve_cmd.serve)
 app.command("plugins")(plugins_cmd.plugins)
+app.command("providers")(providers_cmd.providers)
 app.command("toolsets")(toolsets_cmd.toolsets)
 app.command("patch")(patch_cmd.patch)
 app.add_typer(tools_cmd.tools_app, name="tools")

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from neta.events import (
     ClarifyRequest,
+    ProviderRetry,
     RunFinished,
     TextDelta,
     TodoUpdate,
@@ -53,6 +54,8 @@ class EventRenderer:
             self.console.print(_todo_table(event))
         elif isinstance(event, ClarifyRequest):
             self.console.print(f"{prefix}[yellow]? {escape(event.question)}[/]")
+        elif isinstance(event, ProviderRetry):
+            self.console.print(f"{prefix}[yellow]{escape(retry_line(event))}[/]")
         elif isinstance(event, RunFinished) and event.outcome not in (
             "completed",
             "awaiting_input",
@@ -63,6 +66,12 @@ class EventRenderer:
         if self._in_text:
             self.console.print()
             self._in_text = False
+
+
+def retry_line(event: ProviderRetry) -> str:
+    """``rate limited, retrying in 4 s (try 2 of 4)``: what a ``provider_retry`` event says."""
+    delay = f"{event.delay:.0f}" if event.delay >= 1 else f"{event.delay:.1f}"
+    return f"{event.reason}, retrying in {delay} s (try {event.attempt + 1} of {event.max_tries})"
 
 
 def _todo_table(event: TodoUpdate) -> Table:

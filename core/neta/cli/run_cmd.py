@@ -10,6 +10,9 @@ import typer
 
 from neta.cli.context import echo_json, plugin_manager, report_problems
 from neta.cli.render import EventRenderer
+from neta.messages import Usage
+from neta.providers.registry import DEFAULT_PROVIDER, resolve_model_name
+from neta.providers.retry import DEFAULT_MAX_TRIES, RetryPolicy
 from neta.runtime.agent import Agent, AgentSession, RunResult
 
 EXIT_CODES = {"completed": 0, "awaiting_input": 3}
@@ -18,13 +21,18 @@ EXIT_CODES = {"completed": 0, "awaiting_input": 3}
 INTERRUPTED = 130
 """Exit status after Ctrl-C (128 + SIGINT, as shells report it)."""
 
-ProviderOpt = typer.Option("openai", "--provider", "-p", help="Model provider.")
+ProviderOpt = typer.Option(
+    None,
+    "--provider",
+    "-p",
+    help=f"Model provider (default: the model's provider: prefix, else {DEFAULT_PROVIDER}).",
+)
 """``--provider``: the model provider's name."""
-ModelOpt = typer.Option("", "--model", "-m", help="Model name.")
-"""``--model``: the model name."""
-BaseUrlOpt = typer.Option(None, "--base-url", help="OpenAI-compatible API root (…/v1).")
-"""``--base-url``: an OpenAI-compatible API root."""
-ApiKeyOpt = typer.Option(None, "--api-key", help="API key (default: OPENAI_API_KEY).")
+ModelOpt = typer.Option("", "--model", "-m", help="Model name, or provider:model.")
+"""``--model``: the model name, maybe prefixed with its provider (``anthropic:claude-…``)."""
+BaseUrlOpt = typer.Option(None, "--base-url", help="The provider's API root (openai: …/v1).")
+"""``--base-url``: the provider's API root."""
+ApiKeyOpt = typer.Option(None, "--api-key", help="API key (default: the provider's env var).")
 """``--api-key``: the API key."""
 ScriptOpt = typer.Option(None, "--script", help="JSON script for the scripted provider.")
 """``--script``: the scripted provider's JSON script."""
@@ -38,11 +46,15 @@ MaxTurnsOpt = typer.Option(50, "--max-turns", min=1, help="Model turns before st
 """``--max-turns``: model turns before the run stops."""
 NoInputOpt = typer.Option(False, "--no-input", help="Never ask the user; clarify degrades.")
 """``--no-input``: never ask the user."""
+MaxTriesOpt = typer.Option(
+    DEFAULT_MAX_TRIES, "--max-tries", min=1, help="Tries per model request (rate limits, 5xx)."
+)
+"""``--max-tries``: tries per model request before a retryable failure is final."""
 
 
 def build_agent(
     ctx: typer.Context,
-    provider: str,
+    provider: str | None,
     model: str,
     base_url: str | None,
     api_key: str | None,
@@ -51,16 +63,20 @@ def build_agent(
     toolset: list[str],
     deny: list[str],
     max_turns: int,
+    max_tries: int = DEFAULT_MAX_TRIES,
 ) -> Agent:
     """An ``Agent`` from the command-line options shared by ``run`` and ``chat``."""
+    pm = plugin_manager(ctx)
+    provider, model = resolve_model_name(provider, model, pm)
     return Agent(
-        provider=provider,
+        provider=provider or DEFAULT_PROVIDER,
         model=model,
         toolsets=toolset,
         deny=deny,
         workspace=workspace or Path.cwd(),
-        plugin_manager=plugin_manager(ctx),
+        plugin_manager=pm,
         max_turns=max_turns,
+        retry=RetryPolicy(max_tries=max_tries),
         provider_options={
             "base_url": base_url,
             "api_key": api_key,
@@ -72,7 +88,7 @@ def build_agent(
 def run(
     ctx: typer.Context,
     prompt: str = typer.Argument(..., help="The task."),
-    provider: str = ProviderOpt,
+    provider: str | None = ProviderOpt,
     model: str = ModelOpt,
     base_url: str | None = BaseUrlOpt,
     api_key: str | None = ApiKeyOpt,
@@ -81,12 +97,23 @@ def run(
     toolset: list[str] = ToolsetOpt,
     deny: list[str] = DenyOpt,
     max_turns: int = MaxTurnsOpt,
+    max_tries: int = MaxTriesOpt,
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     no_input: bool = NoInputOpt,
 ) -> None:
     """Run one task to completion and print the final answer (exit 0 when completed)."""
     agent = build_agent(
-        ctx, provider, model, base_url, api_key, script, workspace, toolset, deny, max_turns
+        ctx,
+        provider,
+        model,
+        base_url,
+        api_key,
+        script,
+        workspace,
+        toolset,
+        deny,
+        max_turns,
+        max_tries,
     )
     interactive = not no_input and not as_json and _stdin_is_a_terminal()
     session = new_terminal_session(agent, interactive=interactive)
@@ -108,7 +135,7 @@ def run(
 
 def chat(
     ctx: typer.Context,
-    provider: str = ProviderOpt,
+    provider: str | None = ProviderOpt,
     model: str = ModelOpt,
     base_url: str | None = BaseUrlOpt,
     api_key: str | None = ApiKeyOpt,
@@ -117,10 +144,21 @@ def chat(
     toolset: list[str] = ToolsetOpt,
     deny: list[str] = DenyOpt,
     max_turns: int = MaxTurnsOpt,
+    max_tries: int = MaxTriesOpt,
 ) -> None:
     """Talk with an agent in the terminal; the history is kept between messages (/exit ends)."""
     agent = build_agent(
-        ctx, provider, model, base_url, api_key, script, workspace, toolset, deny, max_turns
+        ctx,
+        provider,
+        model,
+        base_url,
+        api_key,
+        script,
+        workspace,
+        toolset,
+        deny,
+        max_turns,
+        max_tries,
     )
     session = new_terminal_session(agent, interactive=True)
     report_problems(ctx)
@@ -175,6 +213,22 @@ def show_outcome(result: RunResult) -> None:
         typer.echo(f"Run ended: {result.outcome}: {result.reason}", err=True)
     elif result.reason:  # completed, but not cleanly (a reply cut off at the token limit)
         typer.echo(f"Note: {result.reason}", err=True)
+    if result.usage.total_tokens:
+        typer.echo(usage_line(result.usage, result.turns), err=True)
+
+
+def usage_line(usage: Usage, turns: int) -> str:
+    """The summary after a run: ``tokens: 1200 in (1000 cache read, 0 cache write), 80 out``."""
+    cached = ""
+    if usage.cache_read_tokens or usage.cache_creation_tokens:
+        cached = (
+            f" ({usage.cache_read_tokens} cache read, {usage.cache_creation_tokens} cache write)"
+        )
+    plural = "" if turns == 1 else "s"
+    return (
+        f"tokens: {usage.input_tokens} in{cached}, {usage.output_tokens} out "
+        f"over {turns} turn{plural}"
+    )
 
 
 def result_json(result: RunResult) -> dict[str, object]:

@@ -74,6 +74,9 @@ class ProviderSpec(BaseModel):
         description: one line for listings.
         factory: called with keyword options (``model``, ``base_url``, ``api_key``...) to
             create the provider.
+        env_vars: the environment variables it reads (``neta providers`` lists them).
+        install: what to install for it to work, when that is more than Neta itself (e.g.
+            ``pip install 'neta[anthropic]'``).
     """
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
@@ -81,3 +84,5 @@ class ProviderSpec(BaseModel):
     name: str = Field(pattern=r"^[A-Za-z0-9_.-]{1,64}$")
     description: str = ""
     factory: Callable[..., Provider]
+    env_vars: tuple[str, ...] = ()
+    install: str = ""

@@ -1,8 +1,10 @@
 """Any OpenAI-compatible Chat Completions endpoint, through the official ``openai`` SDK.
 
 Works with OpenAI and with local servers that speak the same API (Ollama, vLLM, llama.cpp
-server). Base URL and key come from options or ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``. The SDK
-retries 429 and 5xx responses and dropped connections with exponential backoff.
+server). Base URL and key come from options or ``OPENAI_BASE_URL`` / ``OPENAI_API_KEY``. The
+SDK's own retries are off by default: the runtime retries every provider under one policy
+(``neta.providers.retry``), so failures say whether they may pass (``retryable``) and how long
+the API asked to wait (``retry_after``).
 
 Servers that call themselves compatible bend the protocol in small ways; what is tolerated:
 streamed tool-call fragments without an ``index`` (told apart by their ids), several calls sent
@@ -23,6 +25,7 @@ import openai
 from neta.errors import ConfigError, ProviderError
 from neta.messages import Usage
 from neta.providers.base import ModelRequest, ModelResponse, TextSink
+from neta.providers.retry import parse_retry_after
 from neta.tools import ToolCall
 
 _KEYLESS = "not-needed"  # local servers take any key; the SDK insists on one
@@ -36,7 +39,8 @@ class OpenAIProvider:
         base_url: the API root (``.../v1``); ``OPENAI_BASE_URL`` when ``None``.
         api_key: the key; ``OPENAI_API_KEY`` when ``None``. Optional with a base URL.
         stream: stream the reply (text deltas as they come) or ask for it whole.
-        max_retries: retries on 429, 5xx and connection errors, with backoff.
+        max_retries: the SDK's own retries (off by default: the runtime's retry policy
+            retries every provider, and a retry event is shown for each).
         timeout: seconds per request.
     """
 
@@ -47,7 +51,7 @@ class OpenAIProvider:
         base_url: str | None = None,
         api_key: str | None = None,
         stream: bool = True,
-        max_retries: int = 3,
+        max_retries: int = 0,
         timeout: float = 600.0,
     ) -> None:
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
@@ -59,6 +63,7 @@ class OpenAIProvider:
             )
         self.model = model or os.environ.get("OPENAI_MODEL") or "gpt-4o-mini"
         self.stream = stream
+        self.url = base_url or "https://api.openai.com/v1"
         self._client_options: dict[str, Any] = {
             "api_key": api_key or _KEYLESS,
             "base_url": base_url,
@@ -82,14 +87,26 @@ class OpenAIProvider:
                     return await self._streamed(client, params, on_text)
                 return await self._whole(client, params, on_text)
         except openai.APIStatusError as exc:
-            retryable = exc.status_code == 429 or exc.status_code >= 500
+            retryable = exc.status_code in (408, 409, 429) or exc.status_code >= 500
             body = exc.body if isinstance(exc.body, dict) else {}
             detail = str(body.get("message") or exc.message)
             raise ProviderError(
-                f"model API answered {exc.status_code}: {_short(detail)}", retryable=retryable
+                f"model API answered {exc.status_code}: {_short(detail)}",
+                retryable=retryable,
+                retry_after=parse_retry_after(exc.response.headers),
+                status=exc.status_code,
+                provider="openai",
+                model=params["model"],
+                url=self.url,
             ) from exc
         except openai.APIConnectionError as exc:
-            raise ProviderError(f"cannot reach the model API: {exc}", retryable=True) from exc
+            raise ProviderError(
+                f"cannot reach the model API: {exc}",
+                retryable=True,
+                provider="openai",
+                model=params["model"],
+                url=self.url,
+            ) from exc
         except openai.OpenAIError as exc:  # e.g. an error event in the middle of a stream
             raise ProviderError(f"model API failed: {_short(str(exc))}") from exc
         except ValueError as exc:  # a chunk that is not JSON

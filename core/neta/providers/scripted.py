@@ -12,7 +12,7 @@ Used by ``neta demo``, by Neta's tests and by plugin authors' tests. A script is
 ``arguments`` may be an object or a raw string (to play a model that writes bad JSON). A turn
 may also give ``usage`` ({"input_tokens", "output_tokens"}), ``delay`` (seconds to wait before
 answering), ``finish_reason`` (e.g. ``"length"`` to play a reply cut at the output limit) or
-``error`` ({"message", "retryable"}) to play a failing API.
+``error`` ({"message", "retryable", "status", "retry_after"}) to play a failing API.
 """
 
 from __future__ import annotations
@@ -50,10 +50,12 @@ class Expectation(BaseModel):
 
 
 class ScriptedError(BaseModel):
-    """A provider failure to play instead of answering."""
+    """A provider failure to play instead of answering (``status``: the HTTP status played)."""
 
     message: str
     retryable: bool = False
+    status: int | None = None
+    retry_after: float | None = None
 
 
 class ScriptedTurn(BaseModel):
@@ -110,7 +112,13 @@ class ScriptedProvider:
         if turn.expect is not None:
             _check(turn.expect, request, index + 1)
         if turn.error is not None:
-            raise ProviderError(turn.error.message, retryable=turn.error.retryable)
+            error = turn.error
+            raise ProviderError(
+                error.message,
+                retryable=error.retryable,
+                status=error.status,
+                retry_after=error.retry_after,
+            )
         for piece in re.findall(r"\S+\s*|\s+", turn.text):
             on_text(piece)
         calls = [

@@ -10,11 +10,12 @@ from pathlib import Path
 from typing import Unpack
 
 from neta.errors import ConfigError
-from neta.events import Event, Outcome
+from neta.events import Event, Outcome, ProviderRetry
 from neta.messages import Message, Usage, close_interrupted_calls
 from neta.plugins import NetaPluginManager, create_plugin_manager
 from neta.providers.base import Provider
-from neta.providers.registry import create_provider
+from neta.providers.registry import create_provider, resolve_model_name
+from neta.providers.retry import RetryingProvider, RetryNotice, RetryPolicy
 from neta.runtime.attempt import (
     DEFAULT_MAX_TURNS,
     DEFAULT_OUTPUT_LIMIT,
@@ -105,8 +106,10 @@ class Agent:
     Args:
         provider: a ``Provider`` instance or a provider name (``openai``, ``scripted``, or one
             a plugin registers); ``provider_options`` are passed to its factory. ``None``
-            builds sessions that can be inspected but not run (``neta toolsets`` does this).
-        model: the model name sent to the provider.
+            takes the provider from a ``provider:model`` name, or, without one, builds
+            sessions that can be inspected but not run (``neta toolsets`` does this).
+        model: the model name sent to the provider; ``provider:model`` (``openai:gpt-4o``)
+            names the provider too (it must agree with ``provider`` when both are given).
         toolsets: toolsets requested on top of the defaults.
         preset: when given, exactly these toolsets instead of the defaults.
         deny: toolsets never given (deny wins).
@@ -124,12 +127,14 @@ class Agent:
             runner (1: top-level sessions have children, children have none; 0: no crew).
         crew_concurrency: how many children of one session run at once.
         crew_timeout: seconds a child may take (a parallel delegation as a whole, too).
+        retry: how failed model requests are tried again (rate limits, 5xx, dropped
+            connections): ``RetryPolicy(max_tries=...)``; each retry emits ``provider_retry``.
     """
 
     def __init__(
         self,
         *,
-        provider: Provider | str | None,
+        provider: Provider | str | None = None,
         model: str = "",
         toolsets: Iterable[str] = (),
         preset: Iterable[str] | None = None,
@@ -147,8 +152,11 @@ class Agent:
         crew_depth: int = 1,
         crew_concurrency: int = 3,
         crew_timeout: float = 600.0,
+        retry: RetryPolicy | None = None,
     ) -> None:
         self.pm = plugin_manager if plugin_manager is not None else create_plugin_manager()
+        if provider is None or isinstance(provider, str):
+            provider, model = resolve_model_name(provider, model, self.pm)
         if isinstance(provider, str):
             provider = create_provider(provider, self.pm, model=model, **(provider_options or {}))
         self.provider: Provider | None = provider
@@ -167,6 +175,7 @@ class Agent:
         self.crew_depth = crew_depth
         self.crew_concurrency = crew_concurrency
         self.crew_timeout = crew_timeout
+        self.retry = retry or RetryPolicy()
 
     def new_session(
         self,
@@ -262,6 +271,20 @@ class Agent:
             if listener is not None:
                 listener(event)
 
+        agent_id = None if session.context.depth == 0 else session.session_id
+
+        def retrying(notice: RetryNotice) -> None:
+            session.dispatch(
+                ProviderRetry(
+                    attempt=notice.attempt,
+                    max_tries=notice.max_tries,
+                    delay=notice.delay,
+                    reason=notice.reason,
+                    message=str(notice.error),
+                    agent_id=agent_id,
+                )
+            )
+
         async with session._lock:
             session._sink = sink
             session._loop = asyncio.get_running_loop()
@@ -276,7 +299,7 @@ class Agent:
                         todo_store=session.context.todo_store,
                     )
                 result = await run_attempt(
-                    provider=self._provider_for(session),
+                    provider=RetryingProvider(self._provider_for(session), self.retry, retrying),
                     system_prompt=self.system_prompt(session),
                     history=session.history,
                     tools=session.tools,
@@ -287,7 +310,7 @@ class Agent:
                     output_limit=self.output_limit,
                     strict_schemas=self.strict_schemas,
                     session_id=session.session_id,
-                    agent_id=None if session.context.depth == 0 else session.session_id,
+                    agent_id=agent_id,
                 )
                 outcome = result.outcome
             except asyncio.CancelledError:

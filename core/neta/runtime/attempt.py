@@ -191,7 +191,11 @@ async def run_attempt(
             for call, result in zip(response.tool_calls, results, strict=True):
                 history.append(
                     Message(
-                        role="tool", content=result.content, tool_call_id=call.id, name=call.name
+                        role="tool",
+                        content=result.content,
+                        tool_call_id=call.id,
+                        name=call.name,
+                        is_error=result.is_error,
                     )
                 )
             ending = next((r for r in results if r.end_turn), None)

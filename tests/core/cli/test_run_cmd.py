@@ -58,7 +58,12 @@ def test_run_json_prints_outcome_events_and_usage(tmp_path):
     data = json.loads(done.stdout)
     assert data["outcome"] == "completed"
     assert data["text"] == "hi"
-    assert data["usage"] == {"input_tokens": 3, "output_tokens": 1}
+    assert data["usage"] == {
+        "input_tokens": 3,
+        "output_tokens": 1,
+        "cache_read_tokens": 0,
+        "cache_creation_tokens": 0,
+    }
     assert [e["type"] for e in data["events"]] == ["run_started", "text_delta", "run_finished"]
 
 

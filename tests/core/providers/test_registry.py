@@ -6,7 +6,12 @@ import pytest
 
 import neta
 from neta.providers.base import ModelResponse, ProviderSpec
-from neta.providers.registry import create_provider, provider_specs
+from neta.providers.registry import (
+    create_provider,
+    provider_entries,
+    provider_specs,
+    split_model_name,
+)
 from neta.runtime.agent import Agent
 
 
@@ -71,3 +76,48 @@ def test_agent_without_provider_builds_sessions_but_refuses_to_run(make_pm, tmp_
     session = agent.new_session()
     with pytest.raises(neta.ConfigError, match="no model provider"):
         asyncio.run(agent.run("hi", session=session))
+
+
+def test_provider_model_name_picks_the_provider_and_sends_the_bare_model(make_pm, tmp_path):
+    agent = Agent(
+        model="parrot:polly-2",
+        plugin_manager=make_pm(parrot=ParrotPlugin()),
+        workspace=tmp_path,
+        provider_options={"prefix": "> "},
+    )
+    assert isinstance(agent.provider, Parrot)
+    assert agent.provider.model == "polly-2"
+    assert agent.model == "polly-2"
+    assert asyncio.run(agent.run("hi")).text == "> hi"
+
+
+def test_provider_and_a_matching_prefix_agree(make_pm, tmp_path):
+    pm = make_pm(parrot=ParrotPlugin())
+    agent = Agent(provider="parrot", model="parrot:polly", plugin_manager=pm, workspace=tmp_path)
+    assert agent.model == "polly"
+
+
+def test_provider_and_a_different_prefix_are_refused(make_pm, tmp_path):
+    pm = make_pm(parrot=ParrotPlugin())
+    with pytest.raises(neta.ConfigError, match="names provider 'parrot' but the provider given"):
+        Agent(provider="openai", model="parrot:polly", plugin_manager=pm, workspace=tmp_path)
+
+
+def test_a_colon_that_names_no_provider_stays_part_of_the_model(make_pm):
+    specs = provider_specs(make_pm())
+    assert split_model_name("qwen2.5-coder:7b", specs) == (None, "qwen2.5-coder:7b")
+    assert split_model_name("openai:gpt-4o", specs) == ("openai", "gpt-4o")
+    assert split_model_name("openai:", specs) == (None, "openai:")
+
+
+def test_agent_without_provider_or_prefix_has_no_provider(make_pm, tmp_path):
+    agent = Agent(model="llama3:8b", plugin_manager=make_pm(), workspace=tmp_path)
+    assert agent.provider is None
+    assert agent.model == "llama3:8b"
+
+
+def test_provider_entries_say_where_each_provider_comes_from(make_pm):
+    entries = {e.spec.name: e for e in provider_entries(make_pm(parrot=ParrotPlugin()))}
+    assert entries["openai"].source == "core"
+    assert entries["openai"].spec.env_vars == ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL")
+    assert entries["parrot"].source == "plugin parrot"

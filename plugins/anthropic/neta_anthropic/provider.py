@@ -1,0 +1,165 @@
+"""``AnthropicProvider``: the Messages API through the official ``anthropic`` SDK.
+
+Replies stream by default: text deltas go to the run as they come, ``tool_use`` blocks are put
+together from their ``input_json_delta`` parts, several in one reply become parallel calls.
+The SDK's own retries are off; failures say whether they may pass (``retryable``) and how
+long the API asked to wait, and the runtime's one retry policy does the rest.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import anthropic
+import httpx2
+
+from neta import (
+    ConfigError,
+    ModelRequest,
+    ModelResponse,
+    ProviderError,
+    TextSink,
+    parse_retry_after,
+)
+from neta_anthropic.clients import pooled_client
+from neta_anthropic.history import system_blocks, to_anthropic, tool_definitions
+from neta_anthropic.reply import ReplyAssembler, whole_reply
+
+DEFAULT_MODEL = "claude-sonnet-4-5"
+"""The model asked for when neither the options nor ``ANTHROPIC_MODEL`` name one."""
+
+DEFAULT_MAX_TOKENS = 8192
+"""Output tokens a reply may take unless ``max_tokens`` says otherwise."""
+
+DEFAULT_URL = "https://api.anthropic.com"
+"""The API root when neither ``base_url`` nor ``ANTHROPIC_BASE_URL`` gives one."""
+
+_KEYLESS = "not-needed"  # a local proxy may take any key; the SDK insists on one
+
+# Error types the API sends in a stream's error event, as the HTTP status they stand for.
+_ERROR_STATUS = {"rate_limit_error": 429, "api_error": 500, "overloaded_error": 529}
+
+
+class AnthropicProvider:
+    """Messages API turns, streamed or whole, with prompt caching.
+
+    Args:
+        model: the model name; ``ANTHROPIC_MODEL`` or ``DEFAULT_MODEL`` when empty.
+        base_url: the API root (without ``/v1``); ``ANTHROPIC_BASE_URL`` when ``None``.
+        api_key: the key; ``ANTHROPIC_API_KEY`` when ``None``. Optional with a base URL.
+        max_tokens: the most output tokens a reply may take.
+        stream: stream the reply (text as it comes) or ask for it whole.
+        cache: put cache breakpoints on the system prompt and the tool list.
+        timeout: seconds per request.
+    """
+
+    def __init__(
+        self,
+        model: str = "",
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        stream: bool = True,
+        cache: bool = True,
+        timeout: float = 600.0,
+    ) -> None:
+        base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+        api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
+        if base_url is None and api_key is None:
+            raise ConfigError(
+                "the anthropic provider needs an API key: set ANTHROPIC_API_KEY (or --api-key), "
+                "or ANTHROPIC_BASE_URL (or --base-url) for a proxy that needs none"
+            )
+        if max_tokens < 1:
+            raise ConfigError(f"max_tokens must be at least 1, not {max_tokens}")
+        self.model = model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
+        self.url = base_url or DEFAULT_URL
+        self.max_tokens = max_tokens
+        self.stream = stream
+        self.cache = cache
+        self._client_options: dict[str, Any] = {
+            "api_key": api_key or _KEYLESS,
+            "base_url": self.url,
+            "max_retries": 0,  # the runtime's retry policy retries, and says so
+            "timeout": timeout,
+        }
+
+    async def complete(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
+        """Send one Messages API request and collect the turn.
+
+        Raises:
+            ProviderError: the API refused or failed; ``retryable`` for rate limits, 5xx,
+                overload, dropped connections and replies cut off on the way.
+        """
+        model = request.model or self.model
+        params: dict[str, Any] = {
+            "model": model,
+            "max_tokens": self.max_tokens,
+            "messages": to_anthropic(request.messages),
+        }
+        system = system_blocks(request.messages, cache=self.cache)
+        if system:
+            params["system"] = system
+        if request.tools:
+            params["tools"] = tool_definitions(request.tools, cache=self.cache)
+        try:
+            client = await pooled_client(self._client_options)
+            if not self.stream:
+                return whole_reply(await client.messages.create(**params), on_text)
+            assembler = ReplyAssembler(on_text)
+            stream = await client.messages.create(**params, stream=True)
+            async with stream:  # closed at once when the run is cancelled mid-stream
+                async for event in stream:
+                    assembler.add(event)
+            return assembler.finish()
+        except anthropic.APIStatusError as exc:
+            raise self._status_error(exc, model) from exc
+        except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
+            raise self._error(
+                f"cannot reach the model API or the connection broke: {exc}", model, retryable=True
+            ) from exc
+        except anthropic.AnthropicError as exc:
+            raise self._error(f"model API failed: {_short(str(exc))}", model) from exc
+        except ProviderError as exc:  # a reply the assembler refused (cut off on the way)
+            raise self._error(exc.detail, model, retryable=exc.retryable) from exc
+
+    def _status_error(self, exc: anthropic.APIStatusError, model: str) -> ProviderError:
+        body = exc.body if isinstance(exc.body, dict) else {}
+        found = body.get("error")
+        error: dict[str, Any] = found if isinstance(found, dict) else {}
+        status = exc.status_code
+        if status < 400:  # an error event in the middle of a stream that had begun well
+            status = _ERROR_STATUS.get(str(error.get("type")), 500)
+        detail = str(error.get("message") or exc.message)
+        return self._error(
+            f"model API answered {status}: {_short(detail)}",
+            model,
+            retryable=status in (408, 409, 429) or status >= 500,
+            retry_after=parse_retry_after(exc.response.headers),
+            status=status,
+        )
+
+    def _error(
+        self,
+        message: str,
+        model: str,
+        *,
+        retryable: bool = False,
+        retry_after: float | None = None,
+        status: int | None = None,
+    ) -> ProviderError:
+        return ProviderError(
+            message,
+            retryable=retryable,
+            retry_after=retry_after,
+            status=status,
+            provider="anthropic",
+            model=model,
+            url=self.url,
+        )
+
+
+def _short(message: str, limit: int = 300) -> str:
+    return message if len(message) <= limit else message[:limit] + "…"

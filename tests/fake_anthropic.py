@@ -1,0 +1,239 @@
+"""A small Anthropic Messages API server on a 127.0.0.1 port, for tests.
+
+It answers ``POST /v1/messages`` from a queue of scripted replies, streamed (SSE events as the
+real API sends them: ``message_start``, ``content_block_*``, ``message_delta``,
+``message_stop``) or whole as the client asks, and records every request: its body and its
+headers. It checks what the real API would refuse: a missing key, ``max_tokens``, turns that
+do not alternate, empty text, a ``tool_result`` that answers no ``tool_use`` of the turn before.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """One scripted reply: text and/or tool uses, or an HTTP error.
+
+    ``usage`` is (input, output, cache read, cache creation). An error reply has a
+    ``status`` other than 200 with ``error_type`` and ``text`` as its message, and may send
+    ``headers`` (``retry-after``). ``cut_after`` ends a stream after that many events, without
+    its ``message_stop``; ``error_event`` sends an error event instead of the reply's end.
+    """
+
+    text: str = ""
+    tool_calls: list[tuple[str, str]] = field(default_factory=list)  # (name, raw JSON input)
+    stop_reason: str | None = None
+    usage: tuple[int, int, int, int] = (10, 5, 0, 0)
+    status: int = 200
+    error_type: str = "api_error"
+    headers: dict[str, str] = field(default_factory=dict)
+    cut_after: int | None = None
+    error_event: str | None = None
+
+
+class FakeAnthropic:
+    """The server; use as a context manager. ``base_url`` is what the SDK needs."""
+
+    def __init__(self, replies: list[Reply] | None = None, *, api_key: str = "sk-ant-test") -> None:
+        self.replies: list[Reply] = list(replies or [])
+        self.requests: list[dict[str, Any]] = []
+        self.headers: list[dict[str, str]] = []
+        self.api_key = api_key
+        self._lock = threading.Lock()
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
+        self._thread = threading.Thread(
+            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
+
+    @property
+    def base_url(self) -> str:
+        host, port = self._server.server_address[:2]
+        return f"http://{host}:{port}"
+
+    def __enter__(self) -> FakeAnthropic:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._server.shutdown()
+        self._server.server_close()
+
+    def _next(self, body: dict[str, Any], headers: dict[str, str]) -> Reply:
+        with self._lock:
+            self.requests.append(body)
+            self.headers.append(headers)
+            sent = headers.get("x-api-key") or headers.get("authorization", "").removeprefix(
+                "Bearer "
+            )
+            if sent != self.api_key:
+                return Reply(status=401, error_type="authentication_error", text="invalid API key")
+            problem = _refusal(body)
+            if problem:
+                return Reply(status=400, error_type="invalid_request_error", text=problem)
+            if not self.replies:
+                return Reply(status=500, text="fake server: no reply left")
+            return self.replies.pop(0)
+
+    def _handler(self) -> type[BaseHTTPRequestHandler]:
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("Content-Length", "0"))
+                body = json.loads(self.rfile.read(length) or b"{}")
+                if self.path.split("?")[0] != "/v1/messages":
+                    self._send_json(404, _error("not_found_error", f"no route {self.path}"))
+                    return
+                headers = {k.lower(): v for k, v in self.headers.items()}
+                reply = fake._next(body, headers)
+                if reply.status != 200:
+                    payload = _error(reply.error_type, reply.text or "error")
+                    self._send_json(reply.status, payload, reply.headers)
+                elif body.get("stream"):
+                    self._send_stream(body, reply)
+                else:
+                    self._send_json(200, _message(body, reply))
+
+            def _send_json(
+                self, status: int, payload: dict[str, Any], headers: dict[str, str] | None = None
+            ) -> None:
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for name, value in (headers or {}).items():
+                    self.send_header(name, value)
+                self.end_headers()
+                self.wfile.write(data)
+
+            def _send_stream(self, body: dict[str, Any], reply: Reply) -> None:
+                self.send_response(200)
+                self.send_header("Content-Type", "text/event-stream")
+                self.send_header("Connection", "close")
+                self.end_headers()
+                self.close_connection = True
+                for sent, (name, data) in enumerate(_events(body, reply)):
+                    if reply.cut_after == sent:
+                        return
+                    if reply.error_event is not None and name == "message_delta":
+                        data = _error(reply.error_event, "overloaded mid-stream")
+                        name = "error"
+                    self.wfile.write(f"event: {name}\ndata: {json.dumps(data)}\n\n".encode())
+                    self.wfile.flush()
+                    if name == "error":
+                        return
+
+        return Handler
+
+
+def _error(kind: str, message: str) -> dict[str, Any]:
+    return {"type": "error", "error": {"type": kind, "message": message}}
+
+
+def _refusal(body: dict[str, Any]) -> str:
+    """What the real API would refuse in this request, or ``""``."""
+    if not isinstance(body.get("max_tokens"), int):
+        return "max_tokens: Field required"
+    turns = body.get("messages", [])
+    previous_uses: set[str] = set()
+    for number, turn in enumerate(turns):
+        if number and turns[number - 1]["role"] == turn["role"]:
+            return f"messages.{number}: roles must alternate between user and assistant"
+        content = turn["content"]
+        blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
+        for block in blocks:
+            if block["type"] == "text" and not block["text"]:
+                return f"messages.{number}: text content blocks must be non-empty"
+            if block["type"] == "tool_use" and not isinstance(block.get("input"), dict):
+                return f"messages.{number}: tool_use.input: Input should be an object"
+            if block["type"] == "tool_result" and block["tool_use_id"] not in previous_uses:
+                return f"messages.{number}: unexpected tool_use_id {block['tool_use_id']!r}"
+        previous_uses = {b["id"] for b in blocks if b["type"] == "tool_use"}
+    return ""
+
+
+def _usage(reply: Reply) -> dict[str, int]:
+    uncached, output, read, created = reply.usage
+    return {
+        "input_tokens": uncached,
+        "output_tokens": output,
+        "cache_read_input_tokens": read,
+        "cache_creation_input_tokens": created,
+    }
+
+
+def _stop(reply: Reply) -> str:
+    return reply.stop_reason or ("tool_use" if reply.tool_calls else "end_turn")
+
+
+def _blocks(reply: Reply) -> list[dict[str, Any]]:
+    blocks: list[dict[str, Any]] = []
+    if reply.text:
+        blocks.append({"type": "text", "text": reply.text})
+    for number, (name, raw) in enumerate(reply.tool_calls):
+        blocks.append(
+            {"type": "tool_use", "id": f"toolu_{number}", "name": name, "input": json.loads(raw)}
+        )
+    return blocks
+
+
+def _message(body: dict[str, Any], reply: Reply, *, whole: bool = True) -> dict[str, Any]:
+    return {
+        "id": "msg_fake",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", ""),
+        "content": _blocks(reply) if whole else [],
+        "stop_reason": _stop(reply) if whole else None,
+        "stop_sequence": None,
+        "usage": _usage(reply),
+    }
+
+
+def _events(body: dict[str, Any], reply: Reply) -> Iterator[tuple[str, dict[str, Any]]]:
+    start = _message(body, reply, whole=False)
+    start["usage"] = {**_usage(reply), "output_tokens": 1}
+    yield "message_start", {"type": "message_start", "message": start}
+    yield "ping", {"type": "ping"}
+    index = 0
+    if reply.text:
+        yield "content_block_start", _block_start(index, {"type": "text", "text": ""})
+        for piece in re.findall(r"\S+\s*|\s+", reply.text):
+            yield "content_block_delta", _delta(index, {"type": "text_delta", "text": piece})
+        yield "content_block_stop", {"type": "content_block_stop", "index": index}
+        index += 1
+    for number, (name, raw) in enumerate(reply.tool_calls):
+        block = {"type": "tool_use", "id": f"toolu_{number}", "name": name, "input": {}}
+        yield "content_block_start", _block_start(index, block)
+        half = len(raw) // 2
+        for part in (raw[:half], raw[half:]):
+            yield (
+                "content_block_delta",
+                _delta(index, {"type": "input_json_delta", "partial_json": part}),
+            )
+        yield "content_block_stop", {"type": "content_block_stop", "index": index}
+        index += 1
+    delta = {"type": "message_delta", "delta": {"stop_reason": _stop(reply), "stop_sequence": None}}
+    yield "message_delta", {**delta, "usage": {"output_tokens": reply.usage[1]}}
+    yield "message_stop", {"type": "message_stop"}
+
+
+def _block_start(index: int, block: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "content_block_start", "index": index, "content_block": block}
+
+
+def _delta(index: int, delta: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "content_block_delta", "index": index, "delta": delta}
