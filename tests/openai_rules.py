@@ -68,7 +68,9 @@ def _assistant(index: int, message: dict[str, Any]) -> str | None:
     return None
 
 
-def _tool(index: int, message: dict[str, Any], waiting: list[str], answered: set[str]) -> str | None:
+def _tool(
+    index: int, message: dict[str, Any], waiting: list[str], answered: set[str]
+) -> str | None:
     ident = message.get("tool_call_id")
     if ident in answered:
         return (

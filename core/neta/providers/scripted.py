@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -99,7 +100,7 @@ class ScriptedProvider:
     async def complete(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
         """Play the next turn (checking its expectations against ``request``)."""
         index = len(self.received)
-        self.received.append(request)
+        self.received.append(replace(request, messages=list(request.messages)))
         if index >= len(self.script.turns):
             raise ProviderError(
                 f"scripted provider: no turn {index + 1} (the script has {len(self.script.turns)})"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,12 +20,14 @@ from neta.runtime.attempt import (
     DEFAULT_MAX_TURNS,
     DEFAULT_OUTPUT_LIMIT,
     DEFAULT_TOOL_TIMEOUT,
+    DEFAULT_TURN_TIMEOUT,
     run_attempt,
     safe_event_sink,
 )
 from neta.runtime.compaction import compact_history
 from neta.runtime.crew import CrewRunner
 from neta.runtime.prompt_builder import build_system_prompt
+from neta.runtime.reply_check import DEFAULT_MAX_CALLS_PER_REPLY, DEFAULT_MAX_REPLY_CHARS
 from neta.session import ClarifyFn, EntryKind, SessionContext
 from neta.session_tools import BoundTool, build_session_tools, resolve_session_toolsets
 from neta.todos import InMemoryTodoStore
@@ -71,6 +74,17 @@ class AgentSession:
     _sink: EventCallback | None = None
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _loop: asyncio.AbstractEventLoop | None = None  # the running run's loop
+    # built once per session: the tools never change, the prompt only with the date
+    _offered: dict[bool, list[dict[str, Any]]] = field(default_factory=dict)
+    _prompt: tuple[dt.date, str] | None = None
+
+    def offered_tools(self, *, strict: bool = False) -> list[dict[str, Any]]:
+        """The session's tools in the OpenAI ``tools`` format (their JSON schemas built once)."""
+        offered = self._offered.get(strict)
+        if offered is None:
+            offered = [b.schema.openai_tool(strict=strict) for b in self.tools.values()]
+            self._offered[strict] = offered
+        return offered
 
     @property
     def session_id(self) -> str:
@@ -118,12 +132,20 @@ class Agent:
         output_limit: characters of a tool's output the model sees (head and tail kept).
         strict_schemas: send tool schemas in OpenAI strict mode.
         system_extras: host text appended to the system prompt.
-        compact_after: when a session's history holds more messages than this as a run
-            starts, all but the newest half is replaced by one note (``None``: never).
+        compact_after: when a session's history holds more messages than this before a model
+            turn (as a run starts, or between its turns), all but the newest half is replaced
+            by one note (``None``: never).
         crew_depth: how deep sub-agents may nest: sessions shallower than this get a crew
             runner (1: top-level sessions have children, children have none; 0: no crew).
         crew_concurrency: how many children of one session run at once.
         crew_timeout: seconds a child may take (a parallel delegation as a whole, too).
+        model_timeout: seconds the model server may stay silent (per read); passed to a
+            provider given by name as its ``timeout`` option (``None``: the provider's default).
+        turn_timeout: seconds one model turn may take in all, however the server trickles
+            (``None``: no limit); past it the run ends with outcome ``error``.
+        max_calls_per_reply: tool calls of one reply that run; the model is told about the rest.
+        max_reply_chars: characters of one reply accepted; a larger one runs no calls and the
+            model is told to write less.
     """
 
     def __init__(
@@ -147,10 +169,17 @@ class Agent:
         crew_depth: int = 1,
         crew_concurrency: int = 3,
         crew_timeout: float = 600.0,
+        model_timeout: float | None = None,
+        turn_timeout: float | None = DEFAULT_TURN_TIMEOUT,
+        max_calls_per_reply: int = DEFAULT_MAX_CALLS_PER_REPLY,
+        max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS,
     ) -> None:
         self.pm = plugin_manager if plugin_manager is not None else create_plugin_manager()
         if isinstance(provider, str):
-            provider = create_provider(provider, self.pm, model=model, **(provider_options or {}))
+            options = dict(provider_options or {})
+            if model_timeout is not None:
+                options.setdefault("timeout", model_timeout)
+            provider = create_provider(provider, self.pm, model=model, **options)
         self.provider: Provider | None = provider
         self.model = model
         self.requested = tuple(toolsets)
@@ -167,6 +196,9 @@ class Agent:
         self.crew_depth = crew_depth
         self.crew_concurrency = crew_concurrency
         self.crew_timeout = crew_timeout
+        self.turn_timeout = turn_timeout
+        self.max_calls_per_reply = max_calls_per_reply
+        self.max_reply_chars = max_reply_chars
 
     def new_session(
         self,
@@ -227,13 +259,31 @@ class Agent:
         self.pm.notify("neta_session_end", session=session.context)
 
     def system_prompt(self, session: AgentSession) -> str:
-        """The system prompt for ``session``, from the tools it actually has."""
-        return build_system_prompt(
+        """The system prompt for ``session``, from the tools it actually has.
+
+        Built once per session and day (it names the date); the tools never change.
+        """
+        today = dt.date.today()
+        if session._prompt is not None and session._prompt[0] == today:
+            return session._prompt[1]
+        prompt = build_system_prompt(
             catalog=self.pm.catalog(),
             tool_names=list(session.tools),
             session=session.context,
             extras=self.system_extras,
+            today=today,
             session_guidance={n: b.tool.session_guidance for n, b in session.tools.items()},
+        )
+        session._prompt = (today, prompt)
+        return prompt
+
+    def _compact(self, session: AgentSession, history: list[Message]) -> None:
+        if self.compact_after is None or len(history) <= self.compact_after:
+            return
+        history[:] = compact_history(
+            history,
+            keep_last=max(1, self.compact_after // 2),
+            todo_store=session.context.todo_store,
         )
 
     def _provider_for(self, session: AgentSession) -> Provider:
@@ -268,12 +318,6 @@ class Agent:
             try:
                 close_interrupted_calls(session.history)
                 session.history.append(Message(role="user", content=message))
-                if self.compact_after is not None and len(session.history) > self.compact_after:
-                    session.history[:] = compact_history(
-                        session.history,
-                        keep_last=max(1, self.compact_after // 2),
-                        todo_store=session.context.todo_store,
-                    )
                 result = await run_attempt(
                     provider=self._provider_for(session),
                     system_prompt=self.system_prompt(session),
@@ -284,9 +328,13 @@ class Agent:
                     max_turns=self.max_turns,
                     tool_timeout=self.tool_timeout,
                     output_limit=self.output_limit,
-                    strict_schemas=self.strict_schemas,
                     session_id=session.session_id,
                     agent_id=None if session.context.depth == 0 else session.session_id,
+                    turn_timeout=self.turn_timeout,
+                    max_calls_per_reply=self.max_calls_per_reply,
+                    max_reply_chars=self.max_reply_chars,
+                    offered_tools=session.offered_tools(strict=self.strict_schemas),
+                    before_turn=lambda history: self._compact(session, history),
                 )
             finally:
                 session._sink = None
