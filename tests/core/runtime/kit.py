@@ -17,6 +17,7 @@ class EchoArgs(BaseModel):
 class SleepArgs(BaseModel):
     seconds: float = 0.2
     label: str = ""
+    linger: float = 0.0  # seconds its clean-up takes once cancelled
 
 
 class NoArgs(BaseModel):
@@ -42,6 +43,9 @@ async def sleepy(args: SleepArgs) -> str:
         await asyncio.sleep(args.seconds)
     except asyncio.CancelledError:
         LOG.append(f"cancelled {args.label}")
+        if args.linger:
+            await asyncio.sleep(args.linger)
+            LOG.append(f"cleaned up {args.label}")
         raise
     LOG.append(f"end {args.label}")
     return f"slept {args.seconds}"
