@@ -8,7 +8,16 @@ from pathlib import Path
 import typer
 
 from neta.cli.context import plugin_manager
-from neta.cli.run_cmd import ApiKeyOpt, BaseUrlOpt, DenyOpt, ModelOpt, ScriptOpt, ToolsetOpt
+from neta.cli.run_cmd import (
+    ApiKeyOpt,
+    BaseUrlOpt,
+    DenyOpt,
+    ModelOpt,
+    ModelTimeoutOpt,
+    ScriptOpt,
+    ToolsetOpt,
+    TurnTimeoutOpt,
+)
 from neta.hosting.auth import check_exposure
 from neta.hosting.config import HostConfig
 
@@ -36,6 +45,8 @@ def serve(
     max_frame: int = typer.Option(
         HostConfig.max_frame_bytes, "--max-frame-bytes", help="Largest WebSocket frame."
     ),
+    model_timeout: float | None = ModelTimeoutOpt,
+    turn_timeout: float = TurnTimeoutOpt,
 ) -> None:
     """Serve agents over WebSocket (/ws) and REST (/v1); docs at /docs."""
     import uvicorn
@@ -44,7 +55,12 @@ def serve(
 
     token = token or os.environ.get("NETA_TOKEN") or None
     check_exposure(host, token)
-    options = {"base_url": base_url, "api_key": api_key, "script": str(script) if script else None}
+    options: dict[str, object] = {
+        "base_url": base_url,
+        "api_key": api_key,
+        "script": str(script) if script else None,
+        "timeout": model_timeout,
+    }
     config = HostConfig(
         provider=provider,
         provider_options={k: v for k, v in options.items() if v is not None},
@@ -56,6 +72,7 @@ def serve(
         max_frame_bytes=max_frame,
         token=token,
         plugin_manager=plugin_manager(ctx),
+        agent_options={"turn_timeout": turn_timeout},
     )
     app = create_app(config)
     typer.echo(f"Neta serving on http://{host}:{port} (WebSocket /ws, REST /v1, docs /docs)")

@@ -33,7 +33,7 @@ from neta.tools import ToolCall
 
 _KEYLESS = "not-needed"  # local servers take any key; the SDK insists on one
 
-DEFAULT_READ_TIMEOUT = 600.0
+DEFAULT_READ_TIMEOUT = 300.0
 """Seconds the model server may stay silent (each read) before the request fails."""
 
 _RETRY_NOTE = "\n[the reply was cut off on the way; asking the model again]\n"
@@ -130,18 +130,18 @@ class OpenAIProvider:
             raise ProviderError(
                 f"model API answered {exc.status_code}: {_short(detail)}", retryable=retryable
             ) from exc
+        except (openai.APITimeoutError, httpx.TimeoutException) as exc:
+            raise ProviderError(
+                f"the model server sent nothing for {self._client_options['timeout']:g} s "
+                "(the per-read timeout, --model-timeout)",
+                retryable=True,
+            ) from exc
         except openai.APIConnectionError as exc:
             raise ProviderError(f"cannot reach the model API: {exc}", retryable=True) from exc
         except openai.OpenAIError as exc:  # e.g. an error event in the middle of a stream
             raise ProviderError(f"model API failed: {_short(str(exc))}") from exc
         except ValueError as exc:  # a chunk that is not JSON
             raise ProviderError(f"model API sent a malformed reply: {_short(str(exc))}") from exc
-        except httpx.TimeoutException as exc:  # silent mid-reply for longer than a read may take
-            raise ProviderError(
-                f"the model server sent nothing for {self._client_options['timeout']:g} s "
-                "in the middle of its reply (the per-read timeout)",
-                retryable=True,
-            ) from exc
         except httpx.TransportError as exc:  # the connection broke mid-reply
             raise _CutOff(f"the connection broke ({type(exc).__name__})") from exc
 

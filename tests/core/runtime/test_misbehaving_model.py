@@ -7,6 +7,7 @@ shows that the session stays usable: the next request is accepted.
 import asyncio
 import json
 import re
+import time
 
 import pytest
 
@@ -173,3 +174,61 @@ def test_one_long_run_is_compacted_between_its_turns_and_stays_valid(tmp_path):
     last = server.requests[-1]["messages"]
     assert last[1]["content"].startswith("[Earlier conversation compacted]")
     assert last[2] == {"role": "user", "content": "the long task, word for word"}
+
+
+def test_a_server_trickling_its_reply_is_stopped_at_the_turn_deadline(tmp_path):
+    reply = Reply(text="slow " * 200, trickle=0.2)  # each chunk well within a read timeout
+    with FakeOpenAI([reply]) as server:
+        agent = agent_for(server, tmp_path, turn_timeout=1.0)
+        started = time.monotonic()
+        result = asyncio.run(agent.run("go"))
+    assert time.monotonic() - started < 5
+    assert result.outcome == "error"
+    assert "within 1 s (the turn deadline)" in result.reason
+
+
+def test_a_silent_server_is_stopped_at_the_model_timeout_per_read(tmp_path):
+    with FakeOpenAI([Reply(text="never finished", stall_after=1)]) as server:
+        agent = agent_for(server, tmp_path, model_timeout=0.5)
+        started = time.monotonic()
+        result = asyncio.run(agent.run("go"))
+    assert time.monotonic() - started < 5
+    assert result.outcome == "error"
+    assert "sent nothing for 0.5 s" in result.reason
+
+
+def test_too_many_calls_in_one_reply_run_up_to_the_cap_and_the_model_is_told(tmp_path):
+    calls = [("echo", json.dumps({"text": str(n)})) for n in range(5000)]
+    with FakeOpenAI([Reply(tool_calls=calls), Reply(text="ok")]) as server:
+        agent = agent_for(server, tmp_path, max_calls_per_reply=10)
+        session = agent.new_session()
+        result = asyncio.run(agent.run("go", session=session))
+    assert (result.outcome, server.rejected) == ("completed", [])
+    ran = [e for e in results(result) if not e.is_error]
+    [told] = [e for e in results(result) if e.is_error]
+    assert [e.content for e in ran] == [f"echo: {n}" for n in range(10)]
+    assert "5000 tool calls, more than the 10 allowed" in told.content
+    assert len(stored_calls(session)) == 11  # the history stays bounded
+
+
+def test_a_huge_reply_runs_no_call_and_tells_the_model_to_write_less(tmp_path):
+    huge = json.dumps({"text": "x" * 3_000_000})
+    with FakeOpenAI([Reply(tool_calls=[("echo", huge)]), Reply(text="smaller now")]) as server:
+        agent = agent_for(server, tmp_path, max_reply_chars=1_000_000)
+        session = agent.new_session()
+        result = asyncio.run(agent.run("go", session=session))
+    assert (result.outcome, result.text, server.rejected) == ("completed", "smaller now", [])
+    [event] = results(result)
+    assert event.is_error
+    assert "more than the 1,000,000 allowed" in event.content
+    assert sum(len(m.model_dump_json()) for m in session.history) < 100_000
+
+
+def test_a_huge_final_answer_is_cut_in_the_middle_and_says_so(tmp_path):
+    with FakeOpenAI([Reply(text=("x" * 999 + " ") * 200)]) as server:
+        agent = agent_for(server, tmp_path, max_reply_chars=100_000)
+        result = asyncio.run(agent.run("go"))
+    assert result.outcome == "completed"
+    assert len(result.text) < 100_200, len(result.text)
+    assert "characters omitted" in result.text
+    assert "more than the 100,000 allowed" in result.reason
