@@ -6,12 +6,13 @@ import asyncio
 import contextlib
 import contextvars
 import inspect
-import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
+
+from neta.tool_threads import TOOL_THREADS
 
 
 @dataclass(frozen=True)
@@ -83,8 +84,9 @@ class Tool:
     async def invoke(self, args: BaseModel) -> ToolResult:
         """Run ``execute`` with validated arguments and normalise its return value.
 
-        A plain function runs in a daemon thread: when the call is abandoned (a timeout, a
-        cancelled run) the thread finishes on its own but never holds the process open.
+        A plain function runs in a reused daemon thread (``neta.tool_threads``): when the
+        call is abandoned (a timeout, a cancelled run) the thread finishes the call on its
+        own but never holds the process open.
         """
         if self.runs_in_thread:
             outcome = await _in_thread(self.execute, args)
@@ -127,5 +129,5 @@ async def _in_thread(function: Callable[[Any], Any], argument: Any) -> Any:
         with contextlib.suppress(RuntimeError):  # the loop closed while the call ran on
             loop.call_soon_threadsafe(settle, outcome, error)
 
-    threading.Thread(target=work, name="neta-tool", daemon=True).start()
+    TOOL_THREADS.submit(work)
     return await done
