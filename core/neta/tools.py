@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import inspect
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -76,7 +77,7 @@ class Tool:
     timeout: float | None = None
     session_guidance: str = ""
 
-    @property
+    @functools.cached_property
     def runs_in_thread(self) -> bool:
         """Whether ``execute`` is a plain function (run in a worker thread), not a coroutine."""
         return not inspect.iscoroutinefunction(self.execute)

@@ -86,6 +86,16 @@ class AgentSession:
             self._offered[strict] = offered
         return offered
 
+    def _share_offered_tools(self, cache: dict[Any, list[dict[str, Any]]], strict: bool) -> None:
+        """Take the tools list from ``cache`` (sessions with the same tools share one)."""
+        if strict in self._offered:
+            return
+        key = (tuple(b.schema for b in self.tools.values()), strict)  # equal schemas, equal JSON
+        found = cache.get(key)
+        if found is None:
+            found = cache[key] = self.offered_tools(strict=strict)
+        self._offered[strict] = found
+
     @property
     def session_id(self) -> str:
         """The session's id."""
@@ -199,6 +209,9 @@ class Agent:
         self.turn_timeout = turn_timeout
         self.max_calls_per_reply = max_calls_per_reply
         self.max_reply_chars = max_reply_chars
+        # the tools lists sent to the model, by their schemas: every session with the same
+        # tools shares one
+        self._offered: dict[Any, list[dict[str, Any]]] = {}
 
     def new_session(
         self,
@@ -277,6 +290,12 @@ class Agent:
         session._prompt = (today, prompt)
         return prompt
 
+    def _offered_tools(self, session: AgentSession) -> list[dict[str, Any]]:
+        if len(self._offered) > 256:  # sessions built with unusual tools: start over
+            self._offered.clear()
+        session._share_offered_tools(self._offered, self.strict_schemas)
+        return session.offered_tools(strict=self.strict_schemas)
+
     def _compact(self, session: AgentSession, history: list[Message]) -> None:
         if self.compact_after is None or len(history) <= self.compact_after:
             return
@@ -333,7 +352,7 @@ class Agent:
                     turn_timeout=self.turn_timeout,
                     max_calls_per_reply=self.max_calls_per_reply,
                     max_reply_chars=self.max_reply_chars,
-                    offered_tools=session.offered_tools(strict=self.strict_schemas),
+                    offered_tools=self._offered_tools(session),
                     before_turn=lambda history: self._compact(session, history),
                 )
             finally:

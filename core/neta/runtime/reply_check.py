@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, field
 
 from neta.catalog import TOOL_NAME_PATTERN
@@ -62,6 +62,9 @@ def check_reply(
     text = response.text
     raw = response.tool_calls
     size = len(text) + sum(len(c.arguments) + len(c.name) for c in raw)
+    if size <= max_chars and len(raw) <= max_calls and _all_valid(raw):  # the usual case
+        message = Message(role="assistant", content=text or None, tool_calls=raw)
+        return CheckedReply(message, message.tool_calls)
     oversized = size > max_chars
     if oversized:
         text = truncate_middle(text, max_chars)
@@ -82,6 +85,15 @@ def check_reply(
     message = Message(role="assistant", content=text or None, tool_calls=calls)
     note = "" if raw or not oversized else _too_large(size, max_chars, cut=True)
     return CheckedReply(message, calls, refused, note)
+
+
+def _all_valid(calls: Sequence[ToolCall]) -> bool:
+    ids = {call.id for call in calls}
+    return (
+        len(ids) == len(calls)
+        and "" not in ids
+        and all(_VALID_NAME.match(call.name) for call in calls)
+    )
 
 
 def _unique_id(ident: str, seen: set[str]) -> str:
