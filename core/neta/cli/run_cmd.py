@@ -50,6 +50,14 @@ ModelTimeoutOpt = typer.Option(
     "300 for openai).",
 )
 """``--model-timeout``: seconds the model server may stay silent (per read)."""
+ModelRetriesOpt = typer.Option(
+    None,
+    "--model-retries",
+    min=0,
+    help="Tries again after a failed or cut-off model request (default: the provider's; "
+    "3 for openai).",
+)
+"""``--model-retries``: how often a failed or cut-off model request is tried again."""
 TurnTimeoutOpt = typer.Option(
     DEFAULT_TURN_TIMEOUT,
     "--turn-timeout",
@@ -78,6 +86,7 @@ def build_agent(
     max_turns: int,
     *,
     model_timeout: float | None = None,
+    model_retries: int | None = None,
     turn_timeout: float = DEFAULT_TURN_TIMEOUT,
 ) -> Agent:
     """An ``Agent`` from the command-line options shared by ``run`` and ``chat``."""
@@ -90,6 +99,7 @@ def build_agent(
         plugin_manager=plugin_manager(ctx),
         max_turns=max_turns,
         model_timeout=model_timeout,
+        model_retries=model_retries,
         turn_timeout=turn_timeout,
         provider_options={
             "base_url": base_url,
@@ -114,6 +124,7 @@ def run(
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     no_input: bool = NoInputOpt,
     model_timeout: float | None = ModelTimeoutOpt,
+    model_retries: int | None = ModelRetriesOpt,
     turn_timeout: float = TurnTimeoutOpt,
 ) -> None:
     """Run one task to completion and print the final answer (exit 0 when completed)."""
@@ -129,6 +140,7 @@ def run(
         deny,
         max_turns,
         model_timeout=model_timeout,
+        model_retries=model_retries,
         turn_timeout=turn_timeout,
     )
     interactive = not no_input and not as_json and _stdin_is_a_terminal()
@@ -186,6 +198,7 @@ def chat(
     deny: list[str] = DenyOpt,
     max_turns: int = MaxTurnsOpt,
     model_timeout: float | None = ModelTimeoutOpt,
+    model_retries: int | None = ModelRetriesOpt,
     turn_timeout: float = TurnTimeoutOpt,
 ) -> None:
     """Talk with an agent in the terminal; the history is kept between messages (/exit ends)."""
@@ -201,6 +214,7 @@ def chat(
         deny,
         max_turns,
         model_timeout=model_timeout,
+        model_retries=model_retries,
         turn_timeout=turn_timeout,
     )
     session = new_terminal_session(agent, interactive=True)

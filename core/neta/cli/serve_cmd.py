@@ -13,6 +13,7 @@ from neta.cli.run_cmd import (
     BaseUrlOpt,
     DenyOpt,
     ModelOpt,
+    ModelRetriesOpt,
     ModelTimeoutOpt,
     ScriptOpt,
     ToolsetOpt,
@@ -46,6 +47,7 @@ def serve(
         HostConfig.max_frame_bytes, "--max-frame-bytes", help="Largest WebSocket frame."
     ),
     model_timeout: float | None = ModelTimeoutOpt,
+    model_retries: int | None = ModelRetriesOpt,
     turn_timeout: float = TurnTimeoutOpt,
 ) -> None:
     """Serve agents over WebSocket (/ws) and REST (/v1); docs at /docs."""
@@ -60,6 +62,7 @@ def serve(
         "api_key": api_key,
         "script": str(script) if script else None,
         "timeout": model_timeout,
+        "max_retries": model_retries,
     }
     config = HostConfig(
         provider=provider,

@@ -151,6 +151,8 @@ class Agent:
         crew_timeout: seconds a child may take (a parallel delegation as a whole, too).
         model_timeout: seconds the model server may stay silent (per read); passed to a
             provider given by name as its ``timeout`` option (``None``: the provider's default).
+        model_retries: how often a failed or cut-off model request is tried again; passed to
+            a provider given by name as its ``max_retries`` option (``None``: its default).
         turn_timeout: seconds one model turn may take in all, however the server trickles
             (``None``: no limit); past it the run ends with outcome ``error``.
         max_calls_per_reply: tool calls of one reply that run; the model is told about the rest.
@@ -180,6 +182,7 @@ class Agent:
         crew_concurrency: int = 3,
         crew_timeout: float = 600.0,
         model_timeout: float | None = None,
+        model_retries: int | None = None,
         turn_timeout: float | None = DEFAULT_TURN_TIMEOUT,
         max_calls_per_reply: int = DEFAULT_MAX_CALLS_PER_REPLY,
         max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS,
@@ -189,6 +192,8 @@ class Agent:
             options = dict(provider_options or {})
             if model_timeout is not None:
                 options.setdefault("timeout", model_timeout)
+            if model_retries is not None:
+                options.setdefault("max_retries", model_retries)
             provider = create_provider(provider, self.pm, model=model, **options)
         self.provider: Provider | None = provider
         self.model = model

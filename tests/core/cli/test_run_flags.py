@@ -11,6 +11,7 @@ import sys
 import time
 
 import httpx
+import pytest
 from rich.console import Console
 
 from neta.cli.render import EventRenderer, keep_waiting_notice
@@ -56,6 +57,21 @@ def test_run_model_timeout_stops_a_silent_server_and_says_so_in_json(tmp_path):
     result = json.loads(done.stdout)
     assert result["outcome"] == "error"
     assert "sent nothing for 0.5 s" in result["reason"]
+
+
+@pytest.mark.parametrize("retries", [0, 1])
+def test_run_model_retries_sets_how_often_a_cut_reply_is_asked_for_again(tmp_path, retries):
+    cut = Reply(text="A long answer that the server cuts " * 4, cut_after_chars=40)
+    with FakeOpenAI([cut, cut]) as server:
+        done = neta(
+            "run", "go", "-p", "openai", "--base-url", server.base_url, "--api-key", "k",
+            "-w", str(tmp_path), "--model-retries", str(retries), "--json",
+        )  # fmt: skip
+    assert done.returncode == 1, done.stderr
+    assert len(server.requests) == retries + 1
+    reason = json.loads(done.stdout)["reason"]
+    assert "cut off" in reason
+    assert f"tried {retries + 1} time" in reason
 
 
 def test_run_turn_timeout_ends_a_turn_that_takes_too_long(tmp_path):
