@@ -27,7 +27,11 @@ from neta.runtime.attempt import (
 from neta.runtime.compaction import compact_history
 from neta.runtime.crew import CrewRunner
 from neta.runtime.prompt_builder import build_system_prompt
-from neta.runtime.reply_check import DEFAULT_MAX_CALLS_PER_REPLY, DEFAULT_MAX_REPLY_CHARS
+from neta.runtime.reply_check import (
+    DEFAULT_MAX_CALLS_PER_REPLY,
+    DEFAULT_MAX_REPLY_CHARS,
+    repair_history,
+)
 from neta.session import ClarifyFn, EntryKind, SessionContext
 from neta.session_tools import BoundTool, build_session_tools, resolve_session_toolsets
 from neta.todos import InMemoryTodoStore
@@ -340,6 +344,7 @@ class Agent:
             session._sink = sink
             session._loop = asyncio.get_running_loop()
             try:
+                repair_history(session.history)
                 close_interrupted_calls(session.history)
                 session.history.append(Message(role="user", content=message))
                 result = await run_attempt(

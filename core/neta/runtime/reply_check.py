@@ -87,6 +87,43 @@ def check_reply(
     return CheckedReply(message, calls, refused, note)
 
 
+def repair_history(history: list[Message]) -> int:
+    """Make a stored history valid in place: call names the API accepts, unique call ids.
+
+    For histories stored before the runtime checked replies (or given by a host): each
+    assistant message with an invalid name or a reused or empty id gets the calls
+    ``check_reply`` would have stored, and the tool messages that answer them (in order)
+    follow the new ids. Returns how many assistant messages were repaired.
+    """
+    repaired = 0
+    for index, message in enumerate(history):
+        if message.role != "assistant" or _all_valid(message.tool_calls):
+            continue
+        seen: set[str] = set()
+        calls = [
+            ToolCall(
+                id=_unique_id(call.id, seen),
+                name=call.name if _VALID_NAME.match(call.name) else INVALID_NAME,
+                arguments=call.arguments,
+            )
+            for call in message.tool_calls
+        ]
+        history[index] = message.model_copy(update={"tool_calls": calls})
+        waiting: dict[str, list[ToolCall]] = {}
+        for old, new in zip(message.tool_calls, calls, strict=True):
+            waiting.setdefault(old.id, []).append(new)
+        after = index + 1
+        while after < len(history) and history[after].role == "tool":
+            answered = waiting.get(history[after].tool_call_id or "")
+            if answered:
+                new = answered.pop(0)
+                update = {"tool_call_id": new.id, "name": new.name}
+                history[after] = history[after].model_copy(update=update)
+            after += 1
+        repaired += 1
+    return repaired
+
+
 def _all_valid(calls: Sequence[ToolCall]) -> bool:
     ids = {call.id for call in calls}
     return (

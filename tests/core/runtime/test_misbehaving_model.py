@@ -232,3 +232,33 @@ def test_a_huge_final_answer_is_cut_in_the_middle_and_says_so(tmp_path):
     assert len(result.text) < 100_200, len(result.text)
     assert "characters omitted" in result.text
     assert "more than the 100,000 allowed" in result.reason
+
+
+def test_a_history_stored_before_with_bad_names_and_ids_is_repaired_when_a_run_starts(tmp_path):
+    from neta.messages import Message
+    from neta.tools import ToolCall
+
+    poisoned = [
+        Message(role="user", content="earlier"),
+        Message(
+            role="assistant",
+            tool_calls=[
+                ToolCall(id="same", name="read file", arguments="{}"),
+                ToolCall(id="same", name="echo", arguments='{"text": "a"}'),
+            ],
+        ),
+        Message(role="tool", content="Error: unknown tool", tool_call_id="same", name="read file"),
+        Message(role="tool", content="echo: a", tool_call_id="same", name="echo"),
+        Message(role="assistant", content="done before"),
+    ]
+    with FakeOpenAI([Reply(text="fine now")]) as server:
+        agent = agent_for(server, tmp_path)
+        session = agent.new_session(history=poisoned)
+        result = asyncio.run(agent.run("again", session=session))
+    assert server.rejected == []
+    assert (result.outcome, result.text) == ("completed", "fine now")
+    sent = server.requests[0]["messages"]
+    calls = sent[2]["tool_calls"]
+    assert [c["function"]["name"] for c in calls] == ["invalid_tool_name", "echo"]
+    assert [m["tool_call_id"] for m in sent[3:5]] == [c["id"] for c in calls]
+    assert [m["content"] for m in sent[3:5]] == ["Error: unknown tool", "echo: a"]
