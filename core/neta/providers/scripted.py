@@ -76,7 +76,10 @@ class Script(BaseModel):
 
 
 class ScriptedProvider:
-    """Replays ``script`` one turn per request and records every request in ``received``."""
+    """Replays ``script`` one turn per request and records every request in ``received``.
+
+    Each recorded request holds a copy of its messages, as they were when it was made.
+    """
 
     def __init__(self, script: Script | dict[str, Any] | list[dict[str, Any]]) -> None:
         if isinstance(script, list):

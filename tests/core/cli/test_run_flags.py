@@ -74,6 +74,20 @@ def test_run_model_retries_sets_how_often_a_cut_reply_is_asked_for_again(tmp_pat
     assert f"tried {retries + 1} time" in reason
 
 
+def test_run_with_deeply_nested_arguments_still_prints_its_json_result(tmp_path):
+    nested = "[" * 10_000 + "]" * 10_000
+    turns = [{"tool_calls": [{"name": "read_file", "arguments": nested}]}, {"text": "moved on"}]
+    done = neta(
+        "run", "go", "-p", "scripted", "--script", script(tmp_path, turns), "-w", str(tmp_path),
+        "--json",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert (result["outcome"], result["text"]) == ("completed", "moved on")
+    [error] = [e for e in result["events"] if e["type"] == "tool_result"]
+    assert "nested too deeply" in error["content"]
+
+
 def test_run_turn_timeout_ends_a_turn_that_takes_too_long(tmp_path):
     turns = [{"text": "much later", "delay": 30}]
     done = neta(
