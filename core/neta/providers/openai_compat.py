@@ -79,6 +79,7 @@ class OpenAIProvider:
         self.model = model or os.environ.get("OPENAI_MODEL") or "gpt-4o-mini"
         self.stream = stream
         self.max_retries = max_retries
+        self.read_timeout = timeout
         self._client_options: dict[str, Any] = {
             "api_key": api_key or _KEYLESS,
             "base_url": base_url,
@@ -132,7 +133,7 @@ class OpenAIProvider:
             ) from exc
         except (openai.APITimeoutError, httpx.TimeoutException) as exc:
             raise ProviderError(
-                f"the model server sent nothing for {self._client_options['timeout']:g} s "
+                f"the model server sent nothing for {self.read_timeout:g} s "
                 "(the per-read timeout, --model-timeout)",
                 retryable=True,
             ) from exc
