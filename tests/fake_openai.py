@@ -1,7 +1,9 @@
 """A small OpenAI-compatible Chat Completions server on a 127.0.0.1 port, for tests.
 
 It answers ``POST /v1/chat/completions`` from a queue of scripted replies, streamed (SSE) or
-whole as the client asks, and records every request body it received.
+whole as the client asks, and records every request body it received. Like the real API it
+refuses (400) a request whose history is invalid (``tests.openai_rules``): such a request
+takes no reply from the queue and is listed in ``rejected``.
 """
 
 from __future__ import annotations
@@ -15,6 +17,8 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from tests.openai_rules import problem
+
 
 @dataclass
 class Reply:
@@ -24,7 +28,10 @@ class Reply:
     ``raw_chunks`` (streamed) are sent as they are, each merged into a chunk envelope;
     ``raw_message`` (whole) is the message as it is; a stream may ``fail_after`` some chunks
     (an error event, a dropped connection or a malformed chunk) or ``stall_after`` some
-    chunks until the server closes.
+    chunks until the server closes. ``call_ids`` replaces the ids of the tool calls (to play
+    a model that reuses one); ``cut_after_chars`` closes the stream once that many characters
+    of text and arguments went out, with neither a finish reason nor ``[DONE]``; ``trickle``
+    waits that many seconds before each chunk.
     """
 
     text: str = ""
@@ -36,14 +43,23 @@ class Reply:
     raw_message: dict[str, Any] | None = None
     fail_after: tuple[int, str] | None = None  # (chunks, "error" | "drop" | "garbage")
     stall_after: int | None = None
+    call_ids: list[str] | None = None
+    cut_after_chars: int | None = None
+    trickle: float = 0.0
+
+    def call_id(self, index: int) -> str:
+        """The id of tool call ``index``."""
+        return self.call_ids[index] if self.call_ids is not None else f"call_{index}"
 
 
 class FakeOpenAI:
     """The server; use as a context manager. ``base_url`` is what the SDK needs."""
 
-    def __init__(self, replies: list[Reply] | None = None) -> None:
+    def __init__(self, replies: list[Reply] | None = None, *, validate: bool = True) -> None:
         self.replies: list[Reply] = list(replies or [])
         self.requests: list[dict[str, Any]] = []
+        self.rejected: list[str] = []  # why each refused request was refused
+        self.validate = validate
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -68,6 +84,10 @@ class FakeOpenAI:
     def _next(self, body: dict[str, Any]) -> Reply:
         with self._lock:
             self.requests.append(body)
+            found = problem(body) if self.validate else None
+            if found is not None:
+                self.rejected.append(found)
+                return Reply(status=400, text=found)
             if not self.replies:
                 return Reply(status=500, text="fake server: no reply left")
             return self.replies.pop(0)
@@ -109,6 +129,7 @@ class FakeOpenAI:
                 self.send_header("Connection", "close")
                 self.end_headers()
                 self.close_connection = True
+                budget = reply.cut_after_chars
                 for sent, chunk in enumerate(_chunks(body, reply)):
                     if reply.stall_after == sent:
                         fake._closing.wait(30)
@@ -116,8 +137,16 @@ class FakeOpenAI:
                     if reply.fail_after is not None and reply.fail_after[0] == sent:
                         self._fail(reply.fail_after[1])
                         return
+                    if reply.trickle and fake._closing.wait(reply.trickle):
+                        return
+                    if budget is not None:
+                        chunk, budget = _cut(chunk, budget)
                     self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
                     self.wfile.flush()
+                    if budget is not None and budget <= 0:
+                        return  # the connection closes mid-reply
+                if budget is not None:
+                    return  # a cut reply never ends properly
                 self.wfile.write(b"data: [DONE]\n\n")
                 self.wfile.flush()
 
@@ -156,7 +185,7 @@ def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
     if reply.tool_calls:
         message["tool_calls"] = [
-            {"id": f"call_{i}", "type": "function", "function": {"name": n, "arguments": a}}
+            {"id": reply.call_id(i), "type": "function", "function": {"name": n, "arguments": a}}
             for i, (n, a) in enumerate(reply.tool_calls)
         ]
     if reply.raw_message is not None:
@@ -185,7 +214,7 @@ def _chunks(body: dict[str, Any], reply: Reply) -> Iterator[dict[str, Any]]:
     for i, (name, arguments) in enumerate(reply.tool_calls):
         head = {
             "index": i,
-            "id": f"call_{i}",
+            "id": reply.call_id(i),
             "type": "function",
             "function": {"name": name, "arguments": ""},
         }
@@ -197,3 +226,19 @@ def _chunks(body: dict[str, Any], reply: Reply) -> Iterator[dict[str, Any]]:
     usage = _usage(reply)
     if usage is not None and body.get("stream_options", {}).get("include_usage"):
         yield {**base, "choices": [], "usage": usage}
+
+
+def _cut(chunk: dict[str, Any], budget: int) -> tuple[dict[str, Any], int]:
+    """``chunk`` with its text and arguments cut to ``budget`` characters, and what is left."""
+    for choice in chunk.get("choices") or []:
+        choice["finish_reason"] = None
+        delta = choice.get("delta") or {}
+        if delta.get("content"):
+            delta["content"] = delta["content"][: max(budget, 0)]
+            budget -= len(delta["content"]) or 1
+        for call in delta.get("tool_calls") or []:
+            function = call.get("function") or {}
+            if function.get("arguments"):
+                function["arguments"] = function["arguments"][: max(budget, 0)]
+                budget -= len(function["arguments"]) or 1
+    return chunk, budget

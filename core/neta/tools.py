@@ -5,13 +5,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import contextvars
+import functools
 import inspect
-import threading
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel
+
+from neta.tool_threads import TOOL_THREADS
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,7 @@ class Tool:
     timeout: float | None = None
     session_guidance: str = ""
 
-    @property
+    @functools.cached_property
     def runs_in_thread(self) -> bool:
         """Whether ``execute`` is a plain function (run in a worker thread), not a coroutine."""
         return not inspect.iscoroutinefunction(self.execute)
@@ -83,8 +85,9 @@ class Tool:
     async def invoke(self, args: BaseModel) -> ToolResult:
         """Run ``execute`` with validated arguments and normalise its return value.
 
-        A plain function runs in a daemon thread: when the call is abandoned (a timeout, a
-        cancelled run) the thread finishes on its own but never holds the process open.
+        A plain function runs in a reused daemon thread (``neta.tool_threads``): when the
+        call is abandoned (a timeout, a cancelled run) the thread finishes the call on its
+        own but never holds the process open.
         """
         if self.runs_in_thread:
             outcome = await _in_thread(self.execute, args)
@@ -127,5 +130,5 @@ async def _in_thread(function: Callable[[Any], Any], argument: Any) -> Any:
         with contextlib.suppress(RuntimeError):  # the loop closed while the call ran on
             loop.call_soon_threadsafe(settle, outcome, error)
 
-    threading.Thread(target=work, name="neta-tool", daemon=True).start()
+    TOOL_THREADS.submit(work)
     return await done

@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+import time
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from rich.console import Console
@@ -12,6 +16,7 @@ from neta.events import (
     ClarifyRequest,
     ProviderRetry,
     RunFinished,
+    RunStarted,
     TextDelta,
     TodoUpdate,
     ToolCallStart,
@@ -22,17 +27,67 @@ from neta.truncation import one_line
 _STATUS_MARK = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]", "cancelled": "[-]"}
 _PREVIEW_LINES = 8
 
+QUIET_SECONDS = 5.0
+"""How long the model may be silent before a terminal shows that the run waits for it."""
+
 
 class EventRenderer:
-    """Renders events as they arrive: streamed text, tool calls and results, the todo list."""
+    """Renders events as they arrive: streamed text, tool calls and results, the todo list.
 
-    def __init__(self, console: Console | None = None, *, show_text: bool = True) -> None:
+    On a terminal it also shows, while the model has been silent for ``quiet`` seconds, a
+    line that counts the wait ("waiting for the model (45 s)…") when ``tick`` is called
+    (``keep_waiting_notice`` calls it every second); the next event clears that line.
+    """
+
+    def __init__(
+        self,
+        console: Console | None = None,
+        *,
+        show_text: bool = True,
+        quiet: float = QUIET_SECONDS,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
         self.console = console or Console(highlight=False)
         self.show_text = show_text
+        self.quiet = quiet
+        self._clock = clock
         self._in_text = False
+        self._running_calls = 0
+        self._waiting_since: float | None = None  # the model was asked and said nothing yet
+        self._notice_shown = False
+
+    def tick(self) -> None:
+        """Show or update the waiting line, if the model has been silent long enough."""
+        since = self._waiting_since
+        if since is None or self._in_text or not self.console.is_terminal:
+            return
+        waited = self._clock() - since
+        if waited < self.quiet:
+            return
+        self.console.file.write(f"\r\x1b[2Kwaiting for the model ({waited:.0f} s)…")
+        self.console.file.flush()
+        self._notice_shown = True
+
+    def _track(self, event: Any) -> None:
+        if self._notice_shown:
+            self.console.file.write("\r\x1b[2K")
+            self._notice_shown = False
+        if getattr(event, "agent_id", None):
+            return  # a sub-agent's events: its parent waits for a tool, not for the model
+        if isinstance(event, ToolCallStart):
+            self._running_calls += 1
+        elif isinstance(event, ToolResultEvent):
+            self._running_calls = max(0, self._running_calls - 1)
+        if isinstance(event, RunFinished):
+            self._waiting_since, self._running_calls = None, 0
+        elif isinstance(event, RunStarted | ToolResultEvent) and self._running_calls == 0:
+            self._waiting_since = self._clock()
+        elif isinstance(event, TextDelta | ToolCallStart):
+            self._waiting_since = None
 
     def __call__(self, event: Any) -> None:
         """Render one event."""
+        self._track(event)
         prefix = (
             f"[magenta]\\[{event.agent_id[:8]}][/] " if getattr(event, "agent_id", None) else ""
         )
@@ -98,3 +153,26 @@ def _preview(text: str) -> str:
     shown = "\n  ".join(lines[:_PREVIEW_LINES])
     more = len(lines) - _PREVIEW_LINES
     return shown + (f"\n  … {more} more lines" if more > 0 else "")
+
+
+@contextlib.asynccontextmanager
+async def keep_waiting_notice(
+    renderer: EventRenderer, interval: float = 1.0
+) -> AsyncIterator[None]:
+    """While the body runs, have ``renderer`` update its waiting line every ``interval`` s."""
+    if not renderer.console.is_terminal:
+        yield
+        return
+
+    async def ticking() -> None:
+        while True:
+            await asyncio.sleep(interval)
+            renderer.tick()
+
+    ticker = asyncio.get_running_loop().create_task(ticking())
+    try:
+        yield
+    finally:
+        ticker.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await ticker

@@ -5,15 +5,18 @@ from __future__ import annotations
 import asyncio
 import sys
 from pathlib import Path
+from typing import Any
 
 import typer
 
 from neta.cli.context import echo_json, plugin_manager, report_problems
-from neta.cli.render import EventRenderer
+from neta.cli.render import EventRenderer, keep_waiting_notice
+from neta.events import RunFinished
 from neta.messages import Usage
 from neta.providers.registry import DEFAULT_PROVIDER, resolve_model_name
 from neta.providers.retry import DEFAULT_MAX_TRIES, RetryPolicy
 from neta.runtime.agent import Agent, AgentSession, RunResult
+from neta.runtime.attempt import DEFAULT_TURN_TIMEOUT
 
 EXIT_CODES = {"completed": 0, "awaiting_input": 3}
 """Exit status per outcome; every other outcome exits 1."""
@@ -50,6 +53,27 @@ MaxTriesOpt = typer.Option(
     DEFAULT_MAX_TRIES, "--max-tries", min=1, help="Tries per model request (rate limits, 5xx)."
 )
 """``--max-tries``: tries per model request before a retryable failure is final."""
+ModelTimeoutOpt = typer.Option(
+    None,
+    "--model-timeout",
+    min=0.001,
+    help="Seconds the model server may stay silent, per read (default: the provider's; "
+    "300 for openai).",
+)
+"""``--model-timeout``: seconds the model server may stay silent (per read)."""
+TurnTimeoutOpt = typer.Option(
+    DEFAULT_TURN_TIMEOUT,
+    "--turn-timeout",
+    min=0.001,
+    help="Seconds one model turn may take in all before the run ends with an error.",
+)
+"""``--turn-timeout``: seconds one model turn (request and whole reply) may take."""
+
+AWAITING_HINT = (
+    "The run stopped to ask you this. To answer, run the task again with your answer in it, "
+    "or use `neta chat`, which asks you as the questions come."
+)
+"""What ``neta run`` says after a question (a one-shot run cannot be continued)."""
 
 
 def build_agent(
@@ -64,6 +88,9 @@ def build_agent(
     deny: list[str],
     max_turns: int,
     max_tries: int = DEFAULT_MAX_TRIES,
+    *,
+    model_timeout: float | None = None,
+    turn_timeout: float = DEFAULT_TURN_TIMEOUT,
 ) -> Agent:
     """An ``Agent`` from the command-line options shared by ``run`` and ``chat``."""
     pm = plugin_manager(ctx)
@@ -77,6 +104,8 @@ def build_agent(
         plugin_manager=pm,
         max_turns=max_turns,
         retry=RetryPolicy(max_tries=max_tries),
+        model_timeout=model_timeout,
+        turn_timeout=turn_timeout,
         provider_options={
             "base_url": base_url,
             "api_key": api_key,
@@ -100,6 +129,8 @@ def run(
     max_tries: int = MaxTriesOpt,
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
     no_input: bool = NoInputOpt,
+    model_timeout: float | None = ModelTimeoutOpt,
+    turn_timeout: float = TurnTimeoutOpt,
 ) -> None:
     """Run one task to completion and print the final answer (exit 0 when completed)."""
     agent = build_agent(
@@ -114,14 +145,19 @@ def run(
         deny,
         max_turns,
         max_tries,
+        model_timeout=model_timeout,
+        turn_timeout=turn_timeout,
     )
     interactive = not no_input and not as_json and _stdin_is_a_terminal()
     session = new_terminal_session(agent, interactive=interactive)
     report_problems(ctx)
     renderer = None if as_json else EventRenderer()
+    seen: list[Any] = []  # what a run interrupted by Ctrl-C still reports with --json
     try:
-        result = asyncio.run(agent.run(prompt, session=session, on_event=renderer))
+        result = asyncio.run(_run_once(agent, prompt, session, renderer or seen.append))
     except KeyboardInterrupt:  # the run was cancelled (its tools too) on the way out
+        if as_json:
+            echo_json(result_json(_interrupted(session, seen)))
         typer.echo("\nInterrupted.", err=True)
         raise typer.Exit(INTERRUPTED) from None
     finally:
@@ -129,8 +165,30 @@ def run(
     if as_json:
         echo_json(result_json(result))
     else:
-        show_outcome(result)
+        show_outcome(result, one_shot=True)
     raise typer.Exit(EXIT_CODES.get(result.outcome, 1))
+
+
+async def _run_once(agent: Agent, prompt: str, session: AgentSession, on_event: Any) -> RunResult:
+    if not isinstance(on_event, EventRenderer):
+        return await agent.run(prompt, session=session, on_event=on_event)
+    async with keep_waiting_notice(on_event):
+        return await agent.run(prompt, session=session, on_event=on_event)
+
+
+def _interrupted(session: AgentSession, events: list[Any]) -> RunResult:
+    """The result of a run Ctrl-C cancelled, from the events it emitted until then."""
+    end = next((e for e in reversed(events) if isinstance(e, RunFinished)), None)
+    return RunResult(
+        text="",
+        outcome="cancelled",
+        reason="interrupted by Ctrl-C" + (f" ({end.reason})" if end and end.reason else ""),
+        messages=list(session.history),
+        events=events,
+        usage=Usage(),
+        turns=end.turns if end is not None else 0,
+        session_id=session.session_id,
+    )
 
 
 def chat(
@@ -145,6 +203,8 @@ def chat(
     deny: list[str] = DenyOpt,
     max_turns: int = MaxTurnsOpt,
     max_tries: int = MaxTriesOpt,
+    model_timeout: float | None = ModelTimeoutOpt,
+    turn_timeout: float = TurnTimeoutOpt,
 ) -> None:
     """Talk with an agent in the terminal; the history is kept between messages (/exit ends)."""
     agent = build_agent(
@@ -159,6 +219,8 @@ def chat(
         deny,
         max_turns,
         max_tries,
+        model_timeout=model_timeout,
+        turn_timeout=turn_timeout,
     )
     session = new_terminal_session(agent, interactive=True)
     report_problems(ctx)
@@ -185,7 +247,8 @@ async def _chat_loop(agent: Agent, session: AgentSession) -> None:
             return
         if not line.strip():
             continue
-        result = await agent.run(line, session=session, on_event=renderer)
+        async with keep_waiting_notice(renderer):
+            result = await agent.run(line, session=session, on_event=renderer)
         show_outcome(result)
 
 
@@ -205,14 +268,22 @@ def new_terminal_session(agent: Agent, *, interactive: bool) -> AgentSession:
     return agent.new_session(clarify=terminal_clarify() if interactive else None)
 
 
-def show_outcome(result: RunResult) -> None:
-    """Print how a run ended, after the streamed text."""
+def show_outcome(result: RunResult, *, one_shot: bool = False) -> None:
+    """Print how a run ended, after the streamed text.
+
+    ``one_shot`` (``neta run``): a question cannot be answered with a next message, so the
+    hint says how to answer instead.
+    """
     if result.outcome == "awaiting_input":
-        typer.echo(f"\n{result.text}\n(answer with your next message)")
+        hint = AWAITING_HINT if one_shot else "(answer with your next message)"
+        typer.echo(f"\n{result.text}\n{hint}")
     elif result.outcome != "completed":
         typer.echo(f"Run ended: {result.outcome}: {result.reason}", err=True)
-    elif result.reason:  # completed, but not cleanly (a reply cut off at the token limit)
-        typer.echo(f"Note: {result.reason}", err=True)
+    else:
+        if not result.text.strip():
+            typer.echo("Note: the model's final reply was empty.", err=True)
+        if result.reason:  # completed, but not cleanly (a reply cut off at the token limit)
+            typer.echo(f"Note: {result.reason}", err=True)
     if result.usage.total_tokens:
         typer.echo(usage_line(result.usage, result.turns), err=True)
 

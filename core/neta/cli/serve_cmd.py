@@ -8,9 +8,22 @@ from pathlib import Path
 import typer
 
 from neta.cli.context import plugin_manager
-from neta.cli.run_cmd import ApiKeyOpt, BaseUrlOpt, DenyOpt, ModelOpt, ScriptOpt, ToolsetOpt
+from neta.cli.run_cmd import (
+    ApiKeyOpt,
+    BaseUrlOpt,
+    DenyOpt,
+    MaxTriesOpt,
+    ModelOpt,
+    ModelTimeoutOpt,
+    ProviderOpt,
+    ScriptOpt,
+    ToolsetOpt,
+    TurnTimeoutOpt,
+)
 from neta.hosting.auth import check_exposure
 from neta.hosting.config import HostConfig
+from neta.providers.registry import DEFAULT_PROVIDER, resolve_model_name
+from neta.providers.retry import RetryPolicy
 
 GRACEFUL_SECONDS = 3
 """How long a stopping server waits for requests in flight; their runs are then cancelled
@@ -21,7 +34,7 @@ def serve(
     ctx: typer.Context,
     host: str = typer.Option("127.0.0.1", "--host", help="Address to bind."),
     port: int = typer.Option(8765, "--port", help="Port to bind."),
-    provider: str = typer.Option("openai", "--provider", "-p", help="Model provider."),
+    provider: str | None = ProviderOpt,
     model: str = ModelOpt,
     base_url: str | None = BaseUrlOpt,
     api_key: str | None = ApiKeyOpt,
@@ -36,6 +49,9 @@ def serve(
     max_frame: int = typer.Option(
         HostConfig.max_frame_bytes, "--max-frame-bytes", help="Largest WebSocket frame."
     ),
+    model_timeout: float | None = ModelTimeoutOpt,
+    max_tries: int = MaxTriesOpt,
+    turn_timeout: float = TurnTimeoutOpt,
 ) -> None:
     """Serve agents over WebSocket (/ws) and REST (/v1); docs at /docs."""
     import uvicorn
@@ -44,9 +60,16 @@ def serve(
 
     token = token or os.environ.get("NETA_TOKEN") or None
     check_exposure(host, token)
-    options = {"base_url": base_url, "api_key": api_key, "script": str(script) if script else None}
+    options: dict[str, object] = {
+        "base_url": base_url,
+        "api_key": api_key,
+        "script": str(script) if script else None,
+        "timeout": model_timeout,
+    }
+    pm = plugin_manager(ctx)
+    provider, model = resolve_model_name(provider, model, pm)
     config = HostConfig(
-        provider=provider,
+        provider=provider or DEFAULT_PROVIDER,
         provider_options={k: v for k, v in options.items() if v is not None},
         model=model,
         workspace=(workspace or Path.cwd()).resolve(),
@@ -55,7 +78,8 @@ def serve(
         clarify_timeout=clarify_timeout,
         max_frame_bytes=max_frame,
         token=token,
-        plugin_manager=plugin_manager(ctx),
+        plugin_manager=pm,
+        agent_options={"turn_timeout": turn_timeout, "retry": RetryPolicy(max_tries=max_tries)},
     )
     app = create_app(config)
     typer.echo(f"Neta serving on http://{host}:{port} (WebSocket /ws, REST /v1, docs /docs)")

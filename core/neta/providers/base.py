@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import itertools
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol, runtime_checkable
+from typing import Any, Protocol, overload, runtime_checkable
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -15,18 +16,62 @@ TextSink = Callable[[str], None]
 """Receives the reply text piece by piece while it streams."""
 
 
+class Conversation(Sequence[Message]):
+    """The messages of one request without copying the history: ``head``, then ``history``.
+
+    It shows the history as it was when the request was made (later messages are not in it)
+    and is meant to be read during that turn; a provider that keeps requests copies it
+    (``list(request.messages)``), since the runtime may compact the history between turns.
+    """
+
+    __slots__ = ("_head", "_history", "_length")
+
+    def __init__(self, head: Sequence[Message], history: list[Message]) -> None:
+        self._head = tuple(head)
+        self._history = history
+        self._length = len(history)
+
+    def __len__(self) -> int:
+        return len(self._head) + self._length
+
+    @overload
+    def __getitem__(self, index: int) -> Message: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Message]: ...
+
+    def __getitem__(self, index: int | slice) -> Message | list[Message]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(*index.indices(len(self)))]
+        size = len(self)
+        position = index + size if index < 0 else index
+        if not 0 <= position < size:
+            raise IndexError("conversation index out of range")
+        head = len(self._head)
+        return self._head[position] if position < head else self._history[position - head]
+
+    def __iter__(self) -> Iterator[Message]:
+        yield from self._head
+        yield from itertools.islice(self._history, self._length)
+
+
+ToolDefinition = dict[str, Any]
+"""One tool as the model is offered it: a JSON object in the OpenAI ``tools`` format."""
+
+
 @dataclass(frozen=True)
 class ModelRequest:
     """What the runtime sends a provider each turn.
 
     Attributes:
-        messages: the whole conversation, system prompt first.
+        messages: the whole conversation, system prompt first (a ``Conversation`` view
+            when the runtime sends it; copy it to keep it past the turn).
         tools: the available tools in the OpenAI ``tools`` format.
         model: the model name (providers may ignore it).
     """
 
-    messages: list[Message]
-    tools: list[dict[str, Any]] = field(default_factory=list)
+    messages: Sequence[Message]
+    tools: list[ToolDefinition] = field(default_factory=list)
     model: str = ""
 
     @property

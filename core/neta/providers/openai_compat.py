@@ -10,16 +10,22 @@ Servers that call themselves compatible bend the protocol in small ways; what is
 streamed tool-call fragments without an ``index`` (told apart by their ids), several calls sent
 at the same index with different ids, a call's name repeated in every fragment, calls without
 ids, chunks without choices or without a delta. Whatever fails mid-stream (an error event, a
-malformed chunk, a broken connection) is a ``ProviderError``.
+malformed chunk, a broken connection) is a ``ProviderError``. A stream that ends without a
+finish reason was cut off on the way (a dropped connection, a proxy's limit): it is never
+taken as the answer, but asked for again under the same retry policy, and when every try is
+cut the error says so.
 """
 
 from __future__ import annotations
 
+import asyncio
 import os
+import random
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
+import httpx
 import openai
 
 from neta.errors import ConfigError, ProviderError
@@ -30,6 +36,18 @@ from neta.tools import ToolCall
 
 _KEYLESS = "not-needed"  # local servers take any key; the SDK insists on one
 
+DEFAULT_READ_TIMEOUT = 300.0
+"""Seconds the model server may stay silent (each read) before the request fails."""
+
+_RETRY_NOTE = "\n[the reply was cut off on the way; asking the model again]\n"
+
+
+class _CutOff(ProviderError):
+    """A streamed reply that ended before its finish reason: asked for again."""
+
+    def __init__(self, how: str) -> None:
+        super().__init__(f"the model's reply was cut off: {how}", retryable=True)
+
 
 class OpenAIProvider:
     """Chat Completions with streaming text and tool calls.
@@ -39,9 +57,10 @@ class OpenAIProvider:
         base_url: the API root (``.../v1``); ``OPENAI_BASE_URL`` when ``None``.
         api_key: the key; ``OPENAI_API_KEY`` when ``None``. Optional with a base URL.
         stream: stream the reply (text deltas as they come) or ask for it whole.
-        max_retries: the SDK's own retries (off by default: the runtime's retry policy
-            retries every provider, and a retry event is shown for each).
-        timeout: seconds per request.
+        max_retries: tries again, inside the provider, after a reply cut off mid-stream (off
+            by default: the runtime's retry policy retries every provider, cut replies
+            included, and emits a retry event for each).
+        timeout: seconds the server may stay silent, per read (``--model-timeout``).
     """
 
     def __init__(
@@ -52,7 +71,7 @@ class OpenAIProvider:
         api_key: str | None = None,
         stream: bool = True,
         max_retries: int = 0,
-        timeout: float = 600.0,
+        timeout: float = DEFAULT_READ_TIMEOUT,
     ) -> None:
         base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
         api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
@@ -64,6 +83,8 @@ class OpenAIProvider:
         self.model = model or os.environ.get("OPENAI_MODEL") or "gpt-4o-mini"
         self.stream = stream
         self.url = base_url or "https://api.openai.com/v1"
+        self.max_retries = max_retries
+        self.read_timeout = timeout
         self._client_options: dict[str, Any] = {
             "api_key": api_key or _KEYLESS,
             "base_url": base_url,
@@ -72,7 +93,29 @@ class OpenAIProvider:
         }
 
     async def complete(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
-        """Send one Chat Completions request (streamed or not) and collect the turn."""
+        """Send one Chat Completions request (streamed or not) and collect the turn.
+
+        A reply cut off mid-stream is asked for again, up to ``max_retries`` times with
+        backoff; the text streamed so far is followed by a line saying so.
+
+        Raises:
+            ProviderError: the request failed, or every reply was cut off.
+        """
+        tries = 0
+        while True:
+            try:
+                return await self._complete_once(request, on_text)
+            except _CutOff as exc:
+                tries += 1
+                if tries > self.max_retries:
+                    plural = "s" if tries > 1 else ""
+                    raise ProviderError(
+                        f"{exc} (tried {tries} time{plural})", retryable=True
+                    ) from exc
+            on_text(_RETRY_NOTE)
+            await asyncio.sleep(_backoff(tries))
+
+    async def _complete_once(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
         params: dict[str, Any] = {
             "model": request.model or self.model,
             "messages": [m.to_openai() for m in request.messages],
@@ -99,6 +142,12 @@ class OpenAIProvider:
                 model=params["model"],
                 url=self.url,
             ) from exc
+        except (openai.APITimeoutError, httpx.TimeoutException) as exc:
+            raise ProviderError(
+                f"the model server sent nothing for {self.read_timeout:g} s "
+                "(the per-read timeout, --model-timeout)",
+                retryable=True,
+            ) from exc
         except openai.APIConnectionError as exc:
             raise ProviderError(
                 f"cannot reach the model API: {exc}",
@@ -111,6 +160,8 @@ class OpenAIProvider:
             raise ProviderError(f"model API failed: {_short(str(exc))}") from exc
         except ValueError as exc:  # a chunk that is not JSON
             raise ProviderError(f"model API sent a malformed reply: {_short(str(exc))}") from exc
+        except httpx.TransportError as exc:  # the connection broke mid-reply
+            raise _CutOff(f"the connection broke ({type(exc).__name__})") from exc
 
     async def _whole(
         self, client: openai.AsyncOpenAI, params: dict[str, Any], on_text: TextSink
@@ -172,6 +223,9 @@ class OpenAIProvider:
                         on_text(delta.content)
                     for part in delta.tool_calls or []:
                         calls.add(part)
+        if finish_reason is None:
+            received = sum(map(len, text)) + calls.characters
+            raise _CutOff(f"the stream ended after {received} characters without a finish reason")
         return ModelResponse(
             text="".join(text), tool_calls=calls.finish(), usage=usage, finish_reason=finish_reason
         )
@@ -216,11 +270,22 @@ class _CallAssembler:
                 partial.name += name
             partial.arguments.append(getattr(function, "arguments", None) or "")
 
+    @property
+    def characters(self) -> int:
+        """How many characters of arguments arrived."""
+        return sum(len(piece) for call in self._calls for piece in call.arguments)
+
     def finish(self) -> list[ToolCall]:
         return [
             ToolCall(id=c.id or _new_call_id(), name=c.name, arguments="".join(c.arguments))
             for c in self._calls
         ]
+
+
+def _backoff(tries: int) -> float:
+    """Seconds before try ``tries + 1``: doubling from half a second, at most 8, jittered."""
+    delay: float = min(8.0, 0.5 * 2.0 ** (tries - 1))
+    return delay * random.uniform(0.75, 1.0)
 
 
 def _new_call_id() -> str:

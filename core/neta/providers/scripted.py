@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -77,7 +78,10 @@ class Script(BaseModel):
 
 
 class ScriptedProvider:
-    """Replays ``script`` one turn per request and records every request in ``received``."""
+    """Replays ``script`` one turn per request and records every request in ``received``.
+
+    Each recorded request holds a copy of its messages, as they were when it was made.
+    """
 
     def __init__(self, script: Script | dict[str, Any] | list[dict[str, Any]]) -> None:
         if isinstance(script, list):
@@ -101,7 +105,7 @@ class ScriptedProvider:
     async def complete(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
         """Play the next turn (checking its expectations against ``request``)."""
         index = len(self.received)
-        self.received.append(request)
+        self.received.append(replace(request, messages=list(request.messages)))
         if index >= len(self.script.turns):
             raise ProviderError(
                 f"scripted provider: no turn {index + 1} (the script has {len(self.script.turns)})"

@@ -4,28 +4,35 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import datetime as dt
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Unpack
+from typing import Any, Unpack
 
 from neta.errors import ConfigError
 from neta.events import Event, Outcome, ProviderRetry
 from neta.messages import Message, Usage, close_interrupted_calls
 from neta.plugins import NetaPluginManager, create_plugin_manager
-from neta.providers.base import Provider
+from neta.providers.base import Provider, ToolDefinition
 from neta.providers.registry import create_provider, resolve_model_name
 from neta.providers.retry import RetryingProvider, RetryNotice, RetryPolicy
 from neta.runtime.attempt import (
     DEFAULT_MAX_TURNS,
     DEFAULT_OUTPUT_LIMIT,
     DEFAULT_TOOL_TIMEOUT,
+    DEFAULT_TURN_TIMEOUT,
     run_attempt,
     safe_event_sink,
 )
 from neta.runtime.compaction import compact_history
 from neta.runtime.crew import CrewRunner
 from neta.runtime.prompt_builder import build_system_prompt
+from neta.runtime.reply_check import (
+    DEFAULT_MAX_CALLS_PER_REPLY,
+    DEFAULT_MAX_REPLY_CHARS,
+    repair_history,
+)
 from neta.session import ClarifyFn, EntryKind, SessionCapabilities, SessionContext
 from neta.session_tools import BoundTool, build_session_tools, resolve_session_toolsets
 from neta.todos import InMemoryTodoStore
@@ -72,6 +79,27 @@ class AgentSession:
     _sink: EventCallback | None = None
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _loop: asyncio.AbstractEventLoop | None = None  # the running run's loop
+    # built once per session: the tools never change, the prompt only with the date
+    _offered: dict[bool, list[ToolDefinition]] = field(default_factory=dict)
+    _prompt: tuple[dt.date, str] | None = None
+
+    def offered_tools(self, *, strict: bool = False) -> list[ToolDefinition]:
+        """The session's tools in the OpenAI ``tools`` format (their JSON schemas built once)."""
+        offered = self._offered.get(strict)
+        if offered is None:
+            offered = [b.schema.openai_tool(strict=strict) for b in self.tools.values()]
+            self._offered[strict] = offered
+        return offered
+
+    def _share_offered_tools(self, cache: dict[Any, list[ToolDefinition]], strict: bool) -> None:
+        """Take the tools list from ``cache`` (sessions with the same tools share one)."""
+        if strict in self._offered:
+            return
+        key = (tuple(b.schema for b in self.tools.values()), strict)  # equal schemas, equal JSON
+        found = cache.get(key)
+        if found is None:
+            found = cache[key] = self.offered_tools(strict=strict)
+        self._offered[strict] = found
 
     @property
     def session_id(self) -> str:
@@ -121,14 +149,22 @@ class Agent:
         output_limit: characters of a tool's output the model sees (head and tail kept).
         strict_schemas: send tool schemas in OpenAI strict mode.
         system_extras: host text appended to the system prompt.
-        compact_after: when a session's history holds more messages than this as a run
-            starts, all but the newest half is replaced by one note (``None``: never).
+        compact_after: when a session's history holds more messages than this before a model
+            turn (as a run starts, or between its turns), all but the newest half is replaced
+            by one note (``None``: never).
         crew_depth: how deep sub-agents may nest: sessions shallower than this get a crew
             runner (1: top-level sessions have children, children have none; 0: no crew).
         crew_concurrency: how many children of one session run at once.
         crew_timeout: seconds a child may take (a parallel delegation as a whole, too).
         retry: how failed model requests are tried again (rate limits, 5xx, dropped
             connections): ``RetryPolicy(max_tries=...)``; each retry emits ``provider_retry``.
+        model_timeout: seconds the model server may stay silent (per read); passed to a
+            provider given by name as its ``timeout`` option (``None``: the provider's default).
+        turn_timeout: seconds one model turn may take in all, however the server trickles
+            (``None``: no limit); past it the run ends with outcome ``error``.
+        max_calls_per_reply: tool calls of one reply that run; the model is told about the rest.
+        max_reply_chars: characters of one reply accepted; a larger one runs no calls and the
+            model is told to write less.
     """
 
     def __init__(
@@ -153,12 +189,19 @@ class Agent:
         crew_concurrency: int = 3,
         crew_timeout: float = 600.0,
         retry: RetryPolicy | None = None,
+        model_timeout: float | None = None,
+        turn_timeout: float | None = DEFAULT_TURN_TIMEOUT,
+        max_calls_per_reply: int = DEFAULT_MAX_CALLS_PER_REPLY,
+        max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS,
     ) -> None:
         self.pm = plugin_manager if plugin_manager is not None else create_plugin_manager()
         if provider is None or isinstance(provider, str):
             provider, model = resolve_model_name(provider, model, self.pm)
         if isinstance(provider, str):
-            provider = create_provider(provider, self.pm, model=model, **(provider_options or {}))
+            options = dict(provider_options or {})
+            if model_timeout is not None:
+                options.setdefault("timeout", model_timeout)
+            provider = create_provider(provider, self.pm, model=model, **options)
         self.provider: Provider | None = provider
         self.model = model
         self.requested = tuple(toolsets)
@@ -176,6 +219,12 @@ class Agent:
         self.crew_concurrency = crew_concurrency
         self.crew_timeout = crew_timeout
         self.retry = retry or RetryPolicy()
+        self.turn_timeout = turn_timeout
+        self.max_calls_per_reply = max_calls_per_reply
+        self.max_reply_chars = max_reply_chars
+        # the tools lists sent to the model, by their schemas: every session with the same
+        # tools shares one
+        self._offered: dict[Any, list[ToolDefinition]] = {}
 
     def new_session(
         self,
@@ -236,13 +285,37 @@ class Agent:
         self.pm.notify("neta_session_end", session=session.context)
 
     def system_prompt(self, session: AgentSession) -> str:
-        """The system prompt for ``session``, from the tools it actually has."""
-        return build_system_prompt(
+        """The system prompt for ``session``, from the tools it actually has.
+
+        Built once per session and day (it names the date); the tools never change.
+        """
+        today = dt.date.today()
+        if session._prompt is not None and session._prompt[0] == today:
+            return session._prompt[1]
+        prompt = build_system_prompt(
             catalog=self.pm.catalog(),
             tool_names=list(session.tools),
             session=session.context,
             extras=self.system_extras,
+            today=today,
             session_guidance={n: b.tool.session_guidance for n, b in session.tools.items()},
+        )
+        session._prompt = (today, prompt)
+        return prompt
+
+    def _offered_tools(self, session: AgentSession) -> list[ToolDefinition]:
+        if len(self._offered) > 256:  # sessions built with unusual tools: start over
+            self._offered.clear()
+        session._share_offered_tools(self._offered, self.strict_schemas)
+        return session.offered_tools(strict=self.strict_schemas)
+
+    def _compact(self, session: AgentSession, history: list[Message]) -> None:
+        if self.compact_after is None or len(history) <= self.compact_after:
+            return
+        history[:] = compact_history(
+            history,
+            keep_last=max(1, self.compact_after // 2),
+            todo_store=session.context.todo_store,
         )
 
     def _provider_for(self, session: AgentSession) -> Provider:
@@ -290,14 +363,9 @@ class Agent:
             session._loop = asyncio.get_running_loop()
             outcome = "error"
             try:
+                repair_history(session.history)
                 close_interrupted_calls(session.history)
                 session.history.append(Message(role="user", content=message))
-                if self.compact_after is not None and len(session.history) > self.compact_after:
-                    session.history[:] = compact_history(
-                        session.history,
-                        keep_last=max(1, self.compact_after // 2),
-                        todo_store=session.context.todo_store,
-                    )
                 result = await run_attempt(
                     provider=RetryingProvider(self._provider_for(session), self.retry, retrying),
                     system_prompt=self.system_prompt(session),
@@ -308,9 +376,13 @@ class Agent:
                     max_turns=self.max_turns,
                     tool_timeout=self.tool_timeout,
                     output_limit=self.output_limit,
-                    strict_schemas=self.strict_schemas,
                     session_id=session.session_id,
                     agent_id=agent_id,
+                    turn_timeout=self.turn_timeout,
+                    max_calls_per_reply=self.max_calls_per_reply,
+                    max_reply_chars=self.max_reply_chars,
+                    offered_tools=self._offered_tools(session),
+                    before_turn=lambda history: self._compact(session, history),
                 )
                 outcome = result.outcome
             except asyncio.CancelledError:

@@ -4,33 +4,22 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 import logging
-import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, get_args, get_origin
 
-from pydantic import BaseModel, ValidationError
-from pydantic.fields import FieldInfo
-
-from neta.errors import ConfigError, ProviderError, ToolError
-from neta.events import (
-    Event,
-    Outcome,
-    RunFinished,
-    RunStarted,
-    TextDelta,
-    ToolCallStart,
-    ToolResultEvent,
+from neta.errors import ConfigError, ProviderError
+from neta.events import Event, Outcome, RunFinished, RunStarted, TextDelta
+from neta.messages import Message, Usage, close_interrupted_calls
+from neta.providers.base import Conversation, ModelRequest, Provider, ToolDefinition
+from neta.runtime.reply_check import (
+    DEFAULT_MAX_CALLS_PER_REPLY,
+    DEFAULT_MAX_REPLY_CHARS,
+    check_reply,
 )
-from neta.messages import Message, Usage
-from neta.providers.base import ModelRequest, Provider
+from neta.runtime.tool_calls import EventTag, Limits, Turn, run_calls
 from neta.session import EventSink
 from neta.session_tools import BoundTool
-from neta.suggest import did_you_mean
-from neta.tools import ToolCall, ToolResult
-from neta.truncation import truncate_middle
 
 DEFAULT_MAX_TURNS = 50
 """Model turns per run before it stops with outcome ``max_turns``."""
@@ -40,6 +29,9 @@ DEFAULT_TOOL_TIMEOUT = 120.0
 
 DEFAULT_OUTPUT_LIMIT = 30_000
 """Characters of one tool result the model sees; longer output keeps its head and tail."""
+
+DEFAULT_TURN_TIMEOUT = 900.0
+"""Seconds one model turn (one request and its whole reply) may take before the run ends."""
 
 _log = logging.getLogger(__name__)
 
@@ -67,16 +59,6 @@ class AttemptResult:
     reason: str = ""
     turns: int = 0
     usage: Usage = field(default_factory=Usage)
-
-
-@dataclass(frozen=True)
-class _Limits:
-    max_turns: int
-    tool_timeout: float
-    output_limit: int
-    # Plain-function tools ran one at a time on the loop before they ran in threads; they
-    # still run one at a time, so tools sharing session state need no locks of their own.
-    thread_gate: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 def safe_event_sink(on_event: Callable[[Event], object]) -> EventSink:
@@ -131,29 +113,50 @@ async def run_attempt(
     strict_schemas: bool = False,
     session_id: str = "",
     agent_id: str | None = None,
+    turn_timeout: float | None = DEFAULT_TURN_TIMEOUT,
+    max_calls_per_reply: int = DEFAULT_MAX_CALLS_PER_REPLY,
+    max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS,
+    offered_tools: Sequence[ToolDefinition] | None = None,
+    before_turn: Callable[[list[Message]], object] | None = None,
 ) -> AttemptResult:
     """Run the model and its tool calls on ``history`` until it answers without calling a tool.
 
     ``history`` ends with the user's message and is extended in place with every assistant
-    and tool message. Whatever the model gets wrong (unknown tool, bad JSON, invalid
-    arguments, a tool that raises or times out) becomes an error result it reads. Provider
-    failures end the run with outcome ``error``. Cancelling the task cancels running tools and
-    emits ``run_finished`` with outcome ``cancelled`` before the cancellation propagates; any
-    other exception (a provider's bug) emits outcome ``error`` and propagates. An ``on_event``
-    that raises is logged once and does not stop the run (see ``safe_event_sink``).
+    and tool message. Whatever the model gets wrong (an invalid or unknown tool name, reused
+    call ids, bad or too deeply nested JSON, invalid arguments, too many calls or too large a
+    reply, a tool that raises or times out) becomes an error result it reads, and what is
+    stored is always a history the provider accepts. Provider failures, and a turn that
+    takes longer than ``turn_timeout`` seconds, end the run with outcome ``error``.
+    Cancelling the task cancels running tools, waits for them, and emits ``run_finished``
+    with outcome ``cancelled`` before the cancellation propagates; any other exception (a
+    provider's bug) emits outcome ``error`` and propagates. An ``on_event`` that raises is
+    logged once and does not stop the run (see ``safe_event_sink``).
+
+    ``offered_tools`` is the tools list sent to the model, when the caller keeps one (it
+    is built from ``tools`` otherwise); ``before_turn`` is called with ``history`` before each
+    model turn (compaction runs there).
     """
     on_event = safe_event_sink(on_event)
-    tag: dict[str, Any] = {"session_id": session_id, "agent_id": agent_id}
-    limits = _Limits(max_turns, tool_timeout, output_limit)
-    offered = [bound.schema.openai_tool(strict=strict_schemas) for bound in tools.values()]
+    tag: EventTag = {"session_id": session_id, "agent_id": agent_id}
+    limits = Limits(max_turns, tool_timeout, output_limit)
+    if offered_tools is None:
+        offered_tools = [
+            bound.schema.openai_tool(strict=strict_schemas) for bound in tools.values()
+        ]
+    offered = list(offered_tools)
+    system = (Message(role="system", content=system_prompt),)
+    names = list(tools)
     first = history[-1].content if history and history[-1].role == "user" else ""
-    on_event(RunStarted(message=first or "", tools=list(tools), **tag))
+    on_event(RunStarted(message=first or "", tools=names, **tag))
     usage = Usage()
     turns = 0
 
     def finish(outcome: Outcome, text: str = "", reason: str = "") -> AttemptResult:
         on_event(RunFinished(outcome=outcome, text=text, reason=reason, turns=turns, **tag))
         return AttemptResult(outcome, text, reason, turns, usage)
+
+    def on_text(piece: str) -> None:
+        on_event(TextDelta(text=piece, **tag))
 
     try:
         while True:
@@ -163,32 +166,32 @@ async def run_attempt(
                     reason=f"stopped after {limits.max_turns} turns without a final answer",
                 )
             turns += 1
-            request = ModelRequest(
-                messages=[Message(role="system", content=system_prompt), *history],
-                tools=offered,
-                model=model,
-            )
+            if before_turn is not None:
+                before_turn(history)
+            request = ModelRequest(Conversation(system, history), offered, model)
+            deadline = asyncio.timeout(turn_timeout)
             try:
-                response = await provider.complete(
-                    request, lambda piece: on_event(TextDelta(text=piece, **tag))
-                )
+                async with deadline:
+                    response = await provider.complete(request, on_text)
             except ProviderError as exc:
                 return finish("error", reason=str(exc))
+            except TimeoutError:
+                if not deadline.expired():
+                    raise
+                return finish("error", reason=_late(turn_timeout))
             if response.usage is not None:
                 usage = usage + response.usage
-            history.append(
-                Message(
-                    role="assistant",
-                    content=response.text or None,
-                    tool_calls=list(response.tool_calls),
-                )
+            reply = check_reply(
+                response, names, max_calls=max_calls_per_reply, max_chars=max_reply_chars
             )
+            history.append(reply.message)
             stop_note = _STOP_NOTES.get(response.finish_reason or "", "")
-            if not response.tool_calls:
-                return finish("completed", text=response.text, reason=stop_note)
-            turn = _Turn(tools, limits, on_event, tag, stop_note)
-            results = await _run_calls(response.tool_calls, turn)
-            for call, result in zip(response.tool_calls, results, strict=True):
+            if not reply.calls:
+                note = "; ".join(n for n in (stop_note, reply.note) if n)
+                return finish("completed", text=reply.message.content or "", reason=note)
+            turn = Turn(tools, limits, on_event, tag, stop_note, reply.refused)
+            results = await run_calls(reply.calls, turn)
+            for call, result in zip(reply.calls, results, strict=True):
                 history.append(
                     Message(
                         role="tool",
@@ -204,197 +207,17 @@ async def run_attempt(
                     "awaiting_input", text=ending.content, reason="a tool awaits the user"
                 )
     except asyncio.CancelledError:
+        close_interrupted_calls(history)
         finish("cancelled", reason="the run was cancelled")
         raise
     except Exception as exc:  # not handled here: the run's listeners still learn it ended
+        close_interrupted_calls(history)
         finish("error", reason=f"{type(exc).__name__}: {exc}")
         raise
 
 
-@dataclass(frozen=True)
-class _Turn:
-    """What running one turn's tool calls needs."""
-
-    tools: Mapping[str, BoundTool]
-    limits: _Limits
-    emit: EventSink
-    tag: dict[str, Any]
-    stop_note: str  # why the reply was cut, if it was: its last call's arguments may be too
-
-
-async def _run_calls(calls: Sequence[ToolCall], turn: _Turn) -> list[ToolResult]:
-    """Run one turn's calls: runs of independent calls concurrently, sequential tools alone."""
-    results: list[ToolResult] = []
-    batch: list[ToolCall] = []
-
-    async def flush() -> None:
-        results.extend(await asyncio.gather(*(_run_one(c, turn) for c in batch)))
-        batch.clear()
-
-    for index, call in enumerate(calls):
-        bound = turn.tools.get(call.name)
-        if bound is not None and bound.tool.sequential:
-            await flush()
-            results.append(await _run_one(call, turn))
-            if results[-1].end_turn:  # the turn waits for the user: later calls must wait too
-                results.extend(_skip(later, call.name, turn) for later in calls[index + 1 :])
-                return results
-        else:
-            batch.append(call)
-    await flush()
-    return results
-
-
-def _skip(call: ToolCall, ended_by: str, turn: _Turn) -> ToolResult:
-    result = _error(
-        f"not run: {ended_by!r} ended the turn to wait for an answer; "
-        "call this again afterwards if it is still needed"
+def _late(turn_timeout: float | None) -> str:
+    return (
+        f"the model did not finish its reply within {turn_timeout:g} s (the turn deadline); "
+        "the model server may be overloaded or stalled"
     )
-    turn.emit(ToolCallStart(call_id=call.id, name=call.name, arguments=call.arguments, **turn.tag))
-    turn.emit(
-        ToolResultEvent(
-            call_id=call.id, name=call.name, content=result.content, is_error=True, **turn.tag
-        )
-    )
-    return result
-
-
-async def _run_one(call: ToolCall, turn: _Turn) -> ToolResult:
-    turn.emit(ToolCallStart(call_id=call.id, name=call.name, arguments=call.arguments, **turn.tag))
-    started = time.perf_counter()
-
-    def report(result: ToolResult) -> None:
-        turn.emit(
-            ToolResultEvent(
-                call_id=call.id,
-                name=call.name,
-                content=result.content,
-                is_error=result.is_error,
-                duration_ms=(time.perf_counter() - started) * 1000,
-                data=result.data,
-                **turn.tag,
-            )
-        )
-
-    try:
-        result = await _execute(call, turn)
-    except asyncio.CancelledError:  # every started call gets its result event
-        report(_error("the run was cancelled while this tool ran"))
-        raise
-    content = truncate_middle(result.content, turn.limits.output_limit)
-    if content is not result.content:
-        result = ToolResult(content, result.is_error, result.end_turn, result.data)
-    report(result)
-    return result
-
-
-async def _execute(call: ToolCall, turn: _Turn) -> ToolResult:
-    bound = turn.tools.get(call.name)
-    if bound is None:
-        return _error(_unknown_tool(call.name, list(turn.tools)))
-    try:
-        args = _parse_arguments(call, bound.schema.args, turn.stop_note)
-    except ToolError as exc:
-        return _error(str(exc))
-    timeout = bound.tool.timeout or turn.limits.tool_timeout
-    try:
-        if not bound.tool.runs_in_thread:
-            return await asyncio.wait_for(_invoke(bound, args), timeout)
-        async with turn.limits.thread_gate:
-            return await asyncio.wait_for(_invoke(bound, args), timeout)
-    except ToolError as exc:
-        return _error(str(exc))
-    except TimeoutError:
-        return _error(f"tool {call.name!r} timed out after {timeout:g} s and was stopped")
-    except Exception as exc:
-        return _error(f"tool {call.name!r} failed: {type(exc).__name__}: {exc}")
-
-
-async def _invoke(bound: BoundTool, args: BaseModel) -> ToolResult:
-    try:
-        return await bound.tool.invoke(args)
-    except SystemExit as exc:  # caught inside the task: past it, asyncio would stop the loop
-        return _error(f"tool {bound.name!r} failed: SystemExit: {exc}")
-
-
-def _parse_arguments(call: ToolCall, model: type[BaseModel], stop_note: str = "") -> BaseModel:
-    text = call.arguments.strip() or "{}"
-    try:
-        data = json.loads(text)
-    except json.JSONDecodeError as exc:
-        cut = (
-            f" Your reply stopped early ({stop_note}), so the arguments are incomplete: "
-            "make the call smaller, e.g. write a large file in parts."
-            if stop_note
-            else ""
-        )
-        raise ToolError(
-            f"arguments for {call.name!r} are not valid JSON ({exc.msg} at position {exc.pos}); "
-            f"send one JSON object that matches the tool's schema.{cut}"
-        ) from None
-    if not isinstance(data, dict):
-        raise ToolError(
-            f"arguments for {call.name!r} must be a JSON object, not {type(data).__name__}"
-        )
-    try:
-        return model.model_validate(_without_nulls(data, model))
-    except ValidationError as exc:
-        raise ToolError(f"invalid arguments for {call.name!r}: {_describe(exc)}") from None
-
-
-def _without_nulls(data: dict[str, Any], model: type[BaseModel]) -> dict[str, Any]:
-    """Drop ``null`` for optional fields, in nested objects too, so their defaults apply.
-
-    Strict-mode schemas make every optional argument required but nullable: the model sends
-    ``null`` for what it means to leave out.
-    """
-    fields = {f.alias or name: f for name, f in model.model_fields.items()}
-    fields.update(model.model_fields)
-    cleaned: dict[str, Any] = {}
-    for key, value in data.items():
-        found = fields.get(key)
-        if found is None:
-            cleaned[key] = value
-        elif value is not None or found.is_required():
-            cleaned[key] = _nested_without_nulls(value, found)
-    return cleaned
-
-
-def _nested_without_nulls(value: Any, found: FieldInfo) -> Any:
-    nested = _single_model(found.annotation)
-    if nested is None:
-        return value
-    if isinstance(value, dict):
-        return _without_nulls(value, nested)
-    if isinstance(value, list):
-        return [_without_nulls(v, nested) if isinstance(v, dict) else v for v in value]
-    return value
-
-
-def _single_model(annotation: Any) -> type[BaseModel] | None:
-    """The one pydantic model in ``annotation`` (``M``, ``M | None``, ``list[M]``), if any."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    if get_origin(annotation) in (dict, Mapping):
-        return None  # keys are data, not field names
-    found = {m for arg in get_args(annotation) if (m := _single_model(arg)) is not None}
-    return found.pop() if len(found) == 1 else None
-
-
-def _describe(exc: ValidationError) -> str:
-    parts = []
-    for error in exc.errors(include_url=False):
-        where = ".".join(str(p) for p in error["loc"]) or "(arguments)"
-        parts.append(f"{where}: {error['msg']}")
-    return "; ".join(parts)
-
-
-def _unknown_tool(name: str, available: list[str]) -> str:
-    hint = did_you_mean(name, available)
-    hint = f" {hint[:1].upper()}{hint[1:]}" if hint else ""
-    listing = ", ".join(available) if available else "none"
-    return f"unknown tool {name!r}.{hint} Available tools: {listing}."
-
-
-def _error(message: str) -> ToolResult:
-    return ToolResult(content=f"Error: {message}", is_error=True)

@@ -30,6 +30,10 @@ def compact_history(
     result), or, when there is none before it, later. When no such cut removes
     anything, the history is returned as it was (as a new list).
 
+    When the newest user message starts a run longer than ``keep_last`` (compaction between
+    the turns of one run), that message is kept as it is, right after the note, and the
+    run's older turns are cut before an assistant message instead.
+
     The note says that earlier turns were compacted, lists the user's requests from them
     briefly, and lists only the todo items still pending or in progress (completed and
     cancelled ones are left out); without a ``todo_store`` it has no todo section.
@@ -39,12 +43,37 @@ def compact_history(
     """
     if keep_last < 1:
         raise ConfigError(f"keep_last must be at least 1, not {keep_last}")
-    cut = _cut_index(history, len(history) - keep_last)
+    target = len(history) - keep_last
+    snapshot = todo_store.snapshot() if todo_store is not None else None
+    within = _cut_within_run(history, target)
+    if within is not None:
+        request, start = within
+        removed = [*history[:request], *history[request + 1 : start]]
+        note = Message(role="user", content=_note(removed, snapshot))
+        return [note, history[request], *history[start:]]
+    cut = _cut_index(history, target)
     if cut is None:
         return list(history)
-    snapshot = todo_store.snapshot() if todo_store is not None else None
-    note = _note(history[:cut], snapshot)
-    return [Message(role="user", content=note), *history[cut:]]
+    return [Message(role="user", content=_note(history[:cut], snapshot)), *history[cut:]]
+
+
+def _cut_within_run(history: Sequence[Message], target: int) -> tuple[int, int] | None:
+    """For a run longer than what is kept: its request and the assistant message to keep from.
+
+    Between the turns of one long run the newest user message is the run's request, and
+    ``target`` falls after it. The request is kept word for word; the run's older turns go
+    into the note, cut just before an assistant message (never between a call and its
+    result): the closest at or before ``target``, or else the first after it.
+    """
+    request = next((i for i in range(len(history) - 1, -1, -1) if history[i].role == "user"), None)
+    if request is None or target <= request + 1:
+        return None
+    starts = [i for i in range(request + 2, len(history)) if history[i].role == "assistant"]
+    before = [i for i in starts if i <= target]
+    if before:
+        return request, before[-1]
+    after = [i for i in starts if i > target]
+    return (request, after[0]) if after else None
 
 
 def _cut_index(history: Sequence[Message], target: int) -> int | None:

@@ -49,7 +49,11 @@ def build(session: neta.SessionContext) -> neta.Tool:
                 reason = f"the sub-agent could not run: {type(exc).__name__}: {exc}"
                 return neta.ChildResult(child_id="", status="failed", reason=reason)
 
-        results = await asyncio.gather(*(one(task) for task in args.tasks))
+        # a task group, not a bare gather: cancelled, it cancels every child and waits until
+        # all have ended (their final events sent) before the cancellation goes on
+        async with asyncio.TaskGroup() as group:
+            running = [group.create_task(one(task)) for task in args.tasks]
+        results = [child.result() for child in running]
         return neta.ToolResult(
             content=_describe_all(args.tasks, results),
             is_error=not any(report.succeeded(r) for r in results),

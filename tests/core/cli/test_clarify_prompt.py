@@ -256,7 +256,7 @@ def test_neta_run_without_a_terminal_degrades_and_exits_awaiting_input(tmp_path)
     assert done.returncode == 3, done.stderr
     assert "[clarify] Question: Which database?" in done.stdout
     assert "Choices: 1. Postgres; 2. SQLite; 3. DuckDB" in done.stdout
-    assert "(answer with your next message)" in done.stdout
+    assert "run the task again with your answer in it" in done.stdout
     assert "answer> " not in done.stdout
 
 

@@ -240,6 +240,7 @@ def test_streamed_tool_call_name_repeated_in_every_chunk_is_not_doubled():
     chunks = [
         calls_delta({"index": 0, "id": "e", "function": {"name": "echo", "arguments": ""}}),
         calls_delta({"index": 0, "function": {"name": "echo", "arguments": '{"text": "x"}'}}),
+        choice({}, "tool_calls"),
     ]
     [tool_call] = stream_once(Reply(raw_chunks=chunks)).tool_calls
     assert (tool_call.name, tool_call.arguments) == ("echo", '{"text": "x"}')
@@ -259,8 +260,11 @@ def test_stream_chunks_without_choices_or_delta_are_skipped():
 
 
 def test_tool_calls_without_ids_get_ids_unique_across_turns():
-    chunk = calls_delta({"index": 0, "function": {"name": "echo", "arguments": "{}"}})
-    with FakeOpenAI([Reply(raw_chunks=[chunk]), Reply(raw_chunks=[chunk])]) as server:
+    chunks = [
+        calls_delta({"index": 0, "function": {"name": "echo", "arguments": "{}"}}),
+        choice({}, "tool_calls"),
+    ]
+    with FakeOpenAI([Reply(raw_chunks=chunks), Reply(raw_chunks=chunks)]) as server:
         provider = OpenAIProvider("m", base_url=server.base_url, max_retries=0)
         first = asyncio.run(provider.complete(request(), lambda _: None)).tool_calls[0].id
         second = asyncio.run(provider.complete(request(), lambda _: None)).tool_calls[0].id
@@ -297,6 +301,7 @@ def test_finish_reason_length_is_reported(stream):
     [
         ("error", "overloaded mid-stream"),
         ("garbage", "malformed"),
+        ("drop", "cut off"),
     ],
 )
 def test_stream_failing_midway_is_a_provider_error(how, message):

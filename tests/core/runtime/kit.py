@@ -17,6 +17,7 @@ class EchoArgs(BaseModel):
 class SleepArgs(BaseModel):
     seconds: float = 0.2
     label: str = ""
+    linger: float = 0.0  # seconds its clean-up takes once cancelled
 
 
 class NoArgs(BaseModel):
@@ -42,6 +43,9 @@ async def sleepy(args: SleepArgs) -> str:
         await asyncio.sleep(args.seconds)
     except asyncio.CancelledError:
         LOG.append(f"cancelled {args.label}")
+        if args.linger:
+            await asyncio.sleep(args.linger)
+            LOG.append(f"cleaned up {args.label}")
         raise
     LOG.append(f"end {args.label}")
     return f"slept {args.seconds}"
@@ -72,6 +76,12 @@ def blocking(args: SleepArgs) -> str:
 
 
 THREADS: list[int] = []
+RAN_IN: list[threading.Thread] = []  # the thread objects themselves: ids are never reused
+
+
+def whoami(args: NoArgs) -> str:
+    RAN_IN.append(threading.current_thread())
+    return threading.current_thread().name
 
 
 def quits(args: NoArgs) -> str:
@@ -98,6 +108,7 @@ SCHEMAS = [
     ("nested", NestedArgs, "Takes nested objects.", ""),
     ("plans", NoArgs, "Emits a todo update from a plain function.", ""),
     ("malformed", NoArgs, "Returns a result whose content is not text.", ""),
+    ("whoami", NoArgs, "Records the thread it runs in.", ""),
 ]
 
 
@@ -131,6 +142,7 @@ def neta_build_tools(session):
         neta.Tool(name="nested", execute=nested),
         neta.Tool(name="plans", execute=lambda a: plans(session)),
         neta.Tool(name="malformed", execute=lambda a: neta.ToolResult(content=None)),
+        neta.Tool(name="whoami", execute=whoami),
     ]
 
 

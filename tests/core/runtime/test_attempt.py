@@ -411,6 +411,39 @@ def test_cancelled_tool_calls_get_a_result_event_so_no_call_is_left_open(tmp_pat
     assert events[-1].outcome == "cancelled"
 
 
+@pytest.mark.parametrize("count", [1, 3])
+def test_cancelling_waits_for_every_running_call_before_the_run_finishes(tmp_path, count):
+    calls = [
+        call("sleepy", {"seconds": 30, "label": f"c{n}", "linger": 0.02 + 0.15 * n})
+        for n in range(count)  # the first is cleaned up well before the others
+    ]
+    agent, _ = agent_for(tmp_path, [{"tool_calls": calls}])
+    kit.LOG.clear()
+    events = []
+    log_at_end = []
+
+    def on_event(event):
+        events.append(event)
+        if isinstance(event, RunFinished):
+            log_at_end.extend(kit.LOG)
+
+    async def scenario():
+        async with asyncio.timeout(5):
+            task = asyncio.create_task(agent.run("go", on_event=on_event))
+            while len(kit.LOG) < count:
+                await asyncio.sleep(0.01)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            return asyncio.all_tasks() - {asyncio.current_task()}
+
+    assert asyncio.run(scenario()) == set()
+    assert sorted(log_at_end) == sorted(
+        f"{what} c{n}" for n in range(count) for what in ("start", "cancelled", "cleaned up")
+    )
+    assert [e.type for e in events[-count - 1 :]] == ["tool_result"] * count + ["run_finished"]
+
+
 def test_tool_result_without_text_content_becomes_an_error_result(tmp_path):
     agent, _ = agent_for(tmp_path, [{"tool_calls": [call("malformed")]}, {"text": "ok"}])
     result = asyncio.run(agent.run("go"))

@@ -91,8 +91,16 @@ def test_compact_history_keeps_a_question_that_ended_a_turn_with_the_reply_to_it
     assert compacted[1:] == history[2:]
 
 
-def test_compact_history_with_no_user_message_to_cut_at_keeps_everything():
+def test_compact_history_within_one_run_keeps_its_request_and_cuts_before_a_call():
     history = [user("one"), calling("c1"), result("c1"), calling("c2"), result("c2")]
+    compacted = compact_history(history, keep_last=2, todo_store=None)
+    assert compacted[0].content.startswith(NOTE_HEADER)
+    assert "2 earlier messages" in compacted[0].content
+    assert compacted[1:] == [user("one"), calling("c2"), result("c2")]
+
+
+def test_compact_history_with_nothing_before_the_runs_first_call_keeps_everything():
+    history = [user("one"), calling("c1"), result("c1")]
     assert compact_history(history, keep_last=2, todo_store=None) == history
 
 

@@ -51,6 +51,7 @@ ended_sessions: list[str] = []
 class WaitArgs(BaseModel):
     seconds: float
     label: str
+    linger: float = 0.0  # seconds its clean-up takes once cancelled
 
 
 async def wait(args: WaitArgs) -> str:
@@ -59,6 +60,9 @@ async def wait(args: WaitArgs) -> str:
         await asyncio.sleep(args.seconds)
     except asyncio.CancelledError:
         wait_log.append(f"cancelled {args.label}")
+        if args.linger:
+            await asyncio.sleep(args.linger)
+            wait_log.append(f"cleaned up {args.label}")
         raise
     wait_log.append(f"end {args.label}")
     return f"waited {args.seconds}"

@@ -219,6 +219,51 @@ def test_cancelling_the_parent_run_cancels_its_children_and_leaves_nothing_runni
     assert set(ended_sessions) == children
 
 
+@pytest.mark.parametrize("count", [1, 3])
+def test_cancelling_the_parent_waits_for_every_child_and_emits_their_ends_first(tmp_path, count):
+    keys = "abc"[:count]
+    tasks = [{"goal": f"[{key}] wait", "toolsets": ["slow"]} for key in keys]
+    children = {  # the first child is cleaned up well before the others
+        key: [turn(call("wait", seconds=30, label=key, linger=0.02 + 0.15 * n)), {"text": "x"}]
+        for n, key in enumerate(keys)
+    }
+    router = Router([turn(call("delegate_parallel", tasks=tasks)), {"text": "never"}], **children)
+    agent = crew_agent(tmp_path, router, toolsets=["slow"])
+    events = []
+    log_at_parent_end = []
+
+    def on_event(event):
+        events.append(event)
+        if isinstance(event, RunFinished) and event.agent_id is None:
+            log_at_parent_end.extend(wait_log)
+
+    async def scenario():
+        async with asyncio.timeout(5):
+            task = asyncio.create_task(agent.run("go", on_event=on_event))
+            while sum(isinstance(e, ToolCallStart) and e.name == "wait" for e in events) < count:
+                await asyncio.sleep(0.01)
+            task.cancel()
+            with pytest.raises(asyncio.CancelledError):
+                await task
+            return asyncio.all_tasks() - {asyncio.current_task()}
+
+    assert asyncio.run(scenario()) == set()
+    assert sorted(log_at_parent_end) == sorted(
+        [f"{what} {key}" for key in keys for what in ("start", "cancelled", "cleaned up")]
+    )
+    parent_end = next(
+        i for i, e in enumerate(events) if isinstance(e, RunFinished) and e.agent_id is None
+    )
+    assert parent_end == len(events) - 1  # nothing of a child arrives after the parent's end
+    child_ends = [e for e in events if isinstance(e, RunFinished) and e.agent_id is not None]
+    assert len(child_ends) == count
+    assert all(e.outcome == "cancelled" for e in child_ends)
+    waits = [e for e in events if isinstance(e, ToolResultEvent) and e.name == "wait"]
+    assert len(waits) == count  # every started call got its result event
+    [delegation] = parent_results(events, "delegate_parallel")
+    assert "cancelled" in delegation.content
+
+
 def test_child_events_reach_the_parents_on_event_tagged_with_the_child_id(tmp_path):
     todos = [{"id": "1", "content": "look around", "status": "in_progress"}]
     router = Router(

@@ -1,0 +1,88 @@
+"""The worker threads plain-function tools run in: reused, never holding the process open.
+
+Starting a thread per call costs more than many tools take. Workers are kept for reuse
+instead, with two bounds: at most ``MAX_IDLE`` wait for work at any time (more are started
+only while all are busy, e.g. held by calls that timed out but still run), and an idle one
+ends after ``IDLE_SECONDS``. Every worker is a daemon thread; an idle one holds no reference to
+any call and is named ``neta-tool-idle`` (``neta-tool`` while it runs one), so that a thread
+still blocked in a tool is easy to tell from one waiting harmlessly for work.
+"""
+
+from __future__ import annotations
+
+import queue
+import threading
+from collections.abc import Callable
+
+MAX_IDLE = 4
+"""The most worker threads kept waiting for work."""
+
+IDLE_SECONDS = 30.0
+"""How long an idle worker waits for work before it ends."""
+
+BUSY_NAME = "neta-tool"
+"""The name of a worker while it runs a call."""
+
+IDLE_NAME = "neta-tool-idle"
+"""The name of a worker while it waits for work."""
+
+Job = Callable[[], None]
+
+
+class ToolThreads:
+    """A small set of reusable daemon threads for plain-function tool calls.
+
+    Args:
+        max_idle: the most workers kept waiting for work.
+        idle_seconds: how long an idle worker waits before it ends.
+    """
+
+    def __init__(self, *, max_idle: int = MAX_IDLE, idle_seconds: float = IDLE_SECONDS) -> None:
+        self.max_idle = max_idle
+        self.idle_seconds = idle_seconds
+        self._jobs: queue.SimpleQueue[Job] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+
+    @property
+    def idle(self) -> int:
+        """How many workers wait for work now."""
+        return self._idle
+
+    def submit(self, job: Job) -> None:
+        """Run ``job`` in a worker: an idle one when there is one, else a new one."""
+        with self._lock:
+            if self._idle > 0:
+                self._idle -= 1
+                self._jobs.put(job)  # under the lock: a worker leaving sees it (see _next)
+                return
+        threading.Thread(target=self._work, args=(job,), name=BUSY_NAME, daemon=True).start()
+
+    def _work(self, job: Job | None) -> None:
+        me = threading.current_thread()
+        while job is not None:
+            job()
+            job = None  # an idle worker keeps nothing of the call it ran
+            me.name = IDLE_NAME
+            job = self._next()
+            me.name = BUSY_NAME
+
+    def _next(self) -> Job | None:
+        """The next job for this worker, or ``None`` when it should end."""
+        with self._lock:
+            if self._idle >= self.max_idle:
+                return None
+            self._idle += 1
+        try:
+            return self._jobs.get(timeout=self.idle_seconds)
+        except queue.Empty:
+            with self._lock:
+                try:  # a job handed to this worker just as it timed out
+                    return self._jobs.get_nowait()
+                except queue.Empty:
+                    self._idle -= 1
+                    return None
+
+
+TOOL_THREADS = ToolThreads()
+"""The process's worker threads for plain-function tools."""

@@ -1,0 +1,102 @@
+"""The checks the OpenAI Chat Completions API makes on a request's history, for the fake server.
+
+A real API answers 400 to a history it finds invalid, and a session that stored such a history
+is stuck: every later request carries it. The fake server applies these rules so that tests
+see the same refusal a real deployment would.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+_ROLES = {"system", "developer", "user", "assistant", "tool"}
+
+
+def problem(body: dict[str, Any]) -> str | None:
+    """What the real API would refuse in ``body`` (its message), or ``None`` when it is valid."""
+    for index, tool in enumerate(body.get("tools") or []):
+        name = (tool.get("function") or {}).get("name", "")
+        if not NAME.match(name):
+            return _pattern(f"tools[{index}].function.name")
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return "Invalid 'messages': empty array. Expected an array with minimum length 1."
+    waiting: list[str] = []  # ids of the last assistant message still without a result
+    answered: set[str] = set()
+    for index, message in enumerate(messages):
+        role = message.get("role")
+        if role not in _ROLES:
+            return f"Invalid value: '{role}'. Supported values are: {sorted(_ROLES)}."
+        if role != "tool" and waiting:
+            return _unanswered(waiting)
+        if role == "assistant":
+            found = _assistant(index, message)
+            if found is not None:
+                return found
+            waiting = [call["id"] for call in message.get("tool_calls") or []]
+            answered = set()
+        elif role == "tool":
+            found = _tool(index, message, waiting, answered)
+            if found is not None:
+                return found
+        elif not isinstance(message.get("content"), str | list):
+            return f"Invalid value for 'messages[{index}].content': expected a string, got null."
+    if waiting:
+        return _unanswered(waiting)
+    return None
+
+
+def _assistant(index: int, message: dict[str, Any]) -> str | None:
+    calls = message.get("tool_calls") or []
+    if message.get("content") is None and not calls:
+        return f"Invalid value for 'messages[{index}].content': expected a string, got null."
+    seen: set[str] = set()
+    for number, call in enumerate(calls):
+        ident = call.get("id")
+        if not isinstance(ident, str) or not ident:
+            return f"Missing required parameter: 'messages[{index}].tool_calls[{number}].id'."
+        if ident in seen:
+            return (
+                f"Invalid parameter: Duplicate value for 'tool_call_id' of {ident} in "
+                f"message[{index}]. Please ensure all tool call IDs are unique."
+            )
+        seen.add(ident)
+        if not NAME.match((call.get("function") or {}).get("name") or ""):
+            return _pattern(f"messages[{index}].tool_calls[{number}].function.name")
+    return None
+
+
+def _tool(
+    index: int, message: dict[str, Any], waiting: list[str], answered: set[str]
+) -> str | None:
+    ident = message.get("tool_call_id")
+    if ident in answered:
+        return (
+            f"Invalid parameter: Duplicate value for 'tool_call_id' of {ident} in "
+            f"message[{index}]. Please ensure all tool call IDs are unique."
+        )
+    if ident not in waiting:
+        return (
+            "Invalid parameter: messages with role 'tool' must be a response to a preceeding "
+            "message with 'tool_calls'."
+        )
+    answered.add(ident)
+    waiting.remove(ident)
+    return None
+
+
+def _unanswered(ids: list[str]) -> str:
+    return (
+        "An assistant message with 'tool_calls' must be followed by tool messages responding "
+        "to each 'tool_call_id'. The following tool_call_ids did not have response messages: "
+        + ", ".join(ids)
+    )
+
+
+def _pattern(where: str) -> str:
+    return (
+        f"Invalid '{where}': string does not match pattern. Expected a string that matches "
+        "the pattern '^[a-zA-Z0-9_-]+$'."
+    )
