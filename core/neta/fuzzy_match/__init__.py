@@ -60,7 +60,21 @@ from neta.fuzzy_match._messages import (
     placeholder,
     stale_line,
 )
-from neta.fuzzy_match._strategies import PRESENCE, Context, Found, first_found
+from neta.fuzzy_match._similarity import block_anchor, context_aware
+from neta.fuzzy_match._strategies import (
+    PRESENCE,
+    Context,
+    Found,
+    Strategy,
+    escape_normalized,
+    exact,
+    first_found,
+    indent_flexible,
+    line_trimmed,
+    trimmed_boundary,
+    unicode_normalized,
+    whitespace_normalized,
+)
 from neta.fuzzy_match._text import (
     Document,
     is_placeholder,
@@ -82,17 +96,20 @@ __all__ = [
     "fuzzy_replace",
 ]
 
-STRATEGIES = (
-    "exact",
-    "line_trimmed",
-    "whitespace_normalized",
-    "indent_flexible",
-    "escape_normalized",
-    "trimmed_boundary",
-    "unicode_normalized",
-    "block_anchor",
-    "context_aware",
+_ORDER: tuple[Strategy, ...] = (
+    exact,
+    line_trimmed,
+    whitespace_normalized,
+    indent_flexible,
+    escape_normalized,
+    trimmed_boundary,
+    unicode_normalized,
+    block_anchor,
+    context_aware,
 )
+"""Every strategy, in the order they are tried: the one place that order is set."""
+
+STRATEGIES: tuple[str, ...] = tuple(strategy.__name__ for strategy in _ORDER)
 """The strategies' names, in the order they are tried."""
 
 _FIND_LIMIT = 10_000
@@ -156,7 +173,7 @@ def fuzzy_find_all(content: str, search: str) -> list[FuzzyMatch]:
     if not needle.strip():
         return []
     doc = Document(content)
-    found = first_found(Context(LineIndex(doc), limit=_FIND_LIMIT), needle)
+    found = first_found(Context(LineIndex(doc), limit=_FIND_LIMIT), needle, _ORDER)
     if found is None:
         return []
     matches = []
@@ -200,7 +217,7 @@ def fuzzy_replace(content: str, old: str, new: str, replace_all: bool = False) -
     doc = Document(content)
     index = LineIndex(doc)
     ctx = Context(index, not replace_all, None if replace_all else _AMBIGUITY_LIMIT)
-    found = first_found(ctx, old_text)
+    found = first_found(ctx, old_text, _ORDER)
     if found is None:
         raise _not_found(doc, index, old_text, new_text)
     if found.incomplete or (len(found.starts) > 1 and (found.fuzzy or not replace_all)):
