@@ -50,6 +50,8 @@ from dataclasses import dataclass
 
 from neta.errors import AmbiguousMatchError, InvalidEditError, MatchError, NoMatchError
 from neta.fuzzy_match._diff import line_diff
+from neta.fuzzy_match._escapes import decode_stray_escapes
+from neta.fuzzy_match._exact import check_output_size, replace_exact
 from neta.fuzzy_match._line_index import LineIndex
 from neta.fuzzy_match._merge import StaleLineError, merge
 from neta.fuzzy_match._messages import (
@@ -214,6 +216,10 @@ def fuzzy_replace(content: str, old: str, new: str, replace_all: bool = False) -
     """
     old_text, new_text = _as_searched(old), _as_searched(new)
     _check_edit(old_text, new_text)
+    quick = replace_exact(content, old_text, new_text, replace_all)
+    if quick is not None:
+        edited, count, start_line, end_line = quick
+        return Replacement(edited, count, "exact", start_line, end_line)
     doc = Document(content)
     index = LineIndex(doc)
     ctx = Context(index, not replace_all, None if replace_all else _AMBIGUITY_LIMIT)
@@ -223,9 +229,16 @@ def fuzzy_replace(content: str, old: str, new: str, replace_all: bool = False) -
     if found.incomplete or (len(found.starts) > 1 and (found.fuzzy or not replace_all)):
         lines = [_first_line(doc, found, start) for start in found.starts]
         capped = len(lines) >= _AMBIGUITY_LIMIT
-        message = ambiguous(found, lines, replace_all=replace_all, capped=capped)
+        separate = [_first_line(doc, found, start) for start in _separate(found)]
+        message = ambiguous(found, lines, separate, replace_all=replace_all, capped=capped)
         raise AmbiguousMatchError(message, lines=lines, strategy=found.strategy)
+    if found.strategy != "escape_normalized":
+        region = doc.text[slice(*_span(doc, found, found.starts[0]))]
+        new_text = decode_stray_escapes(region, found.search, new_text)
     edits = _edits(doc, found, new_text)
+    if replace_all:
+        growth = sum(len(text) - (end - start) for start, end, text in edits)
+        check_output_size(len(content), len(content) + growth, len(edits))
     tail = edits[-1][2] if edits[-1][1] == len(doc.text) else ""
     edited = doc.keep_final_newline(doc.splice(edits), tail)
     if edited == content:
@@ -242,6 +255,17 @@ def fuzzy_replace(content: str, old: str, new: str, replace_all: bool = False) -
         start_line=start_line,
         end_line=end_line,
     )
+
+
+def _separate(found: Found) -> list[int]:
+    """The places ``replace_all`` would replace: leftmost first where they overlap."""
+    separate: list[int] = []
+    free_from = 0
+    for start in found.starts:
+        if start >= free_from:
+            separate.append(start)
+            free_from = start + found.size
+    return separate
 
 
 def _as_searched(text: str) -> str:
@@ -345,11 +369,22 @@ def _first_line(doc: Document, found: Found, start: int) -> int:
     return (start if found.by_lines else doc.line_of(start)) + 1
 
 
+def _text_edit(doc: Document, found: Found, start: int, new: str) -> tuple[int, int, str]:
+    """The edit of one place found in the text (not as whole lines)."""
+    end = start + found.size
+    # Whole lines are replaced by whole lines: new's final newline ends its last line, as it
+    # does when a strategy matching whole lines finds them.
+    whole_lines = doc.text[end : end + 1] == "\n" and start == doc.line_starts[doc.line_of(start)]
+    if whole_lines and new.endswith("\n") and not found.search.endswith("\n"):
+        new = new[:-1]
+    return start, end, new
+
+
 def _edits(doc: Document, found: Found, new: str) -> list[tuple[int, int, str]]:
     """The ``(start, end, replacement)`` spans of ``doc.text`` the edit replaces."""
     adapted = found.adapt_new(new)
     if not found.by_lines:
-        return [(start, start + found.size, adapted) for start in found.starts]
+        return [_text_edit(doc, found, start, adapted) for start in found.starts]
     old_lines = found.search.split("\n")
     new_lines, _ = split_lines(adapted)
     opcodes = line_diff(old_lines, new_lines)

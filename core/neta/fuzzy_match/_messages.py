@@ -100,10 +100,18 @@ def _places(lines: Sequence[int]) -> str:
     return ", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else shown[0]
 
 
-def ambiguous(found: Found, lines: Sequence[int], *, replace_all: bool, capped: bool) -> str:
+def ambiguous(
+    found: Found,
+    lines: Sequence[int],
+    separate: Sequence[int],
+    *,
+    replace_all: bool,
+    capped: bool,
+) -> str:
     """The message for a search found at several places (``lines`` 1-based).
 
-    ``capped`` says the search stopped counting, so there may be more places.
+    ``separate`` are the places ``replace_all`` would replace (leftmost first where places
+    overlap); ``capped`` says the search stopped counting, so there may be more places.
     """
     where = _places(lines)
     if found.incomplete:
@@ -121,10 +129,21 @@ def ambiguous(found: Found, lines: Sequence[int], *, replace_all: bool, capped: 
             + (" (replace_all only applies to exact matches)" if replace_all else "")
             + f". {_RETRY}"
         )
+    advice = (
+        "The file was not changed. Include more surrounding lines in old_string so it matches "
+        "only the place you mean, or set replace_all to true to replace every one."
+    )
+    if len(separate) == len(lines):
+        return (
+            f"old_string matches {count} places (strategy {found.strategy}), starting at lines "
+            f"{where}. {advice}"
+        )
+    places = "1 place" if len(separate) == 1 else f"{len(separate)} places"
     return (
-        f"old_string matches {count} places (strategy {found.strategy}), starting at lines "
-        f"{where}. The file was not changed. Include more surrounding lines in old_string so "
-        "it matches only the place you mean, or set replace_all to true to replace every one."
+        f"old_string matches {places} (strategy {found.strategy}), starting at lines "
+        f"{_places(separate)}, and its occurrences overlap: counting every starting position "
+        f"gives {count}. replace_all would replace {len(separate)} of them, the leftmost where "
+        f"two overlap. {advice}"
     )
 
 

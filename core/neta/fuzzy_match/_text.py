@@ -28,7 +28,7 @@ _FOLD = str.maketrans(
 )
 """Typographic characters a model tends to "correct", mapped to what a source file holds."""
 
-_ESCAPE = re.compile(r"\\([nrt\"'`\\])")
+_ESCAPE = re.compile(r"\\([nrt\"'`$\\])")
 _ESCAPED = {"n": "\n", "r": "\r", "t": "\t"}
 
 _COMMENT_OPEN = re.compile(r"^(?:#+|//+|/\*+|<!--|--|;+|%+|\*+)\s*")
@@ -207,7 +207,7 @@ def ascii_for(chars: str, missing_from: str) -> dict[int, str]:
 
 
 def unescape(text: str) -> str:
-    r"""``text`` with ``\n``, ``\t``, ``\r``, ``\"``, ``\'``, ``\```, ``\\`` decoded."""
+    r"""``text`` with ``\n``, ``\t``, ``\r``, ``\"``, ``\'``, ``\```, ``\$``, ``\\`` decoded."""
     decoded = _ESCAPE.sub(lambda match: _ESCAPED.get(match[1], match[1]), text)
     return normalize_newlines(decoded)
 

@@ -22,9 +22,9 @@ DECODED = [
         id="literal-tab-where-old-has-a-real-tab-exact",
     ),
     pytest.param(
-        'def hello():\n\tprint("before")   \n',
-        '\tprint("before")',
-        '\\tprint("after")',
+        HELLO,
+        '\tprint("before")  ',
+        '\\tprint("after")  ',
         'def hello():\n\tprint("after")\n',
         id="literal-tab-where-old-has-a-real-tab-line-trimmed",
     ),

@@ -44,8 +44,8 @@ TYPOGRAPHY = [
     ),
     pytest.param(
         "say(\u201chello\u201d, \u2018x\u2019)\n",
-        'say("hello", \'x\')',
-        'say("hello", \'y\')',
+        "say(\"hello\", 'x')",
+        "say(\"hello\", 'y')",
         "say(\u201chello\u201d, \u2018y\u2019)\n",
         id="smart-quotes-in-the-file",
     ),
@@ -115,9 +115,7 @@ SPACING = [
 
 
 @pytest.mark.parametrize(("content", "old", "new", "expected"), SPACING)
-def test_fuzzy_replace_whitespace_between_tokens_inside_a_line_matches(
-    content, old, new, expected
-):
+def test_fuzzy_replace_whitespace_between_tokens_inside_a_line_matches(content, old, new, expected):
     replacement = fuzzy_replace(content, old, new)
 
     assert replacement.content == expected
