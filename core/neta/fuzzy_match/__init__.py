@@ -372,10 +372,12 @@ def _first_line(doc: Document, found: Found, start: int) -> int:
 def _text_edit(doc: Document, found: Found, start: int, new: str) -> tuple[int, int, str]:
     """The edit of one place found in the text (not as whole lines)."""
     end = start + found.size
-    # Whole lines are replaced by whole lines: new's final newline ends its last line, as it
-    # does when a strategy matching whole lines finds them.
-    whole_lines = doc.text[end : end + 1] == "\n" and start == doc.line_starts[doc.line_of(start)]
-    if whole_lines and new.endswith("\n") and not found.search.endswith("\n"):
+    # Blank lines new adds after whole lines come out as when a strategy matching whole lines
+    # finds them: new's final newline ends its last line. (A single final newline is kept, as
+    # str.replace would: it is the one difference the line strategies forgive.)
+    line_start = doc.line_starts[doc.line_of(start)]
+    whole_lines = doc.text[end : end + 1] == "\n" and not doc.text[line_start:start].strip()
+    if whole_lines and new.endswith("\n\n") and not found.search.endswith("\n"):
         new = new[:-1]
     return start, end, new
 

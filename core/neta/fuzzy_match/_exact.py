@@ -70,7 +70,7 @@ def replace_exact(
         return None
     new = decode_stray_escapes(old, old, new)
     if replace_all:
-        if new.endswith("\n") and not old.endswith("\n"):
+        if new.endswith("\n\n") and not old.endswith("\n"):
             return None  # whether each place is a whole line decides: the strategies know
         count = content.count(old)
         check_output_size(len(content), len(content) + count * (len(new) - len(old)), count)
@@ -80,11 +80,11 @@ def replace_exact(
             return None
         count = 1
         end = position + len(old)
-        if new.endswith("\n") and not old.endswith("\n") and content[end] == "\n":
+        if new.endswith("\n\n") and not old.endswith("\n") and content[end] == "\n":
             line_start = content.rfind("\n", 0, position) + 1
-            if content[line_start:position] in ("", _BOM):
-                # Whole lines are replaced by whole lines: new's final newline ends its last
-                # line, as it does when a strategy matching whole lines finds them.
+            if not content[line_start:position].lstrip(_BOM).strip():
+                # Blank lines added after whole lines come out as the line strategies write
+                # them: new's final newline ends its last line.
                 new = new[:-1]
         edited = content[:position] + new + content[end:]
     first = content.count("\n", 0, position) + 1

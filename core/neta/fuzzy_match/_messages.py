@@ -154,6 +154,10 @@ _STALE_REASONS = {
     "that stale text would be written. Copy the line exactly as the file has it",
     "placed": "the lines around the place where new_string adds or removes text are not the "
     "file's, so that place is uncertain. Copy the lines next to your change exactly",
+    "indent": "new_string adds a line between two lines that old_string indents unlike the "
+    "file (its indentation maps to the file's differently for each), so neither the added "
+    "line's indentation nor the block it belongs to can be told. Copy old_string with the "
+    "file's indentation, or include the lines around the addition as the file has them",
 }
 
 
@@ -165,7 +169,12 @@ def stale_line(doc: Document, found: Found, start: int, offsets: Sequence[int], 
     search = found.search.split("\n")
     shown: list[str] = []
     for offset in offsets[:_SHOWN_LINES]:
-        shown += _pair(f"line {start + offset + 1}", doc.lines[start + offset], search[offset])
+        theirs, ours = doc.lines[start + offset], search[offset]
+        if theirs == ours:
+            shown += [f"- line {start + offset + 1} (the same in the file and old_string)"]
+            shown += [f"    file:       {_clip(theirs, 0)}"]
+        else:
+            shown += _pair(f"line {start + offset + 1}", theirs, ours)
     return "\n".join(
         [
             f"old_string matched only approximately (strategy {found.strategy}, lines "

@@ -265,11 +265,23 @@ def _count_blank(lines: Iterable[str]) -> int:
 
 
 def _trim_like(new: str, *, lead: str, trail: str) -> str:
-    """``new`` without the leading and trailing whitespace it shares with the trimmed search."""
+    """``new`` without the leading and trailing whitespace it shares with the trimmed search.
+
+    What new shares is counted from either end of the search's whitespace, so a new that
+    leaves out the search's blank lines but keeps its indentation loses the indentation too.
+    """
     new_lead = new[: len(new) - len(new.lstrip())]
-    new = new[_shared_prefix(lead, new_lead) :]
+    new = new[_shared(lead, new_lead) :]
     new_trail = new[len(new.rstrip()) :]
-    return new[: len(new) - _shared_prefix(trail[::-1], new_trail[::-1])]
+    return new[: len(new) - _shared(trail[::-1], new_trail[::-1])]
+
+
+def _shared(whitespace: str, new_whitespace: str) -> int:
+    """How much of ``new_whitespace`` (from its start) stands for the search's ``whitespace``."""
+    prefix = _shared_prefix(whitespace, new_whitespace)
+    suffix = _shared_prefix(whitespace[::-1], new_whitespace[::-1])
+    # A shared end counts only as a whole: all of new's whitespace is the search's.
+    return max(prefix, suffix if suffix == len(new_whitespace) else 0)
 
 
 def _shared_prefix(first: str, second: str) -> int:

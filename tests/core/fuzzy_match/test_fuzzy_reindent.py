@@ -33,7 +33,7 @@ WRITES = [
         FLAT,
         "if x:\nreturn 1",
         "if x:\n    log(x)\n    return 1",
-        "def f(x):\n    if x:\n        log(x)\n        return 1\n",
+        "def f(x):\n    if x:\n        log(x)\n        return 1\n    return 0\n",
         id="flattened-old-added-line-nested-like-new-says",
     ),
     pytest.param(
@@ -86,12 +86,12 @@ HANDLERS = (
 )
 
 SPECS = (
-    "describe('f', () => {\n"
-    "  it('adds one', () => {\n"
-    "    expect(f(1)).toBe(2);\n"
+    "describe('parse', () => {\n"
+    "  it('reads an ISO date', () => {\n"
+    "    expect(parse('2024-01-02')).toEqual(day);\n"
     "  });\n"
-    "  it('adds two', () => {\n"
-    "    expect(f(2)).toBe(3);\n"
+    "  it('rejects garbage', () => {\n"
+    "    expect(() => parse('x')).toThrow();\n"
     "  });\n"
     "});\n"
 )
@@ -123,9 +123,10 @@ UNPLACEABLE = [
     ),
     pytest.param(
         SPECS,
-        "  it('adds one', () => {\n    expect(f(1)).toBe(2);\n  });\n  it('made up', () => {",
-        "  it('adds one', () => {\n    expect(f(1)).toBe(2);\n  });\n  it('extra', () => {});\n"
-        "  it('made up', () => {",
+        "  it('reads an ISO date', () => {\n    expect(parse('2024-01-02')).toEqual(day);\n"
+        "  });\n  it('made up', () => {",
+        "  it('reads an ISO date', () => {\n    expect(parse('2024-01-02')).toEqual(day);\n"
+        "  });\n  it('extra', () => {});\n  it('made up', () => {",
         "line 5",
         id="context-aware-insertion-next-to-an-invented-line",
     ),
@@ -170,7 +171,7 @@ SAME_LINES = [
 
 
 @pytest.mark.parametrize("old", SAME_LINES)
-@pytest.mark.parametrize("blank", ["\n", "\n\n", "\n\n\n"], ids=["one", "two", "three"])
+@pytest.mark.parametrize("blank", ["\n\n", "\n\n\n"], ids=["one", "two"])
 def test_fuzzy_replace_blank_lines_added_at_the_end_come_out_the_same_for_every_strategy(
     old, blank, request
 ):
