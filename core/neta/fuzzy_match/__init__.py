@@ -52,6 +52,7 @@ from neta.errors import AmbiguousMatchError, InvalidEditError, MatchError, NoMat
 from neta.fuzzy_match._diff import line_diff
 from neta.fuzzy_match._escapes import decode_stray_escapes
 from neta.fuzzy_match._exact import check_output_size, replace_exact
+from neta.fuzzy_match._inline import keep_file_chars
 from neta.fuzzy_match._line_index import LineIndex
 from neta.fuzzy_match._merge import StaleLineError, merge
 from neta.fuzzy_match._messages import (
@@ -264,7 +265,7 @@ def _separate(found: Found) -> list[int]:
     for start in found.starts:
         if start >= free_from:
             separate.append(start)
-            free_from = start + found.size
+            free_from = found.end_of(start)
     return separate
 
 
@@ -350,7 +351,7 @@ def _adds_text(old: str, new: str) -> bool:
 def _span(doc: Document, found: Found, start: int) -> tuple[int, int]:
     """Where one match lies in ``doc.text``."""
     if not found.by_lines:
-        return start, start + found.size
+        return start, found.end_of(start)
     last = start + found.size - 1
     end = doc.line_end(last)
     if found.trailing_newline and doc.has_newline_after(last):
@@ -362,7 +363,7 @@ def _line_range(doc: Document, found: Found, start: int) -> tuple[int, int]:
     """The first and last line (1-based) of one match; a matched empty last line counts."""
     if found.by_lines:
         return start + 1, start + found.size
-    return doc.line_of(start) + 1, doc.line_of(max(start, start + found.size - 1)) + 1
+    return doc.line_of(start) + 1, doc.line_of(max(start, found.end_of(start) - 1)) + 1
 
 
 def _first_line(doc: Document, found: Found, start: int) -> int:
@@ -371,7 +372,9 @@ def _first_line(doc: Document, found: Found, start: int) -> int:
 
 def _text_edit(doc: Document, found: Found, start: int, new: str) -> tuple[int, int, str]:
     """The edit of one place found in the text (not as whole lines)."""
-    end = start + found.size
+    end = found.end_of(start)
+    if found.restyle:
+        new = keep_file_chars(doc.text[start:end], found.search, new)
     # Blank lines new adds after whole lines come out as when a strategy matching whole lines
     # finds them: new's final newline ends its last line. (A single final newline is kept, as
     # str.replace would: it is the one difference the line strategies forgive.)

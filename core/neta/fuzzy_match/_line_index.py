@@ -58,7 +58,7 @@ class LineIndex:
 
     def _file_kind(self, kind: KeyKind) -> KeyKind:
         # Folding leaves ASCII alone, so an ASCII file's folded keys are its WS keys: share them.
-        return KeyKind.WS if kind is KeyKind.FOLD and self.doc.is_ascii else kind
+        return KeyKind.WS if kind is KeyKind.FOLD and self.doc.folds_to_itself else kind
 
     def key(self, kind: KeyKind, line: int) -> str:
         """The key of one line."""

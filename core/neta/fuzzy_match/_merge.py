@@ -16,6 +16,7 @@ from rapidfuzz import fuzz
 
 from neta.fuzzy_match._diff import Opcode
 from neta.fuzzy_match._indent import Reindent, UnclearIndentError, indent_of
+from neta.fuzzy_match._inline import keep_file_chars
 from neta.fuzzy_match._text import key_fold, key_ws
 
 _PAIRING_BUDGET = 400
@@ -89,10 +90,18 @@ def merge(
         same and ours.strip() and ours != ours.rstrip() and theirs == theirs.rstrip()
         for ours, theirs, same in zip(old_lines, block, verified, strict=True)
     )
-    return [
-        block[at] if kept and at is not None else (line.rstrip() if garbled else line)
-        for (_, at, kept), line in zip(steps, written, strict=True)
-    ]
+    merged = []
+    for (_, at, kept), line in zip(steps, written, strict=True):
+        if at is not None and kept:
+            merged.append(block[at])
+            continue
+        if at is not None and verified[at] and block[at].strip() != old_lines[at].strip():
+            # A changed line keeps the file's characters where the edit keeps old's.
+            indent = indent_of(line)
+            body = keep_file_chars(block[at].strip(), old_lines[at].strip(), line[len(indent) :])
+            line = indent + body
+        merged.append(line.rstrip() if garbled else line)
+    return merged
 
 
 def _pairing(old: Sequence[str], new: Sequence[str]) -> list[int | None]:

@@ -13,6 +13,7 @@ from dataclasses import dataclass, replace
 from functools import partial
 
 from neta.errors import InvalidEditError
+from neta.fuzzy_match._inline import fragment_pattern
 from neta.fuzzy_match._line_index import KeyKind, LineIndex
 from neta.fuzzy_match._text import (
     Document,
@@ -42,6 +43,10 @@ class Found:
         fuzzy: found by similarity, so it must be unique even with ``replace_all``.
         incomplete: the strategy stopped before checking every candidate.
         strategy: the name of the strategy that found it (set by ``first_found``).
+        ends: where each match ends, by its start, when matches differ in length (then
+            ``size`` is that of the search).
+        restyle: write the replacement onto each match keeping the file's characters where
+            it keeps the search's (matches inside a line, found up to spacing or typography).
     """
 
     starts: list[int]
@@ -53,6 +58,12 @@ class Found:
     fuzzy: bool = False
     incomplete: bool = False
     strategy: str = ""
+    ends: dict[int, int] | None = None
+    restyle: bool = False
+
+    def end_of(self, start: int) -> int:
+        """Where the match at ``start`` ends: an offset, or (``by_lines``) the line after it."""
+        return self.ends[start] if self.ends is not None else start + self.size
 
 
 @dataclass(frozen=True)
@@ -185,8 +196,15 @@ def line_trimmed(ctx: Context, search: str) -> Found | None:
 
 
 def whitespace_normalized(ctx: Context, search: str) -> Found | None:
-    """Whole lines equal once runs of whitespace inside them count as one space."""
-    return _by_lines(ctx, search, KeyKind.WS_INDENT)
+    """Whole lines equal once runs of whitespace inside them count as one space.
+
+    A one-line search that is no whole line, not even ignoring indentation, may also match
+    inside a line with its whitespace between tokens off (``foo   bar``, ``x(  )``).
+    """
+    found = _by_lines(ctx, search, KeyKind.WS_INDENT)
+    if found is not None or ctx.index.windows(KeyKind.WS, [search], limit=1):
+        return found  # a whole line is indent_flexible's to find, and re-indent
+    return _in_line(ctx, search, fold=False)
 
 
 def indent_flexible(ctx: Context, search: str) -> Found | None:
@@ -310,7 +328,28 @@ def unicode_normalized(ctx: Context, search: str) -> Found | None:
         return None  # folding would change nothing: indent_flexible already compared
     # A smart quote the model typed that the file never uses would be a typo in the file.
     adapt = partial(_translate, table=ascii_for(search, ctx.doc.text))
-    return _by_lines(ctx, search, KeyKind.FOLD, adapt)
+    return _by_lines(ctx, search, KeyKind.FOLD, adapt) or _in_line(ctx, search, fold=True)
+
+
+def _in_line(ctx: Context, search: str, *, fold: bool) -> Found | None:
+    """A one-line search matched inside lines, whitespace between tokens set aside.
+
+    With ``fold`` typography is set aside too. The file's characters are kept where the edit
+    keeps the search's.
+    """
+    if "\n" in search:
+        return None
+    pattern = fragment_pattern(search, fold=fold)
+    if pattern is None:
+        return None
+    ends: dict[int, int] = {}
+    for match in pattern.finditer(ctx.doc.text):
+        ends[match.start()] = match.end()
+        if ctx.limit is not None and len(ends) >= ctx.limit:
+            break
+    if not ends:
+        return None
+    return Found(list(ends), len(search), False, search, False, ends=ends, restyle=True)
 
 
 def _translate(text: str, *, table: dict[int, str]) -> str:

@@ -81,8 +81,13 @@ class Document:
 
     @cached_property
     def is_ascii(self) -> bool:
-        """Whether ``text`` is all ASCII, so folding typographic characters changes nothing."""
+        """Whether ``text`` is all ASCII."""
         return self.text.isascii()
+
+    @cached_property
+    def folds_to_itself(self) -> bool:
+        """Whether folding typographic characters changes nothing in ``text``."""
+        return self.is_ascii and "--" not in self.text
 
     def line_of(self, offset: int) -> int:
         """The 0-based line holding ``offset`` of ``text``."""
@@ -193,8 +198,17 @@ def key_ws(line: str) -> str:
 
 
 def key_fold(line: str) -> str:
-    """Like ``key_ws``, after turning smart quotes, dashes, ellipses and odd spaces into ASCII."""
-    return " ".join((line if line.isascii() else line.translate(_FOLD)).split())
+    """Like ``key_ws``, after turning smart quotes, dashes, ellipses and odd spaces into ASCII.
+
+    A dash standing alone between spaces reads the same whether it is ``-``, ``--`` or ``—``.
+    """
+    folded = " ".join((line if line.isascii() else line.translate(_FOLD)).split())
+    return folded.replace(" -- ", " - ") if "--" in folded else folded
+
+
+def fold_char(char: str) -> str:
+    """What one character reads as once typography is folded (``…`` is ``...``)."""
+    return char.translate(_FOLD)
 
 
 def ascii_for(chars: str, missing_from: str) -> dict[int, str]:

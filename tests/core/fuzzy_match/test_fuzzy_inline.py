@@ -2,8 +2,9 @@
 
 A model retypes ``…`` as ``...``, ``—`` as ``--``, smart quotes as ASCII, and collapses the
 spacing between tokens. Such a line still matches; where the edit leaves a part of the line
-alone, that part keeps the file's characters. Whitespace is never made optional inside an
-identifier or a string.
+alone, that part keeps the file's typographic characters (Unicode spaces included), while
+plain spaces and tabs are written as new_string has them, as for whole lines. Whitespace is
+never made optional inside an identifier or a string.
 """
 
 from __future__ import annotations
@@ -87,7 +88,7 @@ SPACING = [
         "foo   bar baz\n",
         "foo bar",
         "foo qux",
-        "foo   qux baz\n",
+        "foo qux baz\n",
         id="runs-of-spaces-between-words",
     ),
     pytest.param(
@@ -101,14 +102,14 @@ SPACING = [
         "x = compute(a,  b)\n",
         "compute(a, b)",
         "compute(a, c)",
-        "x = compute(a,  c)\n",
+        "x = compute(a, c)\n",
         id="double-space-after-comma",
     ),
     pytest.param(
         "  def  x(  ):\n      pass\n",
         "def x():",
         "def y():",
-        "  def  y(  ):\n      pass\n",
+        "  def y():\n      pass\n",
         id="spaces-between-tokens-the-model-left-out",
     ),
 ]
