@@ -12,7 +12,6 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from enum import Enum
-from functools import partial
 
 from neta.fuzzy_match._text import Document, key_fold, key_rstrip, key_ws, key_ws_indent
 
@@ -40,6 +39,9 @@ _TOKEN = re.compile(
 
 _TOKENS_TRIED = 4
 """How many of a search's longest tokens are counted to pick the rarest."""
+
+_CHECKED_PER_CANDIDATE = 8
+"""How many lines checking one candidate is expected to take before a mismatch."""
 
 _LINES_TOKENIZED = 256
 """At most about this many lines of a search are split into tokens."""
@@ -74,8 +76,19 @@ class LineIndex:
 
     def key_getter(self, kind: KeyKind) -> Callable[[int], str]:
         """A fast ``key(kind, line)`` for hot loops: a list lookup once every line is keyed."""
-        keys = self._keys.get(self._file_kind(kind))
-        return keys.__getitem__ if keys is not None else partial(self.key, kind)
+        kind = self._file_kind(kind)
+        keys = self._keys.get(kind)
+        if keys is not None:
+            return keys.__getitem__
+        some, key, lines = self._some_keys[kind], _KEY_OF[kind], self.doc.lines
+
+        def key_of(line: int) -> str:
+            found = some.get(line)
+            if found is None:
+                found = some[line] = key(lines[line])
+            return found
+
+        return key_of
 
     def keys(self, kind: KeyKind) -> list[str]:
         """The keys of every line."""
@@ -119,15 +132,25 @@ class LineIndex:
             return []
         offsets = list(range(size)) if checked is None else list(checked)
         key = _KEY_OF[kind]
-        wanted = {offset: key(search[offset]) for offset in offsets}
         indexed = self._file_kind(kind) in self._keys
         starts = None if indexed else self._starts_near_token(search, offsets)
         if starts is None:
             if checked is None:
-                return self._scan(kind, list(wanted.values()), overlapping, limit)
-            first, first_key = offsets[0], wanted[offsets[0]]
+                wanted_keys = [key(line) for line in search]
+                return self._scan(kind, wanted_keys, overlapping, limit)
+            first = offsets[0]
+            first_key = key(search[first])
             keys = self.keys(kind)
             starts = [line - first for line, line_key in enumerate(keys) if line_key == first_key]
+        # The search's keys are computed as candidates need them: most fail on a line or two.
+        wanted: dict[int, str] = {}
+
+        def wanted_at(offset: int) -> str:
+            found = wanted.get(offset)
+            if found is None:
+                found = wanted[offset] = key(search[offset])
+            return found
+
         key_at = self.key_getter(kind)
         found: list[int] = []
         free_from = 0
@@ -135,7 +158,7 @@ class LineIndex:
         for start in starts:
             if start < free_from or not 0 <= start <= last_start:
                 continue
-            if all(key_at(start + offset) == wanted[offset] for offset in offsets):
+            if all(key_at(start + offset) == wanted_at(offset) for offset in offsets):
                 found.append(start)
                 if limit is not None and len(found) >= limit:
                     break
@@ -156,8 +179,9 @@ class LineIndex:
         token = min(tried, key=self._count)
         count = self._count(token)
         # A candidate costs a few times more per checked line than keying a line for the full
-        # index does, so past a quarter of the file's lines the full index is the cheaper route.
-        if count * len(offsets) * 4 > max(2_000, self.doc.line_count):
+        # index does, and most candidates fail within their first lines: past a quarter of the
+        # file's lines' worth of checks, the full index is the cheaper route.
+        if count * min(len(offsets), _CHECKED_PER_CANDIDATE) * 4 > max(2_000, self.doc.line_count):
             return None
         offset = by_token[token]
         return sorted({line - offset for line in self.lines_with_token(token)})

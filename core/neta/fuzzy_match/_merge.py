@@ -146,9 +146,10 @@ def _indented(
     if reindent.uniform:
         written = []
         previous = -1
-        for index, at, _ in steps:
+        for index, at, kept in steps:
             anchor = at if at is not None else previous
-            written.append(reindent.shifted(new_lines[index], max(anchor, 0)))
+            # A kept line is written as the file has it: its new form is never used.
+            written.append("" if kept else reindent.shifted(new_lines[index], max(anchor, 0)))
             previous = anchor
         return written
     # No one shift: each line the file has keeps its own indentation ...

@@ -202,8 +202,10 @@ def whitespace_normalized(ctx: Context, search: str) -> Found | None:
     inside a line with its whitespace between tokens off (``foo   bar``, ``x(  )``).
     """
     found = _by_lines(ctx, search, KeyKind.WS_INDENT)
-    if found is not None or ctx.index.windows(KeyKind.WS, [search], limit=1):
-        return found  # a whole line is indent_flexible's to find, and re-indent
+    if found is not None or "\n" in search:
+        return found
+    if ctx.index.windows(KeyKind.WS, [search], limit=1):
+        return None  # a whole line is indent_flexible's to find, and re-indent
     return _in_line(ctx, search, fold=False)
 
 
@@ -342,11 +344,21 @@ def _in_line(ctx: Context, search: str, *, fold: bool) -> Found | None:
     pattern = fragment_pattern(search, fold=fold)
     if pattern is None:
         return None
+    text = ctx.doc.text
     ends: dict[int, int] = {}
-    for match in pattern.finditer(ctx.doc.text):
-        ends[match.start()] = match.end()
+    match = pattern.search(text)
+    while match is not None:
+        start, end = match.span()
+        inside_word = (start > 0 and _is_word(text[start - 1]) and _is_word(text[start])) or (
+            end < len(text) and _is_word(text[end]) and _is_word(text[end - 1])
+        )
+        if inside_word:
+            match = pattern.search(text, start + 1)
+            continue
+        ends[start] = end
         if ctx.limit is not None and len(ends) >= ctx.limit:
             break
+        match = pattern.search(text, end)
     if not ends:
         return None
     return Found(list(ends), len(search), False, search, False, ends=ends, restyle=True)
