@@ -49,12 +49,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from neta.errors import AmbiguousMatchError, InvalidEditError, MatchError, NoMatchError
-from neta.fuzzy_match._diff import line_diff
+from neta.fuzzy_match._diff import Opcode, line_diff
 from neta.fuzzy_match._escapes import decode_stray_escapes
 from neta.fuzzy_match._exact import check_output_size, replace_exact
 from neta.fuzzy_match._inline import keep_file_chars
 from neta.fuzzy_match._line_index import LineIndex
-from neta.fuzzy_match._merge import StaleLineError, merge
+from neta.fuzzy_match._merge import StaleLineError, merge, shifted_whole
 from neta.fuzzy_match._messages import (
     already_applied,
     ambiguous,
@@ -305,6 +305,8 @@ def _elision(old: str, new: str) -> tuple[str, int] | None:
     code), and only where it replaces non-blank lines: one for a placeholder that says it
     elides (``# ... existing code ...``), two for a bare comment (``// ...``).
     """
+    if "..." not in new and "\u2026" not in new:
+        return None  # every placeholder has an ellipsis
     old_lines, new_lines = old.split("\n"), new.split("\n")
     if not any(is_placeholder(line) for line in new_lines):
         return None
@@ -392,14 +394,19 @@ def _edits(doc: Document, found: Found, new: str) -> list[tuple[int, int, str]]:
         return [_text_edit(doc, found, start, adapted) for start in found.starts]
     old_lines = found.search.split("\n")
     new_lines, _ = split_lines(adapted)
-    opcodes = line_diff(old_lines, new_lines)
+    opcodes: list[Opcode] | None = None
     edits = []
     for start in found.starts:
         last = start + found.size - 1
         block = doc.lines[start : last + 1]
+        shifted = None if block == old_lines else shifted_whole(old_lines, new_lines, block)
         if block == old_lines:
             merged = new_lines
+        elif shifted is not None:
+            merged = shifted
         else:
+            if opcodes is None:
+                opcodes = line_diff(old_lines, new_lines)
             try:
                 merged = merge(old_lines, new_lines, block, opcodes)
             except StaleLineError as exc:

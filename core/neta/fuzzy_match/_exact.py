@@ -86,6 +86,7 @@ def replace_exact(
                 # Blank lines added after whole lines come out as the line strategies write
                 # them: new's final newline ends its last line.
                 new = new[:-1]
-        edited = content[:position] + new + content[end:]
+        # The first occurrence is the one found: one pass builds the result, no slices.
+        edited = content.replace(old, new, 1)
     first = content.count("\n", 0, position) + 1
     return edited, count, first, first + old.count("\n", 0, max(len(old) - 1, 0))

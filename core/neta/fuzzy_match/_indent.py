@@ -52,16 +52,21 @@ class Reindent:
         self, old_lines: Sequence[str], block: Sequence[str], verified: Sequence[bool]
     ) -> None:
         written = [
-            (offset, old, line)
+            offset
             for offset, (old, line) in enumerate(zip(old_lines, block, strict=True))
             if old.strip() and line.strip()
         ]
         # Lines that really are the same line say how indentation maps; a fuzzy block's other
         # lines may be unrelated code.
-        same = [pair for pair in written if verified[pair[0]]]
+        same = [offset for offset in written if verified[offset]]
         self._block = block
         self._pairs = [
-            (offset, indent_of(old), indent_of(line)) for offset, old, line in same or written
+            (
+                offset,
+                old_lines[offset][: len(old_lines[offset]) - len(old_lines[offset].lstrip(" \t"))],
+                block[offset][: len(block[offset]) - len(block[offset].lstrip(" \t"))],
+            )
+            for offset in same or written
         ]
         self.identity = all(ours == theirs for _, ours, theirs in self._pairs)
         self._tabs = any(line.startswith("\t") for line in block)
@@ -75,6 +80,7 @@ class Reindent:
         for ours, pairs in self._by_indent.items():
             if len({theirs for _, _, theirs in pairs}) == 1:
                 self._by_indent[ours] = pairs[:1]
+        self.unambiguous = all(len(pairs) == 1 for pairs in self._by_indent.values())
         # Indentations of added lines already mapped, where the nearest line did not matter.
         self._known: dict[str, str] = {}
 
@@ -128,6 +134,29 @@ class Reindent:
             return mapped + body
         tab, shift = self._uniform or (_TAB_SIZES[0], 0)
         return self.columns(max(0, width(indent, tab) + shift), "") + body
+
+    def shift_all(self, old_lines: Sequence[str], new_lines: Sequence[str]) -> list[str] | None:
+        """``new_lines`` shifted, if shifting ``old_lines`` gives the file's lines exactly.
+
+        Only for a ``uniform`` and ``unambiguous`` mapping, where a line's indentation alone
+        decides how it is shifted.
+        """
+        mapped: dict[str, str] = {}
+
+        def shift(line: str) -> str:
+            if not line:
+                return line
+            body = line.lstrip(" \t")
+            indent = line[: len(line) - len(body)]
+            known = mapped.get(indent)
+            if known is None:
+                known = mapped[indent] = self.shifted(indent + "x", 0)[:-1]
+            return known + body
+
+        for ours, theirs in zip(old_lines, self._block, strict=True):
+            if shift(ours) != theirs:
+                return None
+        return [shift(line) for line in new_lines]
 
     def file_indent(self, offset: int) -> str:
         """The indentation of the file's line facing old's line at ``offset``."""

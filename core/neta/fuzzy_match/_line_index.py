@@ -152,13 +152,21 @@ class LineIndex:
             return found
 
         key_at = self.key_getter(kind)
+        head, rest = offsets[:_CHECKED_PER_CANDIDATE], offsets[_CHECKED_PER_CANDIDATE:]
+        rest_keys: list[str] = []
         found: list[int] = []
         free_from = 0
         last_start = self.doc.line_count - size
+        lines = self.doc.lines
         for start in starts:
             if start < free_from or not 0 <= start <= last_start:
                 continue
-            if all(key_at(start + offset) == wanted_at(offset) for offset in offsets):
+            if not all(key_at(start + offset) == wanted_at(offset) for offset in head):
+                continue
+            # A candidate whose first lines agree is compared in bulk, without caching.
+            if rest and not rest_keys:
+                rest_keys = [key(search[offset]) for offset in rest]
+            if not rest or [key(lines[start + offset]) for offset in rest] == rest_keys:
                 found.append(start)
                 if limit is not None and len(found) >= limit:
                     break

@@ -104,6 +104,22 @@ def merge(
     return merged
 
 
+def shifted_whole(
+    old_lines: Sequence[str], new_lines: Sequence[str], block: Sequence[str]
+) -> list[str] | None:
+    """``new_lines`` re-indented, when re-indenting ``old_lines`` alike gives ``block`` exactly.
+
+    Then every line new keeps from old comes out as the file has it, and ``merge`` would give
+    the same lines, without needing the diff; otherwise None.
+    """
+    if any(theirs.strip() != ours.strip() for theirs, ours in zip(block, old_lines, strict=True)):
+        return None
+    reindent = Reindent(old_lines, block, [True] * len(block))
+    if not (reindent.uniform and reindent.unambiguous):
+        return None
+    return reindent.shift_all(old_lines, new_lines)
+
+
 def _pairing(old: Sequence[str], new: Sequence[str]) -> list[int | None]:
     """For each line of a changed stretch of new, the offset of the old line it changes.
 
