@@ -96,7 +96,7 @@ class LineIndex:
         keys = self._keys.get(kind)
         if keys is None:
             key = _KEY_OF[kind]
-            keys = self._keys[kind] = [key(line) for line in self.doc.lines[: self.doc.line_count]]
+            keys = self._keys[kind] = list(map(key, self.doc.lines[: self.doc.line_count]))
         return keys
 
     def lines_with_key(self, kind: KeyKind, key: str) -> list[int]:
@@ -141,18 +141,20 @@ class LineIndex:
             first = offsets[0]
             first_key = key(search[first])
             keys = self.keys(kind)
-            starts = [line - first for line, line_key in enumerate(keys) if line_key == first_key]
-        # The search's keys are computed as candidates need them: most fail on a line or two.
-        wanted: dict[int, str] = {}
-
-        def wanted_at(offset: int) -> str:
-            found = wanted.get(offset)
-            if found is None:
-                found = wanted[offset] = key(search[offset])
-            return found
-
+            last_start = self.doc.line_count - size
+            starts = [
+                line - first
+                for line, line_key in enumerate(keys)
+                if line_key == first_key and 0 <= line - first <= last_start
+            ]
+            # With every line keyed, the few checked offsets filter all candidates in bulk.
+            for offset in offsets[1:_CHECKED_PER_CANDIDATE]:
+                at_offset = key(search[offset])
+                starts = [start for start in starts if keys[start + offset] == at_offset]
         key_at = self.key_getter(kind)
-        head, rest = offsets[:_CHECKED_PER_CANDIDATE], offsets[_CHECKED_PER_CANDIDATE:]
+        # Most candidates fail on their first lines; only those that pass are compared whole.
+        head = [(offset, key(search[offset])) for offset in offsets[:_CHECKED_PER_CANDIDATE]]
+        rest = offsets[_CHECKED_PER_CANDIDATE:]
         rest_keys: list[str] = []
         found: list[int] = []
         free_from = 0
@@ -161,7 +163,7 @@ class LineIndex:
         for start in starts:
             if start < free_from or not 0 <= start <= last_start:
                 continue
-            if not all(key_at(start + offset) == wanted_at(offset) for offset in head):
+            if not all(key_at(start + offset) == wanted for offset, wanted in head):
                 continue
             # A candidate whose first lines agree is compared in bulk, without caching.
             if rest and not rest_keys:
