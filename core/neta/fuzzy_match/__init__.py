@@ -49,19 +49,18 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from neta.errors import AmbiguousMatchError, InvalidEditError, MatchError, NoMatchError
-from neta.fuzzy_match._diff import Opcode, line_diff
+from neta.fuzzy_match._diff import line_diff
+from neta.fuzzy_match._edit import edits as edits_of
+from neta.fuzzy_match._edit import first_line, line_range, span
 from neta.fuzzy_match._escapes import decode_stray_escapes
 from neta.fuzzy_match._exact import check_output_size, replace_exact
-from neta.fuzzy_match._inline import keep_file_chars
 from neta.fuzzy_match._line_index import LineIndex
-from neta.fuzzy_match._merge import StaleLineError, merge, shifted_whole
 from neta.fuzzy_match._messages import (
     already_applied,
     ambiguous,
     elided_in_new,
     no_match,
     placeholder,
-    stale_line,
 )
 from neta.fuzzy_match._similarity import block_anchor, context_aware
 from neta.fuzzy_match._strategies import (
@@ -84,7 +83,6 @@ from neta.fuzzy_match._text import (
     key_ws,
     names_elision,
     normalize_newlines,
-    split_lines,
 )
 
 __all__ = [
@@ -181,7 +179,7 @@ def fuzzy_find_all(content: str, search: str) -> list[FuzzyMatch]:
         return []
     matches = []
     for start in found.starts:
-        span_start, span_end = _span(doc, found, start)
+        span_start, span_end = span(doc, found, start)
         raw_start, raw_end = doc.raw_offset(span_start), doc.raw_offset(span_end)
         matches.append(FuzzyMatch(found.strategy, raw_start, raw_end, content[raw_start:raw_end]))
     return matches
@@ -228,15 +226,15 @@ def fuzzy_replace(content: str, old: str, new: str, replace_all: bool = False) -
     if found is None:
         raise _not_found(doc, index, old_text, new_text)
     if found.incomplete or (len(found.starts) > 1 and (found.fuzzy or not replace_all)):
-        lines = [_first_line(doc, found, start) for start in found.starts]
+        lines = [first_line(doc, found, start) for start in found.starts]
         capped = len(lines) >= _AMBIGUITY_LIMIT
-        separate = [_first_line(doc, found, start) for start in _separate(found)]
+        separate = [first_line(doc, found, start) for start in _separate(found)]
         message = ambiguous(found, lines, separate, replace_all=replace_all, capped=capped)
         raise AmbiguousMatchError(message, lines=lines, strategy=found.strategy)
     if found.strategy != "escape_normalized":
-        region = doc.text[slice(*_span(doc, found, found.starts[0]))]
+        region = doc.text[slice(*span(doc, found, found.starts[0]))]
         new_text = decode_stray_escapes(region, found.search, new_text)
-    edits = _edits(doc, found, new_text)
+    edits = edits_of(doc, found, new_text)
     if replace_all:
         growth = sum(len(text) - (end - start) for start, end, text in edits)
         check_output_size(len(content), len(content) + growth, len(edits))
@@ -248,7 +246,7 @@ def fuzzy_replace(content: str, old: str, new: str, replace_all: bool = False) -
             "(whitespace, indentation or typography), so the edit would change nothing. The "
             "file was not changed."
         )
-    start_line, end_line = _line_range(doc, found, found.starts[0])
+    start_line, end_line = line_range(doc, found, found.starts[0])
     return Replacement(
         content=edited,
         count=len(found.starts),
@@ -327,7 +325,7 @@ def _not_found(doc: Document, index: LineIndex, old: str, new: str) -> MatchErro
     if new.strip() and _adds_text(old, new):
         applied = first_found(Context(index, limit=1), new, PRESENCE)
         if applied is not None:
-            return InvalidEditError(already_applied(_first_line(doc, applied, applied.starts[0])))
+            return InvalidEditError(already_applied(first_line(doc, applied, applied.starts[0])))
     elided = [line for line in old.split("\n") if is_placeholder(line)]
     if elided:
         return InvalidEditError(placeholder(elided[0]))
@@ -348,77 +346,3 @@ def _adds_text(old: str, new: str) -> bool:
         if tag == "delete" and old_from > 0 and old_to < len(old_keys):
             return True
     return False
-
-
-def _span(doc: Document, found: Found, start: int) -> tuple[int, int]:
-    """Where one match lies in ``doc.text``."""
-    if not found.by_lines:
-        return start, found.end_of(start)
-    last = start + found.size - 1
-    end = doc.line_end(last)
-    if found.trailing_newline and doc.has_newline_after(last):
-        end += 1
-    return doc.line_starts[start], end
-
-
-def _line_range(doc: Document, found: Found, start: int) -> tuple[int, int]:
-    """The first and last line (1-based) of one match; a matched empty last line counts."""
-    if found.by_lines:
-        return start + 1, start + found.size
-    return doc.line_of(start) + 1, doc.line_of(max(start, found.end_of(start) - 1)) + 1
-
-
-def _first_line(doc: Document, found: Found, start: int) -> int:
-    return (start if found.by_lines else doc.line_of(start)) + 1
-
-
-def _text_edit(doc: Document, found: Found, start: int, new: str) -> tuple[int, int, str]:
-    """The edit of one place found in the text (not as whole lines)."""
-    end = found.end_of(start)
-    if found.restyle:
-        new = keep_file_chars(doc.text[start:end], found.search, new)
-    # Blank lines new adds after whole lines come out as when a strategy matching whole lines
-    # finds them: new's final newline ends its last line. (A single final newline is kept, as
-    # str.replace would: it is the one difference the line strategies forgive.)
-    line_start = doc.line_starts[doc.line_of(start)]
-    whole_lines = doc.text[end : end + 1] == "\n" and not doc.text[line_start:start].strip()
-    if whole_lines and new.endswith("\n\n") and not found.search.endswith("\n"):
-        new = new[:-1]
-    return start, end, new
-
-
-def _edits(doc: Document, found: Found, new: str) -> list[tuple[int, int, str]]:
-    """The ``(start, end, replacement)`` spans of ``doc.text`` the edit replaces."""
-    adapted = found.adapt_new(new)
-    if not found.by_lines:
-        return [_text_edit(doc, found, start, adapted) for start in found.starts]
-    old_lines = found.search.split("\n")
-    new_lines, _ = split_lines(adapted)
-    opcodes: list[Opcode] | None = None
-    edits = []
-    for start in found.starts:
-        last = start + found.size - 1
-        block = doc.lines[start : last + 1]
-        shifted = None if block == old_lines else shifted_whole(old_lines, new_lines, block)
-        if block == old_lines:
-            merged = new_lines
-        elif shifted is not None:
-            merged = shifted
-        else:
-            if opcodes is None:
-                opcodes = line_diff(old_lines, new_lines)
-            try:
-                merged = merge(old_lines, new_lines, block, opcodes)
-            except StaleLineError as exc:
-                message = stale_line(doc, found, start, exc.offsets, exc.reason)
-                raise NoMatchError(message) from None
-        # Whole lines replace whole lines: a final newline that only one of old and new has
-        # neither joins the next line onto the last one nor adds a blank line.
-        line_start = doc.line_starts[start]
-        if merged:
-            edits.append((line_start, doc.line_end(last), "\n".join(merged)))
-        elif doc.has_newline_after(last):
-            edits.append((line_start, doc.line_starts[last + 1], ""))
-        else:
-            edits.append((line_start, doc.line_end(last), ""))
-    return edits

@@ -74,6 +74,10 @@ class LineIndex:
             found = some[line] = _KEY_OF[kind](self.doc.lines[line])
         return found
 
+    def keyed(self, kind: KeyKind) -> list[str] | None:
+        """The keys of every line if they are computed already, else None."""
+        return self._keys.get(self._file_kind(kind))
+
     def key_getter(self, kind: KeyKind) -> Callable[[int], str]:
         """A fast ``key(kind, line)`` for hot loops: a list lookup once every line is keyed."""
         kind = self._file_kind(kind)
@@ -151,6 +155,8 @@ class LineIndex:
             for offset in offsets[1:_CHECKED_PER_CANDIDATE]:
                 at_offset = key(search[offset])
                 starts = [start for start in starts if keys[start + offset] == at_offset]
+            if len(offsets) <= _CHECKED_PER_CANDIDATE:
+                return _chosen(starts, size, overlapping, limit)
         key_at = self.key_getter(kind)
         # Most candidates fail on their first lines; only those that pass are compared whole.
         head = [(offset, key(search[offset])) for offset in offsets[:_CHECKED_PER_CANDIDATE]]
@@ -237,3 +243,18 @@ class LineIndex:
             resume = joined.index("\n", position + 1) if overlapping else position + len(needle) - 1
             position = joined.find(needle, resume)
         return found
+
+
+def _chosen(starts: list[int], size: int, overlapping: bool, limit: int | None) -> list[int]:
+    """The runs starting at ``starts`` (sorted), without overlaps if so asked, up to ``limit``."""
+    if overlapping:
+        return starts if limit is None else starts[:limit]
+    chosen: list[int] = []
+    free_from = 0
+    for start in starts:
+        if start >= free_from:
+            chosen.append(start)
+            free_from = start + size
+            if limit is not None and len(chosen) >= limit:
+                break
+    return chosen

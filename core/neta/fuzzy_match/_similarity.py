@@ -74,6 +74,8 @@ def _score_middles(
     candidates survive, those survivors are returned as unsure.
     """
     key = index.key_getter(KeyKind.FOLD)
+    keyed = index.keyed(KeyKind.FOLD)
+    ratio = fuzz.ratio
     alive = candidates
     totals = [0.0] * len(alive)
     counts = [0] * len(alive)
@@ -91,12 +93,16 @@ def _score_middles(
         if spent > _FUZZY_BUDGET:
             return alive, True
         spent += len(alive)
-        facing = [key(start + offset) for start in alive]
+        facing = (
+            [keyed[start + offset] for start in alive]
+            if keyed is not None
+            else [key(start + offset) for start in alive]
+        )
         if wanted[offset]:
             written_left -= 1
             line_key = wanted[offset]
             totals = [
-                total + fuzz.ratio(line_key, theirs)
+                total + ratio(line_key, theirs)
                 for total, theirs in zip(totals, facing, strict=True)
             ]
             counts = [count + 1 for count in counts]
