@@ -11,7 +11,7 @@ line the one its neighbours imply, which must agree. Tabs stay tabs.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 
 _Pair = tuple[int, str, str]
 """A search line's offset, its indentation, and the indentation of the file's line there."""
@@ -85,13 +85,7 @@ class Reindent:
         self._known: dict[str, str] = {}
 
     def _uniform_shift(self) -> tuple[int, int] | None:
-        """``(tab, shift)`` when one column shift relates every search line to the file's."""
-        indents = {(ours, theirs) for _, ours, theirs in self._pairs}
-        for tab in _TAB_SIZES:
-            shifts = {width(theirs, tab) - width(ours, tab) for ours, theirs in indents}
-            if len(shifts) == 1:
-                return tab, shifts.pop()
-        return None
+        return uniform_shift({(ours, theirs) for _, ours, theirs in self._pairs})
 
     def _tab(self) -> int:
         return self._uniform[0] if self._uniform else _TAB_SIZES[0]
@@ -135,29 +129,6 @@ class Reindent:
         tab, shift = self._uniform or (_TAB_SIZES[0], 0)
         return self.columns(max(0, width(indent, tab) + shift), "") + body
 
-    def shift_all(self, old_lines: Sequence[str], new_lines: Sequence[str]) -> list[str] | None:
-        """``new_lines`` shifted, if shifting ``old_lines`` gives the file's lines exactly.
-
-        Only for a ``uniform`` and ``unambiguous`` mapping, where a line's indentation alone
-        decides how it is shifted.
-        """
-        mapped: dict[str, str] = {}
-
-        def shift(line: str) -> str:
-            if not line:
-                return line
-            body = line.lstrip(" \t")
-            indent = line[: len(line) - len(body)]
-            known = mapped.get(indent)
-            if known is None:
-                known = mapped[indent] = self.shifted(indent + "x", 0)[:-1]
-            return known + body
-
-        for ours, theirs in zip(old_lines, self._block, strict=True):
-            if shift(ours) != theirs:
-                return None
-        return [shift(line) for line in new_lines]
-
     def file_indent(self, offset: int) -> str:
         """The indentation of the file's line facing old's line at ``offset``."""
         return indent_of(self._block[offset])
@@ -165,6 +136,19 @@ class Reindent:
     def width(self, indent: str) -> int:
         """The columns of ``indent`` at the mapping's tab width."""
         return width(indent, self._tab())
+
+
+def uniform_shift(indents: Iterable[tuple[str, str]]) -> tuple[int, int] | None:
+    """``(tab, shift)`` when one column shift relates each of old's indentations to the file's.
+
+    ``indents`` are ``(old's, the file's)`` pairs; several tab widths are tried.
+    """
+    pairs = set(indents)
+    for tab in _TAB_SIZES:
+        shifts = {width(theirs, tab) - width(ours, tab) for ours, theirs in pairs}
+        if len(shifts) == 1:
+            return tab, shifts.pop()
+    return None
 
 
 def _nearest(pairs: Sequence[_Pair], anchor: int) -> _Pair:

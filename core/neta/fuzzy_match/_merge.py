@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from rapidfuzz import fuzz
 
 from neta.fuzzy_match._diff import Opcode
-from neta.fuzzy_match._indent import Reindent, UnclearIndentError, indent_of
+from neta.fuzzy_match._indent import Reindent, UnclearIndentError, indent_of, uniform_shift
 from neta.fuzzy_match._inline import keep_file_chars
 from neta.fuzzy_match._text import key_fold, key_ws
 
@@ -109,15 +109,45 @@ def shifted_whole(
 ) -> list[str] | None:
     """``new_lines`` re-indented, when re-indenting ``old_lines`` alike gives ``block`` exactly.
 
-    Then every line new keeps from old comes out as the file has it, and ``merge`` would give
-    the same lines, without needing the diff; otherwise None.
+    That is: every line of old is the file's but for its indentation, and one uniform mapping
+    takes each indentation of old to one of the file's. Then every line new keeps from old
+    comes out as the file has it, and ``merge`` would give the same lines, without needing the
+    diff; otherwise None.
     """
-    if any(theirs.strip() != ours.strip() for theirs, ours in zip(block, old_lines, strict=True)):
+    mapping: dict[str, str] = {}
+    blank: list[tuple[str, str]] = []
+    for ours, theirs in zip(old_lines, block, strict=True):
+        body = ours.lstrip(" \t")
+        if not body.strip():
+            if theirs.strip():
+                return None
+            if ours != theirs:
+                blank.append((ours, theirs))
+            continue
+        if not theirs.endswith(body) or theirs[: len(theirs) - len(body)].strip(" \t"):
+            return None
+        indent, mapped = ours[: len(ours) - len(body)], theirs[: len(theirs) - len(body)]
+        if mapping.setdefault(indent, mapped) != mapped:
+            return None
+    if uniform_shift(mapping.items()) is None:
         return None
-    reindent = Reindent(old_lines, block, [True] * len(block))
-    if not (reindent.uniform and reindent.unambiguous):
+    reindent: list[Reindent] = []
+
+    def shift(line: str) -> str:
+        if not line:
+            return line
+        body = line.lstrip(" \t")
+        indent = line[: len(line) - len(body)]
+        known = mapping.get(indent)
+        if known is None:
+            if not reindent:
+                reindent.append(Reindent(old_lines, block, [True] * len(block)))
+            known = mapping[indent] = reindent[0].shifted(indent + "x", 0)[:-1]
+        return known + body
+
+    if any(shift(ours) != theirs for ours, theirs in blank):
         return None
-    return reindent.shift_all(old_lines, new_lines)
+    return [shift(line) for line in new_lines]
 
 
 def _pairing(old: Sequence[str], new: Sequence[str]) -> list[int | None]:
