@@ -6,22 +6,25 @@ strictest first, and the first that finds anything decides (a looser one is neve
 after a stricter one found something, not even to break a tie):
 
 ``exact``
-    The text occurs verbatim (``\r\n`` and ``\n`` compare equal), anywhere.
+    The text occurs verbatim (``\r\n`` and ``\n`` compare equal), anywhere. A unique match is
+    settled with ``str.find`` on the content as given, before any other work.
 ``line_trimmed``
     Whole lines, equal once trailing whitespace is ignored.
 ``whitespace_normalized``
-    Whole lines with the same indentation, equal once runs of spaces and tabs count as one.
+    Whole lines with the same indentation, equal once runs of spaces and tabs count as one;
+    or a one-line search inside a line, whitespace between its tokens off (``x(  )``).
 ``indent_flexible``
     Whole lines, equal once indentation and spacing are ignored.
 ``escape_normalized``
-    The text had ``\n``, ``\t`` or quotes escaped once too often: decoded, then matched
-    verbatim or as whole lines; the replacement is decoded the same way.
+    The text had ``\n``, ``\t``, quotes or ``\$`` escaped once too often: decoded, then
+    matched verbatim or as whole lines; the replacement is decoded the same way.
 ``trimmed_boundary``
     The text without its leading and trailing blank lines and spaces, never starting or ending
     inside an identifier, nor mid-line on a side where the search had a line break.
 ``unicode_normalized``
-    Whole lines, equal once smart quotes, dashes, ellipses and Unicode spaces read as ASCII;
-    such characters of the search that the file never uses are written as ASCII.
+    Whole lines (or a one-line search inside a line), equal once smart quotes, dashes (``--``
+    for ``—`` too), ellipses and Unicode spaces read as ASCII; such characters of the search
+    that the file never uses are written as ASCII, and those of the file are kept.
 ``block_anchor``
     At least 3 non-blank lines; the first and last equal (as above), the lines between at least
     60% similar on average, every one of them scored.
@@ -35,8 +38,17 @@ refuse searches with an elision placeholder (``...``, ``# ... existing code ...`
 
 An edit is applied as the line diff from ``old`` to ``new``: lines it keeps are taken from the
 file, lines it changes or removes must be the file's up to whitespace (and typographic
-characters), added lines get the file's indentation. Added lines never copy a line of ``old``
-the file does not have, and go only where a line the file has places them. A match of whole
+characters, which the changed line keeps where the edit leaves them), added lines get the
+file's indentation through one mapping from ``old``'s, taken from the lines the file verifiably
+has (tabs stay tabs); where no one shift maps it, a changed line keeps its own line's
+indentation and an added line takes the one its neighbours agree on, or is refused. Added lines
+never copy a line of ``old`` the file does not have, and go only between two lines the file
+verifiably has. Trailing whitespace ``old`` has and the file lacks is garbling, not written
+back. ``\t`` and ``\n`` escapes in ``new`` that stand where ``old`` and the file have a real tab
+or line break are decoded; a one-line ``new`` of escapes that cannot be read so is refused.
+``replace_all`` refuses to make a file more than ten times larger (past 1 MiB) or larger than
+64 MiB; the ambiguity message counts places as ``replace_all`` would replace them. A match of
+whole
 lines is replaced by whole lines: a final newline that only one of ``old`` and ``new`` has
 neither joins two lines nor adds a blank one. A ``new`` that abbreviates lines of ``old`` with
 a placeholder comment is refused, since it would delete them. The BOM, the line endings (an
