@@ -69,6 +69,8 @@ def replace_exact(
     if position == -1 or content.endswith(old):
         return None
     new = decode_stray_escapes(old, old, new)
+    if new == old:
+        return None  # the edit changes nothing: the strategies say so
     if replace_all:
         if new.endswith("\n\n") and not old.endswith("\n"):
             return None  # whether each place is a whole line decides: the strategies know

@@ -80,7 +80,6 @@ class Reindent:
         for ours, pairs in self._by_indent.items():
             if len({theirs for _, _, theirs in pairs}) == 1:
                 self._by_indent[ours] = pairs[:1]
-        self.unambiguous = all(len(pairs) == 1 for pairs in self._by_indent.values())
         # Indentations of added lines already mapped, where the nearest line did not matter.
         self._known: dict[str, str] = {}
 

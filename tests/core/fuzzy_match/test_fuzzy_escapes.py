@@ -147,3 +147,8 @@ def test_fuzzy_replace_template_escapes_are_decoded_in_old_and_new(content, old,
 
     assert replacement.content == expected
     assert replacement.strategy == "escape_normalized"
+
+
+def test_fuzzy_replace_new_that_decodes_to_old_changes_nothing_and_is_refused():
+    with pytest.raises(InvalidEditError, match="change nothing"):
+        fuzzy_replace(HELLO, '\tprint("before")', '\\tprint("before")')

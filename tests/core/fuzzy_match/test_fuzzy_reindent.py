@@ -44,6 +44,13 @@ WRITES = [
         id="tabs-stay-tabs",
     ),
     pytest.param(
+        "func a() {\n\tfirst()\n\tsecond()\n\tthird()\n\tfourth()\n\tfifth()\n}\n",
+        "  first()\n  secnd()\n  third()\n  fourth()\n  fith()",
+        "  first()\n  secnd()\n  third()\n  added()\n  fourth()\n  fith()",
+        "func a() {\n\tfirst()\n\tsecond()\n\tthird()\n\tadded()\n\tfourth()\n\tfifth()\n}\n",
+        id="context-aware-writes-tabs-into-a-tab-indented-file",
+    ),
+    pytest.param(
         "class A:\n    def f():\n        a()\n",
         "def f():\n    a()",
         "def f():\n    a()\n    \n    b()",
