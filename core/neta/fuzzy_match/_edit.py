@@ -61,23 +61,28 @@ def edits(doc: Document, found: Found, new: str) -> list[tuple[int, int, str]]:
     old_lines = found.search.split("\n")
     new_lines, _ = split_lines(adapted)
     opcodes: list[Opcode] | None = None
+    # replace_all often finds the same block many times: it is merged once.
+    done: dict[tuple[str, ...], list[str]] = {}
     edits = []
     for start in found.starts:
         last = start + found.size - 1
         block = doc.lines[start : last + 1]
-        shifted = None if block == old_lines else shifted_whole(old_lines, new_lines, block)
-        if block == old_lines:
-            merged = new_lines
-        elif shifted is not None:
-            merged = shifted
-        else:
-            if opcodes is None:
-                opcodes = line_diff(old_lines, new_lines)
-            try:
-                merged = merge(old_lines, new_lines, block, opcodes)
-            except StaleLineError as exc:
-                message = stale_line(doc, found, start, exc.offsets, exc.reason)
-                raise NoMatchError(message) from None
+        merged = done.get(tuple(block))
+        if merged is None:
+            shifted = None if block == old_lines else shifted_whole(old_lines, new_lines, block)
+            if block == old_lines:
+                merged = new_lines
+            elif shifted is not None:
+                merged = shifted
+            else:
+                if opcodes is None:
+                    opcodes = line_diff(old_lines, new_lines)
+                try:
+                    merged = merge(old_lines, new_lines, block, opcodes)
+                except StaleLineError as exc:
+                    message = stale_line(doc, found, start, exc.offsets, exc.reason)
+                    raise NoMatchError(message) from None
+            done[tuple(block)] = merged
         # Whole lines replace whole lines: a final newline that only one of old and new has
         # neither joins the next line onto the last one nor adds a blank line.
         line_start = doc.line_starts[start]

@@ -146,6 +146,8 @@ def keep_file_chars(theirs: str, ours: str, new: str) -> str:
     """
     if theirs == ours or not new or max(len(theirs), len(new)) > _KEEP_LIMIT:
         return new
+    if theirs.isascii() and ours.isascii():
+        return new  # they differ in plain whitespace only, which is new's to decide
     file_text, file_owner, file_units = _atoms(theirs)
     our_text, _, _ = _atoms(ours)
     new_text, new_owner, new_units = _atoms(new)

@@ -55,10 +55,15 @@ def test_replace_all_past_64_mib_is_refused_even_below_ten_times():
 
 
 def test_replace_all_by_lines_past_the_limit_is_refused():
-    content = "  x = a  \n" * 200_000
+    content = "  x = a  \n" * 120_000
 
-    with pytest.raises(InvalidEditError):
-        fuzzy_replace(content, "x = a", "x = " + "b" * 100, replace_all=True)
+    with pytest.raises(InvalidEditError) as caught:
+        fuzzy_replace(content, "x  =  a", "x = " + "b" * 100, replace_all=True)
+
+    assert "replace_all would replace 120000 places" in str(caught.value)
+    assert fuzzy_replace(content[:100], "x  =  a", "y", replace_all=True).strategy == (
+        "indent_flexible"
+    )
 
 
 def test_replace_all_that_grows_a_small_file_a_little_is_allowed():
