@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 from difflib import SequenceMatcher
+from functools import lru_cache
 
 from neta.fuzzy_match._text import fold_char
 
@@ -135,6 +136,7 @@ def _atoms(text: str) -> tuple[str, list[int], list[str]]:
     return "".join(folded), owner, units
 
 
+@lru_cache(maxsize=256)
 def keep_file_chars(theirs: str, ours: str, new: str) -> str:
     """``new`` with the parts it keeps from ``ours`` written as ``theirs`` has them.
 
