@@ -183,10 +183,22 @@ def key_rstrip(line: str) -> str:
     return line.rstrip()
 
 
+def _words(text: str) -> str:
+    """``text``'s words joined by single spaces.
+
+    Most lines are already written so: when the only whitespace left after stripping is
+    single plain spaces (every other whitespace character is unprintable), that is the answer.
+    """
+    stripped = text.strip()
+    if stripped.isprintable() and "  " not in stripped:
+        return stripped
+    return " ".join(stripped.split())
+
+
 def key_ws_indent(line: str) -> str:
     """The line's own indentation, then its words joined by single spaces."""
     rest = line.lstrip()
-    return line[: len(line) - len(rest)] + " ".join(rest.split())
+    return line[: len(line) - len(rest)] + _words(rest)
 
 
 def key_ws(line: str) -> str:
@@ -194,7 +206,7 @@ def key_ws(line: str) -> str:
 
     A space always remains between two words, so ``foo bar`` never equals ``foobar``.
     """
-    return " ".join(line.split())
+    return _words(line)
 
 
 def key_fold(line: str) -> str:
@@ -202,7 +214,7 @@ def key_fold(line: str) -> str:
 
     A dash standing alone between spaces reads the same whether it is ``-``, ``--`` or ``—``.
     """
-    folded = " ".join((line if line.isascii() else line.translate(_FOLD)).split())
+    folded = _words(line if line.isascii() else line.translate(_FOLD))
     return folded.replace(" -- ", " - ") if "--" in folded else folded
 
 
