@@ -78,13 +78,16 @@ def _score_middles(
     ratio = fuzz.ratio
     alive = candidates
     totals = [0.0] * len(alive)
-    counts = [0] * len(alive)
+    # Every candidate has scored as many lines as the others until a blank line of the search
+    # faces text in some and not in others: only then do counts differ.
+    scored = 0
+    counts: list[int] | None = None
     written_left = sum(1 for wanted_key in wanted[1:-1] if wanted_key)
     spent = 0
     for offset in range(1, len(wanted) - 1):
         if len(alive) <= _FUZZY_ACCEPT_MAX:
             # Few survivors left: finishing them one by one is cheaper than column by column.
-            finished = zip(alive, totals, counts, strict=True)
+            finished = zip(alive, totals, counts or [scored] * len(alive), strict=True)
             return [
                 start
                 for start, total, count in finished
@@ -93,34 +96,39 @@ def _score_middles(
         if spent > _FUZZY_BUDGET:
             return alive, True
         spent += len(alive)
-        facing = (
-            [keyed[start + offset] for start in alive]
-            if keyed is not None
-            else [key(start + offset) for start in alive]
-        )
-        if wanted[offset]:
+        line_key = wanted[offset]
+        if line_key:
             written_left -= 1
-            line_key = wanted[offset]
+            theirs = key if keyed is None else keyed.__getitem__
             totals = [
-                total + ratio(line_key, theirs)
-                for total, theirs in zip(totals, facing, strict=True)
+                total + ratio(line_key, theirs(start + offset))
+                for total, start in zip(totals, alive, strict=True)
             ]
-            counts = [count + 1 for count in counts]
+            if counts is None:
+                scored += 1
+            else:
+                counts = [count + 1 for count in counts]
         else:
             counts = [
-                count + (1 if theirs else 0) for count, theirs in zip(counts, facing, strict=True)
+                count + (1 if key(start + offset) else 0)
+                for count, start in zip(counts or [scored] * len(alive), alive, strict=True)
             ]
         # Lines still to come add at most 100 each, and blank ones only lower the mean.
         best = 100.0 * written_left
-        keep = [
-            position
-            for position, (total, count) in enumerate(zip(totals, counts, strict=True))
-            if total + best >= BLOCK_MIDDLE_MIN * (count + written_left)
-        ]
+        if counts is None:
+            least = BLOCK_MIDDLE_MIN * (scored + written_left) - best
+            keep = [position for position, total in enumerate(totals) if total >= least]
+        else:
+            keep = [
+                position
+                for position, (total, count) in enumerate(zip(totals, counts, strict=True))
+                if total + best >= BLOCK_MIDDLE_MIN * (count + written_left)
+            ]
         if len(keep) < len(alive):
             alive = [alive[position] for position in keep]
             totals = [totals[position] for position in keep]
-            counts = [counts[position] for position in keep]
+            if counts is not None:
+                counts = [counts[position] for position in keep]
     return alive, False
 
 
