@@ -6,22 +6,25 @@ strictest first, and the first that finds anything decides (a looser one is neve
 after a stricter one found something, not even to break a tie):
 
 ``exact``
-    The text occurs verbatim (``\r\n`` and ``\n`` compare equal), anywhere.
+    The text occurs verbatim (``\r\n`` and ``\n`` compare equal), anywhere. A unique match is
+    settled with ``str.find`` on the content as given, before any other work.
 ``line_trimmed``
     Whole lines, equal once trailing whitespace is ignored.
 ``whitespace_normalized``
-    Whole lines with the same indentation, equal once runs of spaces and tabs count as one.
+    Whole lines with the same indentation, equal once runs of spaces and tabs count as one;
+    or a one-line search inside a line, whitespace between its tokens off (``x(  )``).
 ``indent_flexible``
     Whole lines, equal once indentation and spacing are ignored.
 ``escape_normalized``
-    The text had ``\n``, ``\t`` or quotes escaped once too often: decoded, then matched
-    verbatim or as whole lines; the replacement is decoded the same way.
+    The text had ``\n``, ``\t``, quotes or ``\$`` escaped once too often: decoded, then
+    matched verbatim or as whole lines; the replacement is decoded the same way.
 ``trimmed_boundary``
     The text without its leading and trailing blank lines and spaces, never starting or ending
     inside an identifier, nor mid-line on a side where the search had a line break.
 ``unicode_normalized``
-    Whole lines, equal once smart quotes, dashes, ellipses and Unicode spaces read as ASCII;
-    such characters of the search that the file never uses are written as ASCII.
+    Whole lines (or a one-line search inside a line), equal once smart quotes, dashes (``--``
+    for ``—`` too), ellipses and Unicode spaces read as ASCII; such characters of the search
+    that the file never uses are written as ASCII, and those of the file are kept.
 ``block_anchor``
     At least 3 non-blank lines; the first and last equal (as above), the lines between at least
     60% similar on average, every one of them scored.
@@ -35,8 +38,17 @@ refuse searches with an elision placeholder (``...``, ``# ... existing code ...`
 
 An edit is applied as the line diff from ``old`` to ``new``: lines it keeps are taken from the
 file, lines it changes or removes must be the file's up to whitespace (and typographic
-characters), added lines get the file's indentation. Added lines never copy a line of ``old``
-the file does not have, and go only where a line the file has places them. A match of whole
+characters, which the changed line keeps where the edit leaves them), added lines get the
+file's indentation through one mapping from ``old``'s, taken from the lines the file verifiably
+has (tabs stay tabs); where no one shift maps it, a changed line keeps its own line's
+indentation and an added line takes the one its neighbours agree on, or is refused. Added lines
+never copy a line of ``old`` the file does not have, and go only between two lines the file
+verifiably has. Trailing whitespace ``old`` has and the file lacks is garbling, not written
+back. ``\t`` and ``\n`` escapes in ``new`` that stand where ``old`` and the file have a real tab
+or line break are decoded; a one-line ``new`` of escapes that cannot be read so is refused.
+``replace_all`` refuses to make a file more than ten times larger (past 1 MiB) or larger than
+64 MiB; the ambiguity message counts places as ``replace_all`` would replace them. A match of
+whole
 lines is replaced by whole lines: a final newline that only one of ``old`` and ``new`` has
 neither joins two lines nor adds a blank one. A ``new`` that abbreviates lines of ``old`` with
 a placeholder comment is refused, since it would delete them. The BOM, the line endings (an
@@ -50,24 +62,39 @@ from dataclasses import dataclass
 
 from neta.errors import AmbiguousMatchError, InvalidEditError, MatchError, NoMatchError
 from neta.fuzzy_match._diff import line_diff
+from neta.fuzzy_match._edit import edits as edits_of
+from neta.fuzzy_match._edit import first_line, line_range, span
+from neta.fuzzy_match._escapes import decode_stray_escapes
+from neta.fuzzy_match._exact import check_output_size, replace_exact
 from neta.fuzzy_match._line_index import LineIndex
-from neta.fuzzy_match._merge import StaleLineError, merge
 from neta.fuzzy_match._messages import (
     already_applied,
     ambiguous,
     elided_in_new,
     no_match,
     placeholder,
-    stale_line,
 )
-from neta.fuzzy_match._strategies import PRESENCE, Context, Found, first_found
+from neta.fuzzy_match._similarity import block_anchor, context_aware
+from neta.fuzzy_match._strategies import (
+    PRESENCE,
+    Context,
+    Found,
+    Strategy,
+    escape_normalized,
+    exact,
+    first_found,
+    indent_flexible,
+    line_trimmed,
+    trimmed_boundary,
+    unicode_normalized,
+    whitespace_normalized,
+)
 from neta.fuzzy_match._text import (
     Document,
     is_placeholder,
     key_ws,
     names_elision,
     normalize_newlines,
-    split_lines,
 )
 
 __all__ = [
@@ -82,17 +109,20 @@ __all__ = [
     "fuzzy_replace",
 ]
 
-STRATEGIES = (
-    "exact",
-    "line_trimmed",
-    "whitespace_normalized",
-    "indent_flexible",
-    "escape_normalized",
-    "trimmed_boundary",
-    "unicode_normalized",
-    "block_anchor",
-    "context_aware",
+_ORDER: tuple[Strategy, ...] = (
+    exact,
+    line_trimmed,
+    whitespace_normalized,
+    indent_flexible,
+    escape_normalized,
+    trimmed_boundary,
+    unicode_normalized,
+    block_anchor,
+    context_aware,
 )
+"""Every strategy, in the order they are tried: the one place that order is set."""
+
+STRATEGIES: tuple[str, ...] = tuple(strategy.__name__ for strategy in _ORDER)
 """The strategies' names, in the order they are tried."""
 
 _FIND_LIMIT = 10_000
@@ -156,12 +186,12 @@ def fuzzy_find_all(content: str, search: str) -> list[FuzzyMatch]:
     if not needle.strip():
         return []
     doc = Document(content)
-    found = first_found(Context(LineIndex(doc), limit=_FIND_LIMIT), needle)
+    found = first_found(Context(LineIndex(doc), limit=_FIND_LIMIT), needle, _ORDER)
     if found is None:
         return []
     matches = []
     for start in found.starts:
-        span_start, span_end = _span(doc, found, start)
+        span_start, span_end = span(doc, found, start)
         raw_start, raw_end = doc.raw_offset(span_start), doc.raw_offset(span_end)
         matches.append(FuzzyMatch(found.strategy, raw_start, raw_end, content[raw_start:raw_end]))
     return matches
@@ -197,18 +227,29 @@ def fuzzy_replace(content: str, old: str, new: str, replace_all: bool = False) -
     """
     old_text, new_text = _as_searched(old), _as_searched(new)
     _check_edit(old_text, new_text)
+    quick = replace_exact(content, old_text, new_text, replace_all)
+    if quick is not None:
+        edited, count, start_line, end_line = quick
+        return Replacement(edited, count, "exact", start_line, end_line)
     doc = Document(content)
     index = LineIndex(doc)
     ctx = Context(index, not replace_all, None if replace_all else _AMBIGUITY_LIMIT)
-    found = first_found(ctx, old_text)
+    found = first_found(ctx, old_text, _ORDER)
     if found is None:
         raise _not_found(doc, index, old_text, new_text)
     if found.incomplete or (len(found.starts) > 1 and (found.fuzzy or not replace_all)):
-        lines = [_first_line(doc, found, start) for start in found.starts]
+        lines = [first_line(doc, found, start) for start in found.starts]
         capped = len(lines) >= _AMBIGUITY_LIMIT
-        message = ambiguous(found, lines, replace_all=replace_all, capped=capped)
+        separate = [first_line(doc, found, start) for start in _separate(found)]
+        message = ambiguous(found, lines, separate, replace_all=replace_all, capped=capped)
         raise AmbiguousMatchError(message, lines=lines, strategy=found.strategy)
-    edits = _edits(doc, found, new_text)
+    if found.strategy != "escape_normalized":
+        region = doc.text[slice(*span(doc, found, found.starts[0]))]
+        new_text = decode_stray_escapes(region, found.search, new_text)
+    edits = edits_of(doc, found, new_text)
+    if replace_all:
+        growth = sum(len(text) - (end - start) for start, end, text in edits)
+        check_output_size(len(content), len(content) + growth, len(edits))
     tail = edits[-1][2] if edits[-1][1] == len(doc.text) else ""
     edited = doc.keep_final_newline(doc.splice(edits), tail)
     if edited == content:
@@ -217,7 +258,7 @@ def fuzzy_replace(content: str, old: str, new: str, replace_all: bool = False) -
             "(whitespace, indentation or typography), so the edit would change nothing. The "
             "file was not changed."
         )
-    start_line, end_line = _line_range(doc, found, found.starts[0])
+    start_line, end_line = line_range(doc, found, found.starts[0])
     return Replacement(
         content=edited,
         count=len(found.starts),
@@ -225,6 +266,17 @@ def fuzzy_replace(content: str, old: str, new: str, replace_all: bool = False) -
         start_line=start_line,
         end_line=end_line,
     )
+
+
+def _separate(found: Found) -> list[int]:
+    """The places ``replace_all`` would replace: leftmost first where they overlap."""
+    separate: list[int] = []
+    free_from = 0
+    for start in found.starts:
+        if start >= free_from:
+            separate.append(start)
+            free_from = found.end_of(start)
+    return separate
 
 
 def _as_searched(text: str) -> str:
@@ -263,6 +315,8 @@ def _elision(old: str, new: str) -> tuple[str, int] | None:
     code), and only where it replaces non-blank lines: one for a placeholder that says it
     elides (``# ... existing code ...``), two for a bare comment (``// ...``).
     """
+    if "..." not in new and "\u2026" not in new:
+        return None  # every placeholder has an ellipsis
     old_lines, new_lines = old.split("\n"), new.split("\n")
     if not any(is_placeholder(line) for line in new_lines):
         return None
@@ -283,7 +337,7 @@ def _not_found(doc: Document, index: LineIndex, old: str, new: str) -> MatchErro
     if new.strip() and _adds_text(old, new):
         applied = first_found(Context(index, limit=1), new, PRESENCE)
         if applied is not None:
-            return InvalidEditError(already_applied(_first_line(doc, applied, applied.starts[0])))
+            return InvalidEditError(already_applied(first_line(doc, applied, applied.starts[0])))
     elided = [line for line in old.split("\n") if is_placeholder(line)]
     if elided:
         return InvalidEditError(placeholder(elided[0]))
@@ -304,57 +358,3 @@ def _adds_text(old: str, new: str) -> bool:
         if tag == "delete" and old_from > 0 and old_to < len(old_keys):
             return True
     return False
-
-
-def _span(doc: Document, found: Found, start: int) -> tuple[int, int]:
-    """Where one match lies in ``doc.text``."""
-    if not found.by_lines:
-        return start, start + found.size
-    last = start + found.size - 1
-    end = doc.line_end(last)
-    if found.trailing_newline and doc.has_newline_after(last):
-        end += 1
-    return doc.line_starts[start], end
-
-
-def _line_range(doc: Document, found: Found, start: int) -> tuple[int, int]:
-    """The first and last line (1-based) of one match; a matched empty last line counts."""
-    if found.by_lines:
-        return start + 1, start + found.size
-    return doc.line_of(start) + 1, doc.line_of(max(start, start + found.size - 1)) + 1
-
-
-def _first_line(doc: Document, found: Found, start: int) -> int:
-    return (start if found.by_lines else doc.line_of(start)) + 1
-
-
-def _edits(doc: Document, found: Found, new: str) -> list[tuple[int, int, str]]:
-    """The ``(start, end, replacement)`` spans of ``doc.text`` the edit replaces."""
-    adapted = found.adapt_new(new)
-    if not found.by_lines:
-        return [(start, start + found.size, adapted) for start in found.starts]
-    old_lines = found.search.split("\n")
-    new_lines, _ = split_lines(adapted)
-    opcodes = line_diff(old_lines, new_lines)
-    edits = []
-    for start in found.starts:
-        last = start + found.size - 1
-        block = doc.lines[start : last + 1]
-        if block == old_lines:
-            merged = new_lines
-        else:
-            try:
-                merged = merge(old_lines, new_lines, block, opcodes)
-            except StaleLineError as exc:
-                message = stale_line(doc, found, start, exc.offsets, exc.reason)
-                raise NoMatchError(message) from None
-        # Whole lines replace whole lines: a final newline that only one of old and new has
-        # neither joins the next line onto the last one nor adds a blank line.
-        line_start = doc.line_starts[start]
-        if merged:
-            edits.append((line_start, doc.line_end(last), "\n".join(merged)))
-        elif doc.has_newline_after(last):
-            edits.append((line_start, doc.line_starts[last + 1], ""))
-        else:
-            edits.append((line_start, doc.line_end(last), ""))
-    return edits

@@ -12,7 +12,6 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable, Sequence
 from enum import Enum
-from functools import partial
 
 from neta.fuzzy_match._text import Document, key_fold, key_rstrip, key_ws, key_ws_indent
 
@@ -41,6 +40,9 @@ _TOKEN = re.compile(
 _TOKENS_TRIED = 4
 """How many of a search's longest tokens are counted to pick the rarest."""
 
+_CHECKED_PER_CANDIDATE = 8
+"""How many lines checking one candidate is expected to take before a mismatch."""
+
 _LINES_TOKENIZED = 256
 """At most about this many lines of a search are split into tokens."""
 
@@ -58,7 +60,7 @@ class LineIndex:
 
     def _file_kind(self, kind: KeyKind) -> KeyKind:
         # Folding leaves ASCII alone, so an ASCII file's folded keys are its WS keys: share them.
-        return KeyKind.WS if kind is KeyKind.FOLD and self.doc.is_ascii else kind
+        return KeyKind.WS if kind is KeyKind.FOLD and self.doc.folds_to_itself else kind
 
     def key(self, kind: KeyKind, line: int) -> str:
         """The key of one line."""
@@ -72,10 +74,25 @@ class LineIndex:
             found = some[line] = _KEY_OF[kind](self.doc.lines[line])
         return found
 
+    def keyed(self, kind: KeyKind) -> list[str] | None:
+        """The keys of every line if they are computed already, else None."""
+        return self._keys.get(self._file_kind(kind))
+
     def key_getter(self, kind: KeyKind) -> Callable[[int], str]:
         """A fast ``key(kind, line)`` for hot loops: a list lookup once every line is keyed."""
-        keys = self._keys.get(self._file_kind(kind))
-        return keys.__getitem__ if keys is not None else partial(self.key, kind)
+        kind = self._file_kind(kind)
+        keys = self._keys.get(kind)
+        if keys is not None:
+            return keys.__getitem__
+        some, key, lines = self._some_keys[kind], _KEY_OF[kind], self.doc.lines
+
+        def key_of(line: int) -> str:
+            found = some.get(line)
+            if found is None:
+                found = some[line] = key(lines[line])
+            return found
+
+        return key_of
 
     def keys(self, kind: KeyKind) -> list[str]:
         """The keys of every line."""
@@ -83,7 +100,7 @@ class LineIndex:
         keys = self._keys.get(kind)
         if keys is None:
             key = _KEY_OF[kind]
-            keys = self._keys[kind] = [key(line) for line in self.doc.lines[: self.doc.line_count]]
+            keys = self._keys[kind] = list(map(key, self.doc.lines[: self.doc.line_count]))
         return keys
 
     def lines_with_key(self, kind: KeyKind, key: str) -> list[int]:
@@ -119,23 +136,45 @@ class LineIndex:
             return []
         offsets = list(range(size)) if checked is None else list(checked)
         key = _KEY_OF[kind]
-        wanted = {offset: key(search[offset]) for offset in offsets}
         indexed = self._file_kind(kind) in self._keys
         starts = None if indexed else self._starts_near_token(search, offsets)
         if starts is None:
             if checked is None:
-                return self._scan(kind, list(wanted.values()), overlapping, limit)
-            first, first_key = offsets[0], wanted[offsets[0]]
+                wanted_keys = [key(line) for line in search]
+                return self._scan(kind, wanted_keys, overlapping, limit)
+            first = offsets[0]
+            first_key = key(search[first])
             keys = self.keys(kind)
-            starts = [line - first for line, line_key in enumerate(keys) if line_key == first_key]
+            last_start = self.doc.line_count - size
+            starts = [
+                line - first
+                for line, line_key in enumerate(keys)
+                if line_key == first_key and 0 <= line - first <= last_start
+            ]
+            # With every line keyed, the few checked offsets filter all candidates in bulk.
+            for offset in offsets[1:_CHECKED_PER_CANDIDATE]:
+                at_offset = key(search[offset])
+                starts = [start for start in starts if keys[start + offset] == at_offset]
+            if len(offsets) <= _CHECKED_PER_CANDIDATE:
+                return _chosen(starts, size, overlapping, limit)
         key_at = self.key_getter(kind)
+        # Most candidates fail on their first lines; only those that pass are compared whole.
+        head = [(offset, key(search[offset])) for offset in offsets[:_CHECKED_PER_CANDIDATE]]
+        rest = offsets[_CHECKED_PER_CANDIDATE:]
+        rest_keys: list[str] = []
         found: list[int] = []
         free_from = 0
         last_start = self.doc.line_count - size
+        lines = self.doc.lines
         for start in starts:
             if start < free_from or not 0 <= start <= last_start:
                 continue
-            if all(key_at(start + offset) == wanted[offset] for offset in offsets):
+            if not all(key_at(start + offset) == wanted for offset, wanted in head):
+                continue
+            # A candidate whose first lines agree is compared in bulk, without caching.
+            if rest and not rest_keys:
+                rest_keys = [key(search[offset]) for offset in rest]
+            if not rest or [key(lines[start + offset]) for offset in rest] == rest_keys:
                 found.append(start)
                 if limit is not None and len(found) >= limit:
                     break
@@ -156,8 +195,9 @@ class LineIndex:
         token = min(tried, key=self._count)
         count = self._count(token)
         # A candidate costs a few times more per checked line than keying a line for the full
-        # index does, so past a quarter of the file's lines the full index is the cheaper route.
-        if count * len(offsets) * 4 > max(2_000, self.doc.line_count):
+        # index does, and most candidates fail within their first lines: past a quarter of the
+        # file's lines' worth of checks, the full index is the cheaper route.
+        if count * min(len(offsets), _CHECKED_PER_CANDIDATE) * 4 > max(2_000, self.doc.line_count):
             return None
         offset = by_token[token]
         return sorted({line - offset for line in self.lines_with_token(token)})
@@ -203,3 +243,18 @@ class LineIndex:
             resume = joined.index("\n", position + 1) if overlapping else position + len(needle) - 1
             position = joined.find(needle, resume)
         return found
+
+
+def _chosen(starts: list[int], size: int, overlapping: bool, limit: int | None) -> list[int]:
+    """The runs starting at ``starts`` (sorted), without overlaps if so asked, up to ``limit``."""
+    if overlapping:
+        return starts if limit is None else starts[:limit]
+    chosen: list[int] = []
+    free_from = 0
+    for start in starts:
+        if start >= free_from:
+            chosen.append(start)
+            free_from = start + size
+            if limit is not None and len(chosen) >= limit:
+                break
+    return chosen

@@ -10,17 +10,24 @@ they go only where a line the file has places them.
 
 from __future__ import annotations
 
-from bisect import bisect_right
 from collections.abc import Sequence
 
+from rapidfuzz import fuzz
+
 from neta.fuzzy_match._diff import Opcode
-from neta.fuzzy_match._text import key_fold
+from neta.fuzzy_match._indent import Reindent, UnclearIndentError, indent_of, uniform_shift
+from neta.fuzzy_match._inline import keep_file_chars
+from neta.fuzzy_match._text import key_fold, key_ws
 
-_Pair = tuple[int, str, str]
-"""A search line's offset, its indentation, and the indentation of the file's line there."""
+_PAIRING_BUDGET = 400
+"""The largest ``old * new`` lines of one changed stretch paired by similarity."""
 
-_TAB_SIZES = (4, 8, 2, 3)
-"""Tab widths tried when relating a search's indentation to the file's."""
+_PAIRING_MIN = 50.0
+"""How similar (0-100) a new line must be to an old one to count as that line, changed."""
+
+_Step = tuple[int, int | None, bool]
+"""One line of new: its index in new, the offset in old of the line it keeps or changes
+(None for an added line), and whether it is kept as the file has it."""
 
 
 class StaleLineError(Exception):
@@ -29,7 +36,9 @@ class StaleLineError(Exception):
     Attributes:
         offsets: 0-based positions, in the matched block and in ``old``, of the lines at fault.
         reason: ``"changed"`` (the edit rewrites or removes them), ``"repeated"`` (new_string
-            repeats them as new lines) or ``"placed"`` (they are all that locate an insertion).
+            repeats them as new lines), ``"placed"`` (they are all that locate an insertion,
+            or an insertion lies next to them) or ``"indent"`` (they disagree on how an added
+            line between them is indented).
     """
 
     def __init__(self, offsets: Sequence[int], reason: str) -> None:
@@ -48,8 +57,9 @@ def merge(
 
     Raises:
         StaleLineError: a line the diff rewrites or removes differs from the file's; an added
-            line repeats a line of ``old_lines`` that differs from the file's; or nothing but
-            such differing lines says where added lines go.
+            line repeats a line of ``old_lines`` that differs from the file's; an added line
+            is not between two lines the file verifiably has; or its indentation cannot be
+            told.
     """
     verified = [
         theirs == ours or theirs.strip() == ours.strip() or key_fold(theirs) == key_fold(ours)
@@ -58,18 +68,179 @@ def merge(
     # A block the search matched line for line (up to whitespace) needs none of the checks.
     checked = not all(verified)
     stale = _stale_keys([key_fold(line) for line in old_lines], verified) if checked else {}
-    reindent = _Reindent(old_lines, block, verified)
-    merged: list[str] = []
+    steps: list[_Step] = []
     for tag, old_from, old_to, new_from, new_to in opcodes:
         if tag == "equal":
-            merged += block[old_from:old_to]
+            steps += [(new_from + k, old_from + k, True) for k in range(old_to - old_from)]
             continue
         if checked:
             _check_hunk(old_lines, new_lines, verified, stale, (old_from, old_to, new_from, new_to))
-        # An added line is indented like the old line it replaces, or the one it follows.
-        anchor = old_from if old_to > old_from else old_from - 1
-        merged += [reindent(new_lines[index], anchor) for index in range(new_from, new_to)]
+        paired = _pairing(old_lines[old_from:old_to], new_lines[new_from:new_to])
+        steps += [
+            (new_from + k, None if at is None else old_from + at, False)
+            for k, at in enumerate(paired)
+        ]
+    reindent = Reindent(old_lines, block, verified)
+    try:
+        written = _indented(old_lines, new_lines, block, steps, reindent)
+    except UnclearIndentError as exc:
+        raise StaleLineError(exc.offsets, "indent") from None
+    # Trailing whitespace old has where the file has none is garbling, and new has it too.
+    garbled = any(
+        same and ours.strip() and ours != ours.rstrip() and theirs == theirs.rstrip()
+        for ours, theirs, same in zip(old_lines, block, verified, strict=True)
+    )
+    merged = []
+    for (_, at, kept), line in zip(steps, written, strict=True):
+        if at is not None and kept:
+            merged.append(block[at])
+            continue
+        if at is not None and verified[at] and block[at].strip() != old_lines[at].strip():
+            # A changed line keeps the file's characters where the edit keeps old's.
+            indent = indent_of(line)
+            body = keep_file_chars(block[at].strip(), old_lines[at].strip(), line[len(indent) :])
+            line = indent + body
+        merged.append(line.rstrip() if garbled else line)
     return merged
+
+
+def shifted_whole(
+    old_lines: Sequence[str], new_lines: Sequence[str], block: Sequence[str]
+) -> list[str] | None:
+    """``new_lines`` re-indented, when re-indenting ``old_lines`` alike gives ``block`` exactly.
+
+    That is: every line of old is the file's but for its indentation, and one uniform mapping
+    takes each indentation of old to one of the file's. Then every line new keeps from old
+    comes out as the file has it, and ``merge`` would give the same lines, without needing the
+    diff; otherwise None.
+    """
+    mapping: dict[str, str] = {}
+    blank: list[tuple[str, str]] = []
+    for ours, theirs in zip(old_lines, block, strict=True):
+        body = ours.lstrip(" \t")
+        if not body.strip():
+            if theirs.strip():
+                return None
+            if ours != theirs:
+                blank.append((ours, theirs))
+            continue
+        if not theirs.endswith(body) or theirs[: len(theirs) - len(body)].strip(" \t"):
+            return None
+        indent, mapped = ours[: len(ours) - len(body)], theirs[: len(theirs) - len(body)]
+        if mapping.setdefault(indent, mapped) != mapped:
+            return None
+    if uniform_shift(mapping.items()) is None:
+        return None
+    reindent: list[Reindent] = []
+
+    def shift(line: str) -> str:
+        if not line:
+            return line
+        body = line.lstrip(" \t")
+        indent = line[: len(line) - len(body)]
+        known = mapping.get(indent)
+        if known is None:
+            if not reindent:
+                reindent.append(Reindent(old_lines, block, [True] * len(block)))
+            known = mapping[indent] = reindent[0].shifted(indent + "x", 0)[:-1]
+        return known + body
+
+    if any(shift(ours) != theirs for ours, theirs in blank):
+        return None
+    return [shift(line) for line in new_lines]
+
+
+def _pairing(old: Sequence[str], new: Sequence[str]) -> list[int | None]:
+    """For each line of a changed stretch of new, the offset of the old line it changes.
+
+    Stretches of equal length pair line by line; others by similarity, in order, so the
+    lines left over are the ones new adds.
+    """
+    if len(old) == len(new):
+        return list(range(len(new)))
+    if not old or not new or len(old) * len(new) > _PAIRING_BUDGET:
+        return [k if k < len(old) else None for k in range(len(new))]
+    old_keys, new_keys = [key_ws(line) for line in old], [key_ws(line) for line in new]
+    # best[i][j]: the most similarity pairing old[:i] with new[:j] in order can collect.
+    best = [[0.0] * (len(new) + 1) for _ in range(len(old) + 1)]
+    for i in range(1, len(old) + 1):
+        for j in range(1, len(new) + 1):
+            score = fuzz.ratio(old_keys[i - 1], new_keys[j - 1])
+            take = best[i - 1][j - 1] + score if score >= _PAIRING_MIN else -1.0
+            best[i][j] = max(best[i - 1][j], best[i][j - 1], take)
+    paired: list[int | None] = [None] * len(new)
+    i, j = len(old), len(new)
+    while i and j:
+        if best[i][j] == best[i - 1][j]:
+            i -= 1
+        elif best[i][j] == best[i][j - 1]:
+            j -= 1
+        else:
+            paired[j - 1] = i - 1
+            i, j = i - 1, j - 1
+    return paired
+
+
+def _indented(
+    old_lines: Sequence[str],
+    new_lines: Sequence[str],
+    block: Sequence[str],
+    steps: Sequence[_Step],
+    reindent: Reindent,
+) -> list[str]:
+    """Each line of new as it is written (kept lines too, though the file's are used)."""
+    if reindent.uniform:
+        written = []
+        previous = -1
+        for index, at, kept in steps:
+            anchor = at if at is not None else previous
+            # A kept line is written as the file has it: its new form is never used.
+            written.append("" if kept else reindent.shifted(new_lines[index], max(anchor, 0)))
+            previous = anchor
+        return written
+    # No one shift: each line the file has keeps its own indentation ...
+    faced: list[str | None] = []
+    for index, at, _ in steps:
+        line = new_lines[index]
+        if at is not None and line.strip() and old_lines[at].strip() and block[at].strip():
+            faced.append(reindent.file_indent(at) + line.lstrip(" \t"))
+        else:
+            faced.append(None)
+    # ... and an added line is placed by its neighbours' indentation, which must agree.
+    return [
+        _between(new_lines, steps, faced, position, reindent) if line is None else line
+        for position, line in enumerate(faced)
+    ]
+
+
+def _between(
+    new_lines: Sequence[str],
+    steps: Sequence[_Step],
+    faced: Sequence[str | None],
+    position: int,
+    reindent: Reindent,
+) -> str:
+    """An added line indented as the nearest file-facing lines above and below imply."""
+    line = new_lines[steps[position][0]]
+    ours = reindent.width(indent_of(line))
+    hints: list[tuple[int, str]] = []
+    offsets: list[int] = []
+    for direction in (-1, 1):
+        near = position + direction
+        while 0 <= near < len(steps) and faced[near] is None:
+            near += direction
+        if not 0 <= near < len(steps):
+            continue
+        theirs = indent_of(faced[near] or "")
+        neighbour = reindent.width(indent_of(new_lines[steps[near][0]]))
+        hints.append((max(0, reindent.width(theirs) + ours - neighbour), theirs))
+        offsets.append(steps[near][1] or 0)
+    if not hints:
+        return line
+    if len({columns for columns, _ in hints}) > 1:
+        raise UnclearIndentError(offsets)
+    columns, like = hints[0]
+    return reindent.columns(columns, like) + line.lstrip(" \t")
 
 
 def _check_hunk(
@@ -90,6 +261,11 @@ def _check_hunk(
         repeated = stale.get(key_fold(line))
         if repeated is not None:
             raise StaleLineError([repeated], "repeated")
+    if old_from == old_to:
+        # An insertion goes between two lines the file verifiably has, never next to a gap.
+        sides = [offset for offset in (old_from - 1, old_from) if 0 <= offset < len(old_lines)]
+        if not all(verified[offset] for offset in sides):
+            raise StaleLineError(sides, "placed")
 
 
 def _stale_keys(old_keys: Sequence[str], verified: Sequence[bool]) -> dict[str, int]:
@@ -127,102 +303,3 @@ def _neighbours(old_lines: Sequence[str], start: int, end: int) -> list[int]:
     above = next((i for i in range(start - 1, -1, -1) if old_lines[i].strip()), None)
     below = next((i for i in range(end, len(old_lines)) if old_lines[i].strip()), None)
     return [offset for offset in (above, below) if offset is not None]
-
-
-def _indent(line: str) -> str:
-    return line[: len(line) - len(line.lstrip(" \t"))]
-
-
-def _width(indent: str, tab: int) -> int:
-    column = 0
-    for char in indent:
-        column += tab - column % tab if char == "\t" else 1
-    return column
-
-
-class _Reindent:
-    """Maps indentation as the search wrote it to indentation as the file has it."""
-
-    def __init__(
-        self, old_lines: Sequence[str], block: Sequence[str], verified: Sequence[bool]
-    ) -> None:
-        written = [
-            (offset, old, line)
-            for offset, (old, line) in enumerate(zip(old_lines, block, strict=True))
-            if old.strip() and line.strip()
-        ]
-        # Lines that really are the same line say how indentation maps; a fuzzy block's other
-        # lines may be unrelated code.
-        same = [pair for pair in written if verified[pair[0]]]
-        self._pairs = [
-            (offset, _indent(old), _indent(line)) for offset, old, line in same or written
-        ]
-        self._identity = all(ours == theirs for _, ours, theirs in self._pairs)
-        self._tabs = any(line.startswith("\t") for line in block)
-        self._uniform = self._uniform_shift()
-        # The matched lines by their indentation in the search, in search order; where all of
-        # them map it to one indentation of the file, one of them stands for all.
-        self._by_indent: dict[str, list[_Pair]] = {}
-        for pair in self._pairs:
-            self._by_indent.setdefault(pair[1], []).append(pair)
-        for ours, pairs in self._by_indent.items():
-            if len({theirs for _, _, theirs in pairs}) == 1:
-                self._by_indent[ours] = pairs[:1]
-        # Indentations of added lines already mapped, where the nearest line did not matter.
-        self._known: dict[str, str] = {}
-
-    def _uniform_shift(self) -> tuple[int, int] | None:
-        """``(tab, shift)`` when one column shift relates every search line to the file's."""
-        indents = {(ours, theirs) for _, ours, theirs in self._pairs}
-        for tab in _TAB_SIZES:
-            shifts = {_width(theirs, tab) - _width(ours, tab) for ours, theirs in indents}
-            if len(shifts) == 1:
-                return tab, shifts.pop()
-        return None
-
-    def _local_shift(self, anchor: int) -> tuple[int, int]:
-        """The shift of the nearest matched line at or above ``anchor`` (else below)."""
-        _, ours, theirs = _nearest(self._pairs, anchor)
-        return _TAB_SIZES[0], _width(theirs, _TAB_SIZES[0]) - _width(ours, _TAB_SIZES[0])
-
-    def _restyle(self, extra: str, base: str) -> str:
-        """Indentation ``extra`` written as the file indents after ``base``: tabs or spaces."""
-        if not extra:
-            return ""
-        tab = self._uniform[0] if self._uniform else _TAB_SIZES[0]
-        columns = _width(extra, tab)
-        if base.endswith("\t") or (not base and self._tabs):
-            return "\t" * (columns // tab) + " " * (columns % tab)
-        return " " * columns
-
-    def __call__(self, line: str, anchor: int) -> str:
-        if self._identity:
-            return line
-        indent = _indent(line)
-        body = line[len(indent) :]
-        if not body.strip():
-            return ""
-        # Indented like a matched search line (or deeper): start from that file line's own
-        # indentation, so a new line and its sibling are indented byte for byte alike.
-        known = self._known.get(indent)
-        if known is not None:
-            return known + body
-        based = [ours for ours in self._by_indent if indent.startswith(ours)]
-        if based:
-            pairs = self._by_indent[max(based, key=len)]
-            _, ours, theirs = pairs[0] if len(pairs) == 1 else _nearest(pairs, anchor)
-            mapped = theirs + self._restyle(indent[len(ours) :], theirs)
-            if len(pairs) == 1:
-                self._known[indent] = mapped
-            return mapped + body
-        tab, shift = self._uniform or self._local_shift(anchor)
-        columns = max(0, _width(indent, tab) + shift)
-        if self._tabs:
-            return "\t" * (columns // tab) + " " * (columns % tab) + body
-        return " " * columns + body
-
-
-def _nearest(pairs: Sequence[_Pair], anchor: int) -> _Pair:
-    """The pair nearest at or above offset ``anchor`` (else the first below); sorted pairs."""
-    index = bisect_right(pairs, anchor, key=lambda pair: pair[0]) - 1
-    return pairs[max(index, 0)]

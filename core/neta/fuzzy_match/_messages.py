@@ -100,10 +100,18 @@ def _places(lines: Sequence[int]) -> str:
     return ", ".join(shown[:-1]) + " and " + shown[-1] if len(shown) > 1 else shown[0]
 
 
-def ambiguous(found: Found, lines: Sequence[int], *, replace_all: bool, capped: bool) -> str:
+def ambiguous(
+    found: Found,
+    lines: Sequence[int],
+    separate: Sequence[int],
+    *,
+    replace_all: bool,
+    capped: bool,
+) -> str:
     """The message for a search found at several places (``lines`` 1-based).
 
-    ``capped`` says the search stopped counting, so there may be more places.
+    ``separate`` are the places ``replace_all`` would replace (leftmost first where places
+    overlap); ``capped`` says the search stopped counting, so there may be more places.
     """
     where = _places(lines)
     if found.incomplete:
@@ -121,10 +129,21 @@ def ambiguous(found: Found, lines: Sequence[int], *, replace_all: bool, capped: 
             + (" (replace_all only applies to exact matches)" if replace_all else "")
             + f". {_RETRY}"
         )
+    advice = (
+        "The file was not changed. Include more surrounding lines in old_string so it matches "
+        "only the place you mean, or set replace_all to true to replace every one."
+    )
+    if len(separate) == len(lines):
+        return (
+            f"old_string matches {count} places (strategy {found.strategy}), starting at lines "
+            f"{where}. {advice}"
+        )
+    places = "1 place" if len(separate) == 1 else f"{len(separate)} places"
     return (
-        f"old_string matches {count} places (strategy {found.strategy}), starting at lines "
-        f"{where}. The file was not changed. Include more surrounding lines in old_string so "
-        "it matches only the place you mean, or set replace_all to true to replace every one."
+        f"old_string matches {places} (strategy {found.strategy}), starting at lines "
+        f"{_places(separate)}, and its occurrences overlap: counting every starting position "
+        f"gives {count}. replace_all would replace {len(separate)} of them, the leftmost where "
+        f"two overlap. {advice}"
     )
 
 
@@ -135,6 +154,10 @@ _STALE_REASONS = {
     "that stale text would be written. Copy the line exactly as the file has it",
     "placed": "the lines around the place where new_string adds or removes text are not the "
     "file's, so that place is uncertain. Copy the lines next to your change exactly",
+    "indent": "new_string adds a line between two lines that old_string indents unlike the "
+    "file (its indentation maps to the file's differently for each), so neither the added "
+    "line's indentation nor the block it belongs to can be told. Copy old_string with the "
+    "file's indentation, or include the lines around the addition as the file has them",
 }
 
 
@@ -146,7 +169,12 @@ def stale_line(doc: Document, found: Found, start: int, offsets: Sequence[int], 
     search = found.search.split("\n")
     shown: list[str] = []
     for offset in offsets[:_SHOWN_LINES]:
-        shown += _pair(f"line {start + offset + 1}", doc.lines[start + offset], search[offset])
+        theirs, ours = doc.lines[start + offset], search[offset]
+        if theirs == ours:
+            shown += [f"- line {start + offset + 1} (the same in the file and old_string)"]
+            shown += [f"    file:       {_clip(theirs, 0)}"]
+        else:
+            shown += _pair(f"line {start + offset + 1}", theirs, ours)
     return "\n".join(
         [
             f"old_string matched only approximately (strategy {found.strategy}, lines "

@@ -1,51 +1,26 @@
-"""The nine ways the fuzzy matcher looks for a search text, strictest first.
+"""The strict strategies: text equal to the search up to one normalisation or another.
 
-Each strategy returns every place it finds (a ``Found``) or ``None``; the caller stops at the
-first that finds anything. The strict ones compare whole lines through a key that ignores a
-little more at each step; ``block_anchor`` and ``context_aware`` score similarity and only ever
-accept one block.
+Each strategy returns every place it finds (a ``Found``) or ``None``; ``first_found`` stops at
+the first that finds anything and names the result after it. Each compares through a key that
+ignores a little more than the one before. The order they are tried in is set once, in the
+package's ``__init__``; the similarity strategies are in ``_similarity``.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, replace
 from functools import partial
 
-from rapidfuzz import fuzz
-
 from neta.errors import InvalidEditError
+from neta.fuzzy_match._inline import fragment_pattern
 from neta.fuzzy_match._line_index import KeyKind, LineIndex
 from neta.fuzzy_match._text import (
     Document,
     ascii_for,
-    is_placeholder,
-    key_fold,
     split_lines,
     unescape,
 )
-
-BLOCK_MIDDLE_MIN = 60.0
-"""block_anchor: the least mean similarity (0-100) of the lines between the two anchors."""
-
-CONTEXT_LINE_MIN = 80.0
-"""context_aware: the least similarity (0-100) for a line to count as matching."""
-
-CONTEXT_SHARE = 0.5
-"""context_aware: the share of the search's non-blank lines that must match."""
-
-FUZZY_MIN_LINES = 3
-"""block_anchor and context_aware need at least this many non-blank lines."""
-
-_FUZZY_BUDGET = 60_000
-"""Line comparisons one fuzzy strategy may spend before it gives up as undecidable."""
-
-_VOTE_BUDGET = 5_000
-"""context_aware: file lines it may draw candidate blocks from (rarest lines first)."""
-
-_FUZZY_ACCEPT_MAX = 10
-"""Fuzzy strategies stop after accepting this many blocks: one is all they may use."""
 
 
 def _same(text: str) -> str:
@@ -57,7 +32,6 @@ class Found:
     r"""Every place one strategy found the search.
 
     Attributes:
-        strategy: the strategy's name.
         starts: offsets into ``Document.text``, or 0-based first lines when ``by_lines``.
         size: the length of each match, in characters or (``by_lines``) in lines.
         by_lines: whether matches are runs of whole lines.
@@ -68,9 +42,13 @@ class Found:
         adapt_new: turns the replacement into the same form as ``search`` (decoded, trimmed).
         fuzzy: found by similarity, so it must be unique even with ``replace_all``.
         incomplete: the strategy stopped before checking every candidate.
+        strategy: the name of the strategy that found it (set by ``first_found``).
+        ends: where each match ends, by its start, when matches differ in length (then
+            ``size`` is that of the search).
+        restyle: write the replacement onto each match keeping the file's characters where
+            it keeps the search's (matches inside a line, found up to spacing or typography).
     """
 
-    strategy: str
     starts: list[int]
     size: int
     by_lines: bool
@@ -79,6 +57,13 @@ class Found:
     adapt_new: Callable[[str], str] = _same
     fuzzy: bool = False
     incomplete: bool = False
+    strategy: str = ""
+    ends: dict[int, int] | None = None
+    restyle: bool = False
+
+    def end_of(self, start: int) -> int:
+        """Where the match at ``start`` ends: an offset, or (``by_lines``) the line after it."""
+        return self.ends[start] if self.ends is not None else start + self.size
 
 
 @dataclass(frozen=True)
@@ -185,7 +170,6 @@ def _on_word_bounds(text: str, start: int, needle: str) -> bool:
 
 
 def _by_lines(
-    name: str,
     ctx: Context,
     search: str,
     kind: KeyKind,
@@ -197,28 +181,37 @@ def _by_lines(
     starts = ctx.index.windows(kind, lines, overlapping=ctx.overlapping, limit=ctx.limit)
     if not starts:
         return None
-    return Found(name, starts, len(lines), True, "\n".join(lines), trailing, adapt_new)
+    return Found(starts, len(lines), True, "\n".join(lines), trailing, adapt_new)
 
 
 def exact(ctx: Context, search: str) -> Found | None:
     """The search occurs verbatim (line endings aside), anywhere, even inside a line."""
     starts = _text_starts(ctx, search)
-    return Found("exact", starts, len(search), False, search, False) if starts else None
+    return Found(starts, len(search), False, search, False) if starts else None
 
 
 def line_trimmed(ctx: Context, search: str) -> Found | None:
     """Whole lines equal once trailing whitespace is ignored; indentation must agree."""
-    return _by_lines("line_trimmed", ctx, search, KeyKind.RSTRIP)
+    return _by_lines(ctx, search, KeyKind.RSTRIP)
 
 
 def whitespace_normalized(ctx: Context, search: str) -> Found | None:
-    """Whole lines equal once runs of whitespace inside them count as one space."""
-    return _by_lines("whitespace_normalized", ctx, search, KeyKind.WS_INDENT)
+    """Whole lines equal once runs of whitespace inside them count as one space.
+
+    A one-line search that is no whole line, not even ignoring indentation, may also match
+    inside a line with its whitespace between tokens off (``foo   bar``, ``x(  )``).
+    """
+    found = _by_lines(ctx, search, KeyKind.WS_INDENT)
+    if found is not None or "\n" in search:
+        return found
+    if ctx.index.windows(KeyKind.WS, [search], limit=1):
+        return None  # a whole line is indent_flexible's to find, and re-indent
+    return _in_line(ctx, search, fold=False)
 
 
 def indent_flexible(ctx: Context, search: str) -> Found | None:
     """Whole lines equal once indentation and spacing are ignored (the edit is re-indented)."""
-    return _by_lines("indent_flexible", ctx, search, KeyKind.WS)
+    return _by_lines(ctx, search, KeyKind.WS)
 
 
 def escape_normalized(ctx: Context, search: str) -> Found | None:
@@ -230,8 +223,8 @@ def escape_normalized(ctx: Context, search: str) -> Found | None:
     adapt = partial(_unescape_like, breaks_escaped="\n" in decoded and "\n" not in search)
     starts = _text_starts(ctx, decoded)
     if starts:
-        return Found("escape_normalized", starts, len(decoded), False, decoded, False, adapt)
-    return _by_lines("escape_normalized", ctx, decoded, KeyKind.WS, adapt)
+        return Found(starts, len(decoded), False, decoded, False, adapt)
+    return _by_lines(ctx, decoded, KeyKind.WS, adapt)
 
 
 def _unescape_like(new: str, *, breaks_escaped: bool) -> str:
@@ -271,7 +264,7 @@ def trimmed_boundary(ctx: Context, search: str) -> Found | None:
     )
     if starts:
         adapt = partial(_trim_like, lead=lead, trail=trail)
-        return Found("trimmed_boundary", starts, len(core), False, core, False, adapt)
+        return Found(starts, len(core), False, core, False, adapt)
     lines = search.split("\n")
     blank_lead = _count_blank(lines)
     blank_trail = _count_blank(reversed(lines))
@@ -279,7 +272,7 @@ def trimmed_boundary(ctx: Context, search: str) -> Found | None:
         return None  # only spaces around the text: indent_flexible already compared these lines
     trimmed = "\n".join(lines[blank_lead : len(lines) - blank_trail])
     adapt = partial(_drop_blank_lines, lead=blank_lead, trail=blank_trail)
-    return _by_lines("trimmed_boundary", ctx, trimmed, KeyKind.WS, adapt)
+    return _by_lines(ctx, trimmed, KeyKind.WS, adapt)
 
 
 def _count_blank(lines: Iterable[str]) -> int:
@@ -292,11 +285,23 @@ def _count_blank(lines: Iterable[str]) -> int:
 
 
 def _trim_like(new: str, *, lead: str, trail: str) -> str:
-    """``new`` without the leading and trailing whitespace it shares with the trimmed search."""
+    """``new`` without the leading and trailing whitespace it shares with the trimmed search.
+
+    What new shares is counted from either end of the search's whitespace, so a new that
+    leaves out the search's blank lines but keeps its indentation loses the indentation too.
+    """
     new_lead = new[: len(new) - len(new.lstrip())]
-    new = new[_shared_prefix(lead, new_lead) :]
+    new = new[_shared(lead, new_lead) :]
     new_trail = new[len(new.rstrip()) :]
-    return new[: len(new) - _shared_prefix(trail[::-1], new_trail[::-1])]
+    return new[: len(new) - _shared(trail[::-1], new_trail[::-1])]
+
+
+def _shared(whitespace: str, new_whitespace: str) -> int:
+    """How much of ``new_whitespace`` (from its start) stands for the search's ``whitespace``."""
+    prefix = _shared_prefix(whitespace, new_whitespace)
+    suffix = _shared_prefix(whitespace[::-1], new_whitespace[::-1])
+    # A shared end counts only as a whole: all of new's whitespace is the search's.
+    return max(prefix, suffix if suffix == len(new_whitespace) else 0)
 
 
 def _shared_prefix(first: str, second: str) -> int:
@@ -325,182 +330,49 @@ def unicode_normalized(ctx: Context, search: str) -> Found | None:
         return None  # folding would change nothing: indent_flexible already compared
     # A smart quote the model typed that the file never uses would be a typo in the file.
     adapt = partial(_translate, table=ascii_for(search, ctx.doc.text))
-    return _by_lines("unicode_normalized", ctx, search, KeyKind.FOLD, adapt)
+    return _by_lines(ctx, search, KeyKind.FOLD, adapt) or _in_line(ctx, search, fold=True)
+
+
+def _in_line(ctx: Context, search: str, *, fold: bool) -> Found | None:
+    """A one-line search matched inside lines, whitespace between tokens set aside.
+
+    With ``fold`` typography is set aside too. The file's characters are kept where the edit
+    keeps the search's.
+    """
+    if "\n" in search:
+        return None
+    pattern = fragment_pattern(search, fold=fold)
+    if pattern is None:
+        return None
+    text = ctx.doc.text
+    ends: dict[int, int] = {}
+    match = pattern.search(text)
+    while match is not None:
+        start, end = match.span()
+        inside_word = (start > 0 and _is_word(text[start - 1]) and _is_word(text[start])) or (
+            end < len(text) and _is_word(text[end]) and _is_word(text[end - 1])
+        )
+        if inside_word:
+            match = pattern.search(text, start + 1)
+            continue
+        ends[start] = end
+        if ctx.limit is not None and len(ends) >= ctx.limit:
+            break
+        match = pattern.search(text, end)
+    if not ends:
+        return None
+    return Found(list(ends), len(search), False, search, False, ends=ends, restyle=True)
 
 
 def _translate(text: str, *, table: dict[int, str]) -> str:
     return text.translate(table)
 
 
-def _fuzzy_lines(search: str) -> tuple[list[str], bool, list[str]] | None:
-    """The search's lines, final newline and folded keys if a similarity strategy may use it."""
-    lines, trailing = split_lines(search)
-    if sum(1 for line in lines if line.strip()) < FUZZY_MIN_LINES:
-        return None
-    if any(is_placeholder(line) for line in lines):
-        return None  # elided text cannot be verified, so it must never be matched loosely
-    return lines, trailing, [key_fold(line) for line in lines]
-
-
-def block_anchor(ctx: Context, search: str) -> Found | None:
-    """First and last lines equal (as for unicode_normalized), the lines between similar.
-
-    Every line between the anchors is scored, and their mean must reach ``BLOCK_MIDDLE_MIN``.
-    A blank line facing a blank line is left out of the mean; a blank line facing text scores
-    0. The block has as many lines as the search.
-    """
-    usable = _fuzzy_lines(search)
-    if usable is None or not usable[0][0].strip() or not usable[0][-1].strip():
-        return None
-    lines, trailing, wanted = usable
-    candidates = ctx.index.windows(KeyKind.FOLD, lines, checked=(0, len(lines) - 1))
-    accepted, incomplete = _score_middles(ctx.index, wanted, candidates)
-    return _fuzzy_found("block_anchor", accepted, lines, trailing, incomplete)
-
-
-def _score_middles(
-    index: LineIndex, wanted: list[str], candidates: list[int]
-) -> tuple[list[int], bool]:
-    """The candidate blocks whose middle lines reach ``BLOCK_MIDDLE_MIN``, and if that is unsure.
-
-    All candidates are scored one middle line at a time, and a candidate is dropped as soon as
-    its mean can no longer reach the minimum. When the comparisons exceed the budget while many
-    candidates survive, those survivors are returned as unsure.
-    """
-    key = index.key_getter(KeyKind.FOLD)
-    alive = candidates
-    totals = [0.0] * len(alive)
-    counts = [0] * len(alive)
-    written_left = sum(1 for wanted_key in wanted[1:-1] if wanted_key)
-    spent = 0
-    for offset in range(1, len(wanted) - 1):
-        if len(alive) <= _FUZZY_ACCEPT_MAX:
-            # Few survivors left: finishing them one by one is cheaper than column by column.
-            finished = zip(alive, totals, counts, strict=True)
-            return [
-                start
-                for start, total, count in finished
-                if _final_mean(key, wanted, start, offset, total, count) >= BLOCK_MIDDLE_MIN
-            ], False
-        if spent > _FUZZY_BUDGET:
-            return alive, True
-        spent += len(alive)
-        facing = [key(start + offset) for start in alive]
-        if wanted[offset]:
-            written_left -= 1
-            line_key = wanted[offset]
-            totals = [
-                total + fuzz.ratio(line_key, theirs)
-                for total, theirs in zip(totals, facing, strict=True)
-            ]
-            counts = [count + 1 for count in counts]
-        else:
-            counts = [
-                count + (1 if theirs else 0) for count, theirs in zip(counts, facing, strict=True)
-            ]
-        # Lines still to come add at most 100 each, and blank ones only lower the mean.
-        best = 100.0 * written_left
-        keep = [
-            position
-            for position, (total, count) in enumerate(zip(totals, counts, strict=True))
-            if total + best >= BLOCK_MIDDLE_MIN * (count + written_left)
-        ]
-        if len(keep) < len(alive):
-            alive = [alive[position] for position in keep]
-            totals = [totals[position] for position in keep]
-            counts = [counts[position] for position in keep]
-    return alive, False
-
-
-def _final_mean(
-    key: Callable[[int], str], wanted: list[str], start: int, offset: int, total: float, count: int
-) -> float:
-    """The mean similarity of a block's middle lines, given their sum and count before offset."""
-    for later in range(offset, len(wanted) - 1):
-        theirs = key(start + later)
-        if wanted[later]:
-            total += fuzz.ratio(wanted[later], theirs)
-        elif not theirs:
-            continue
-        count += 1
-    return total / count if count else 100.0
-
-
-def context_aware(ctx: Context, search: str) -> Found | None:
-    """A block where at least half the non-blank lines are ``CONTEXT_LINE_MIN`` similar.
-
-    Candidate blocks come from lines equal to one of the search's (rarest first), so a block
-    with no line in common with the search is never considered.
-    """
-    usable = _fuzzy_lines(search)
-    if usable is None:
-        return None
-    lines, trailing, wanted = usable
-    index = ctx.index
-    last_start = ctx.doc.line_count - len(lines)
-    scored = [offset for offset, key in enumerate(wanted) if key]
-    needed = math.ceil(len(scored) * CONTEXT_SHARE)
-    votes: dict[int, int] = {}
-    drawn = 0
-    for offset in sorted(scored, key=lambda o: len(index.lines_with_key(KeyKind.FOLD, wanted[o]))):
-        same = index.lines_with_key(KeyKind.FOLD, wanted[offset])
-        if drawn and drawn + len(same) > _VOTE_BUDGET:
-            break
-        drawn += len(same)
-        for line in same:
-            if 0 <= line - offset <= last_start:
-                votes[line - offset] = votes.get(line - offset, 0) + 1
-    accepted: list[int] = []
-    spent = 0
-    incomplete = False
-    key = index.key_getter(KeyKind.FOLD)
-    candidates = sorted(votes, key=lambda start: (-votes[start], start))
-    for number, start in enumerate(candidates, 1):
-        passed = 0
-        for done, offset in enumerate(scored, 1):
-            if fuzz.ratio(wanted[offset], key(start + offset), score_cutoff=CONTEXT_LINE_MIN):
-                passed += 1
-            if passed + len(scored) - done < needed:
-                break
-        else:
-            accepted.append(start)
-        spent += done
-        if len(accepted) >= _FUZZY_ACCEPT_MAX or spent > _FUZZY_BUDGET:
-            incomplete = number < len(candidates)
-            break
-    return _fuzzy_found("context_aware", sorted(accepted), lines, trailing, incomplete)
-
-
-def _fuzzy_found(
-    name: str, accepted: list[int], lines: list[str], trailing: bool, incomplete: bool
-) -> Found | None:
-    if not accepted:
-        return None
-    search = "\n".join(lines)
-    return Found(
-        name, accepted, len(lines), True, search, trailing, fuzzy=True, incomplete=incomplete
-    )
-
-
 def exact_words(ctx: Context, search: str) -> Found | None:
     """Like ``exact``, but never starting or ending inside an identifier."""
     starts = _text_starts(ctx, search, whole_words=True)
-    return Found("exact", starts, len(search), False, search, False) if starts else None
+    return Found(starts, len(search), False, search, False) if starts else None
 
-
-STRICT: tuple[Strategy, ...] = (
-    exact,
-    line_trimmed,
-    whitespace_normalized,
-    indent_flexible,
-    escape_normalized,
-    trimmed_boundary,
-    unicode_normalized,
-)
-"""The strategies that only ever match text equal to the search up to a normalisation."""
-
-ALL: tuple[Strategy, ...] = (*STRICT, block_anchor, context_aware)
-"""Every strategy, in the order they are tried."""
 
 PRESENCE: tuple[Strategy, ...] = (
     exact_words,
@@ -513,10 +385,10 @@ PRESENCE: tuple[Strategy, ...] = (
 """The strategies telling whether a replacement is already in a file (not as part of a word)."""
 
 
-def first_found(ctx: Context, search: str, strategies: tuple[Strategy, ...] = ALL) -> Found | None:
-    """What the first strategy that finds anything found, or None."""
+def first_found(ctx: Context, search: str, strategies: Sequence[Strategy]) -> Found | None:
+    """What the first of ``strategies`` that finds anything found, named after that strategy."""
     for strategy in strategies:
         found = strategy(ctx, search)
         if found is not None:
-            return found
+            return replace(found, strategy=strategy.__name__)
     return None

@@ -28,7 +28,7 @@ _FOLD = str.maketrans(
 )
 """Typographic characters a model tends to "correct", mapped to what a source file holds."""
 
-_ESCAPE = re.compile(r"\\([nrt\"'`\\])")
+_ESCAPE = re.compile(r"\\([nrt\"'`$\\])")
 _ESCAPED = {"n": "\n", "r": "\r", "t": "\t"}
 
 _COMMENT_OPEN = re.compile(r"^(?:#+|//+|/\*+|<!--|--|;+|%+|\*+)\s*")
@@ -81,8 +81,13 @@ class Document:
 
     @cached_property
     def is_ascii(self) -> bool:
-        """Whether ``text`` is all ASCII, so folding typographic characters changes nothing."""
+        """Whether ``text`` is all ASCII."""
         return self.text.isascii()
+
+    @cached_property
+    def folds_to_itself(self) -> bool:
+        """Whether folding typographic characters changes nothing in ``text``."""
+        return self.is_ascii and "--" not in self.text
 
     def line_of(self, offset: int) -> int:
         """The 0-based line holding ``offset`` of ``text``."""
@@ -178,10 +183,22 @@ def key_rstrip(line: str) -> str:
     return line.rstrip()
 
 
+def _words(text: str) -> str:
+    """``text``'s words joined by single spaces.
+
+    Most lines are already written so: when the only whitespace left after stripping is
+    single plain spaces (every other whitespace character is unprintable), that is the answer.
+    """
+    stripped = text.strip()
+    if stripped.isprintable() and "  " not in stripped:
+        return stripped
+    return " ".join(stripped.split())
+
+
 def key_ws_indent(line: str) -> str:
     """The line's own indentation, then its words joined by single spaces."""
     rest = line.lstrip()
-    return line[: len(line) - len(rest)] + " ".join(rest.split())
+    return line[: len(line) - len(rest)] + _words(rest)
 
 
 def key_ws(line: str) -> str:
@@ -189,12 +206,21 @@ def key_ws(line: str) -> str:
 
     A space always remains between two words, so ``foo bar`` never equals ``foobar``.
     """
-    return " ".join(line.split())
+    return _words(line)
 
 
 def key_fold(line: str) -> str:
-    """Like ``key_ws``, after turning smart quotes, dashes, ellipses and odd spaces into ASCII."""
-    return " ".join((line if line.isascii() else line.translate(_FOLD)).split())
+    """Like ``key_ws``, after turning smart quotes, dashes, ellipses and odd spaces into ASCII.
+
+    A dash standing alone between spaces reads the same whether it is ``-``, ``--`` or ``—``.
+    """
+    folded = _words(line if line.isascii() else line.translate(_FOLD))
+    return folded.replace(" -- ", " - ") if "--" in folded else folded
+
+
+def fold_char(char: str) -> str:
+    """What one character reads as once typography is folded (``…`` is ``...``)."""
+    return char.translate(_FOLD)
 
 
 def ascii_for(chars: str, missing_from: str) -> dict[int, str]:
@@ -207,7 +233,7 @@ def ascii_for(chars: str, missing_from: str) -> dict[int, str]:
 
 
 def unescape(text: str) -> str:
-    r"""``text`` with ``\n``, ``\t``, ``\r``, ``\"``, ``\'``, ``\```, ``\\`` decoded."""
+    r"""``text`` with ``\n``, ``\t``, ``\r``, ``\"``, ``\'``, ``\```, ``\$``, ``\\`` decoded."""
     decoded = _ESCAPE.sub(lambda match: _ESCAPED.get(match[1], match[1]), text)
     return normalize_newlines(decoded)
 

@@ -117,3 +117,38 @@ def test_line_broken_fragment_in_a_huge_line_is_not_quadratic():
     with pytest.raises(NoMatchError):
         fuzzy_replace(content, "\n(a)\n", "\n(b)\n")
     assert seconds(lambda: fuzzy_replace(content, "\n(a)\n", "\n(b)\n")) < LIMIT_SECONDS
+
+
+def _best_cpu_seconds(call: Callable[[], object], runs: int = 5) -> float:
+    best = float("inf")
+    for _ in range(runs):
+        started = time.process_time()
+        call()
+        best = min(best, time.process_time() - started)
+    return best
+
+
+def test_unique_exact_match_costs_about_what_str_find_costs():
+    lines = source(20_000)
+    content = "\n".join(lines) + "\n"
+    old = "\n".join(lines[19_900:19_904])
+
+    replacement = fuzzy_replace(content, old, old.upper())
+    matcher = _best_cpu_seconds(lambda: fuzzy_replace(content, old, old.upper()))
+    baseline = _best_cpu_seconds(lambda: (content.find(old), content.count(old)))
+
+    assert replacement.content == content.replace(old, old.upper())
+    assert (replacement.start_line, replacement.end_line) == (19_901, 19_904)
+    assert matcher < max(20 * baseline, 0.005)  # bench/ holds it to 3x; this guards gross slips
+
+
+def test_replace_all_with_many_exact_hits_costs_about_what_str_replace_costs():
+    content = "".join(f"value_{number} = old(value_{number})\n" for number in range(50_000))
+
+    replacement = fuzzy_replace(content, "old(", "new(", replace_all=True)
+    matcher = _best_cpu_seconds(lambda: fuzzy_replace(content, "old(", "new(", replace_all=True))
+    baseline = _best_cpu_seconds(lambda: content.replace("old(", "new("))
+
+    assert replacement.content == content.replace("old(", "new(")
+    assert replacement.count == 50_000
+    assert matcher < max(20 * baseline, 0.05)
