@@ -12,8 +12,11 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse, Response
 
+from neta.errors import HostError
 from neta.gateway.server import serve_connection
-from neta.hosting.hub import HostConfig, SessionHub
+from neta.hosting.config import HostConfig
+from neta.hosting.hub import SessionHub
+from neta.hosting.protocol import http_status
 from neta.service.agent_executor import router
 
 
@@ -30,6 +33,7 @@ def create_app(config: HostConfig | None = None) -> FastAPI:
     app.state.hub = hub
     app.include_router(router)
     app.add_exception_handler(RequestValidationError, _invalid_request)
+    app.add_exception_handler(HostError, _refused)
 
     @app.middleware("http")
     async def bounded_body(
@@ -53,6 +57,13 @@ def create_app(config: HostConfig | None = None) -> FastAPI:
 class _AsciiJSONResponse(JSONResponse):
     def render(self, content: Any) -> bytes:
         return json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode("ascii")
+
+
+async def _refused(request: Request, exc: Exception) -> JSONResponse:
+    """A ``HostError`` as REST answers it: the status of its code, ``{"detail", "code"}``."""
+    if not isinstance(exc, HostError):  # pragma: no cover - registered for HostError only
+        raise exc
+    return _AsciiJSONResponse({"detail": str(exc), "code": exc.code}, status_code=http_status(exc))
 
 
 async def _invalid_request(request: Request, exc: Exception) -> JSONResponse:

@@ -11,7 +11,6 @@ the conversation.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import sqlite3
 from collections import OrderedDict
@@ -19,27 +18,23 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from neta.events import ClarifyRequest, RunFinished, RunStarted, TodoUpdate, ToolCallStart
+from neta.errors import Busy, SessionDeleted, UnknownSession
+from neta.events import RunFinished, RunStarted, TodoUpdate, ToolCallStart
 from neta.home import neta_home
-from neta.hosting.auth import check_exposure
+from neta.hosting.clarify_bridge import ClarifyBridge
 from neta.hosting.config import HostConfig
-from neta.hosting.frames import error_frame, event_frame, frame
 from neta.hosting.live import LiveSession, Outbox
-from neta.hosting.questions import AnswerRefused, Question, QuestionRegistry
-from neta.hosting.store import SessionStore, StoredQuestion
+from neta.hosting.protocol import PendingQuestion, error_frame, event_frame
+from neta.hosting.questions import QuestionRegistry
+from neta.hosting.store import SessionStore
 from neta.messages import Message, Usage
 from neta.plugins import create_plugin_manager
 from neta.providers.base import ModelRequest, ModelResponse, Provider, TextSink
 from neta.providers.registry import create_provider
 from neta.runtime.agent import Agent, RunResult
-from neta.session import ClarifyFn
 from neta.todos import InMemoryTodoStore
 
 HostEntry = Literal["gateway", "service"]
-
-TIMEOUT_TEXT = (
-    "The user did not answer in time. Decide for yourself from what you know and continue."
-)
 
 _log = logging.getLogger("neta.hosting")
 
@@ -69,14 +64,6 @@ class _SavingProvider:
         return await self._inner.complete(request, on_text)
 
 
-class Busy(Exception):
-    """The session already has a run in progress."""
-
-
-class UnknownSession(Exception):
-    """No live or saved session has this id (or it was deleted)."""
-
-
 @dataclass(frozen=True)
 class SessionView:
     """A session as read by a client: its history, todo items, and whether it runs."""
@@ -95,6 +82,7 @@ class SessionHub:
         self.pm = config.plugin_manager or create_plugin_manager()
         self.store = SessionStore((config.home or neta_home()) / "neta.db")
         self.questions = QuestionRegistry()
+        self.clarify = ClarifyBridge(self.questions, self.store, config.clarify_timeout, self._save)
         self.agent = Agent(
             provider=self._new_provider(),
             model=config.model,
@@ -169,7 +157,7 @@ class SessionHub:
         self, entry: HostEntry, session_id: str | None, history: Sequence[Any], todos: str | None
     ) -> LiveSession:
         holder: list[LiveSession] = []
-        clarify = self._clarify_for(holder) if entry == "gateway" else None
+        clarify = self.clarify.clarify_for(holder) if entry == "gateway" else None
         todo_store = _restored_todos(todos)
         session = self.agent.new_session(
             session_id=session_id,
@@ -227,12 +215,11 @@ class SessionHub:
             return
         live.closed = True
         await self._stop_run(live)
-        for asked in self.questions.forget_session(session_id):
-            self._publish_resolved(live, asked, "cancelled")
-        message = "the session was deleted"
-        self.publish(live, error_frame(session_id, "session_deleted", message))
+        self.clarify.forget(live)
+        deleted = SessionDeleted(session_id)
+        live.publish(error_frame(session_id, deleted))
         for outbox in list(live.outboxes):
-            outbox.close(1000, message)
+            outbox.close(1000, str(deleted))
         live.outboxes.clear()
         self.agent.end_session(live.session)
 
@@ -275,7 +262,7 @@ class SessionHub:
             events.append(event)
             if isinstance(event, _SAVE_ON):
                 self._save(live)
-            self.publish(live, event_frame(live.session_id, event))
+            live.publish(event_frame(live.session_id, event))
 
         try:
             return await self.agent.run(text, session=live.session, on_event=forward)
@@ -325,14 +312,8 @@ class SessionHub:
         run.cancel()
         # Settle its questions now, in the same step: an answer arriving while the run
         # unwinds is then refused as expired rather than accepted and thrown away.
-        for asked in self.questions.pending_for(live.session_id):
-            self._settle(live, asked, "cancelled")
+        self.clarify.cancel_pending(live)
         await asyncio.wait({run})
-
-    def publish(self, live: LiveSession, frame: dict[str, Any]) -> None:
-        """Send ``frame`` to every client connected to the session."""
-        for outbox in list(live.outboxes):
-            outbox.put(frame)
 
     def _save(self, live: LiveSession) -> None:
         """Write what changed in the session's history and todo list since the last save."""
@@ -364,80 +345,17 @@ class SessionHub:
 
     # -- questions --------------------------------------------------------------------------
 
-    def _clarify_for(self, holder: list[LiveSession]) -> ClarifyFn:
-        async def clarify(question: str, choices: Sequence[str] | None) -> str:
-            """Ask the session's clients; raise ``TimeoutError`` when nobody answers in time."""
-            live = holder[0]
-            asked = self.questions.ask(
-                live.session_id, question, list(choices) if choices else None
-            )
-            expiry = asyncio.get_running_loop().call_later(
-                self.config.clarify_timeout, self._settle, live, asked, "timed_out"
-            )
-            announced = False
-            try:
-                if not live.closed:
-                    self.store.add_question(
-                        StoredQuestion(asked.request_id, live.session_id, question, asked.choices)
-                    )
-                self._save(live)
-                live.session.dispatch(
-                    ClarifyRequest(
-                        request_id=asked.request_id, question=question, choices=asked.choices
-                    )
-                )
-                announced = True
-                answer = await asked.future
-            finally:
-                expiry.cancel()
-                # cancelled, or failed before it could wait: nobody may answer it any more
-                if announced:
-                    self._settle(live, asked, "cancelled")
-                else:
-                    self.questions.close(asked, "cancelled")
-                if not live.closed:
-                    with contextlib.suppress(sqlite3.Error):
-                        self.store.remove_question(asked.request_id)
-            if answer is None:
-                raise TimeoutError(TIMEOUT_TEXT)
-            return answer
-
-        return clarify
-
     def answer(self, live: LiveSession, request_id: str, answer: str) -> None:
         """Deliver a client's answer to a question of ``live``'s session.
 
         Raises:
             AnswerRefused: see ``QuestionRegistry.answer``.
         """
-        asked = self.questions.answer(request_id, live.session_id, answer)
-        self._publish_resolved(live, asked, "answered")
+        self.clarify.answer(live, request_id, answer)
 
-    def _settle(
-        self, live: LiveSession, asked: Question, outcome: Literal["timed_out", "cancelled"]
-    ) -> None:
-        if self.questions.close(asked, outcome):
-            self._publish_resolved(live, asked, outcome)
-
-    def _publish_resolved(self, live: LiveSession, asked: Question, outcome: str) -> None:
-        data = {"requestId": asked.request_id, "outcome": outcome}
-        self.publish(live, frame("clarify_resolved", live.session_id, data))
-
-    def pending_questions(self, session_id: str) -> list[dict[str, object]]:
+    def pending_questions(self, session_id: str) -> list[PendingQuestion]:
         """The session's unanswered questions, as sent in ``session_ready``."""
-        return [q.public() for q in self.questions.pending_for(session_id)]
+        return self.clarify.pending(session_id)
 
 
-__all__ = [
-    "AnswerRefused",
-    "Busy",
-    "HostConfig",
-    "LiveSession",
-    "SessionHub",
-    "SessionView",
-    "UnknownSession",
-    "check_exposure",
-    "error_frame",
-    "event_frame",
-    "frame",
-]
+__all__ = ["SessionHub", "SessionView"]

@@ -51,6 +51,11 @@ class LiveSession:
         """Whether a run is in progress."""
         return self.run is not None and not self.run.done()
 
+    def publish(self, frame: dict[str, Any]) -> None:
+        """Send ``frame`` to every client connected to the session."""
+        for outbox in list(self.outboxes):
+            outbox.put(frame)
+
     def todo_items(self) -> list[dict[str, object]]:
         """The session's todo items as plain data (none without a todo store)."""
         todo_store = self.session.context.todo_store

@@ -16,17 +16,11 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Literal
 
+from neta.errors import AnswerRefused
+
 State = Literal["pending", "answered", "timed_out", "cancelled"]
 
 _REMEMBERED = 10_000  # tombstones kept to tell duplicates and late answers apart
-
-
-class AnswerRefused(Exception):
-    """An answer was not accepted; ``code`` is the error code sent to the client."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 @dataclass
@@ -94,17 +88,17 @@ class QuestionRegistry:
         if asked is None:
             closed = self._closed.get(request_id)
             if closed is None:
-                raise AnswerRefused("unknown_request", f"no question has id {request_id!r}")
+                raise AnswerRefused(f"no question has id {request_id!r}", code="unknown_request")
             owner, state = closed
             if owner != session_id:
-                raise AnswerRefused("forbidden", "this question belongs to another session")
+                raise AnswerRefused("this question belongs to another session", code="forbidden")
             if state == "answered":
-                raise AnswerRefused("already_resolved", "this question was already answered")
-            raise AnswerRefused("expired", f"this question is closed ({state})")
+                raise AnswerRefused("this question was already answered", code="already_resolved")
+            raise AnswerRefused(f"this question is closed ({state})", code="expired")
         if asked.session_id != session_id:
-            raise AnswerRefused("forbidden", "this question belongs to another session")
+            raise AnswerRefused("this question belongs to another session", code="forbidden")
         if not answer.strip():
-            raise AnswerRefused("invalid_answer", "the answer is empty")
+            raise AnswerRefused("the answer is empty", code="invalid_answer")
         self._retire(asked, "answered")
         asked.future.set_result(answer)
         return asked

@@ -8,11 +8,11 @@ import httpx
 import pytest
 
 from neta.hosting.auth import is_loopback, refusal
-from neta.hosting.hub import HostConfig
+from neta.hosting.config import HostConfig
 from neta.hosting.store import SessionStore
 from neta.providers.scripted import ScriptedProvider
 from neta.server import create_app
-from tests.core.gateway.conftest import builtin_pm
+from tests.core.hosting.server_harness import builtin_pm
 
 
 def test_request_arriving_off_loopback_without_a_token_is_refused_before_any_state(tmp_path):

@@ -4,12 +4,18 @@ import asyncio
 
 import httpx
 
-from neta.hosting.hub import HostConfig, SessionHub
+from neta.hosting.config import HostConfig
+from neta.hosting.hub import SessionHub
 from neta.hosting.store import SessionStore, StoredQuestion
 from neta.providers.scripted import ScriptedProvider
-from tests.core.gateway.conftest import ASK, builtin_pm
-from tests.core.gateway.server_harness import drive, open_client, wait_until
-from tests.core.gateway.test_gateway import ExplodingOnce
+from tests.core.hosting.server_harness import (
+    ASK,
+    ExplodingOnce,
+    builtin_pm,
+    drive,
+    open_client,
+    wait_until,
+)
 
 ASK_REST = {
     "tool_calls": [

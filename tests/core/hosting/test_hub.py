@@ -7,11 +7,13 @@ import tracemalloc
 
 import pytest
 
-from neta.hosting.hub import HostConfig, SessionHub, UnknownSession
-from neta.hosting.questions import AnswerRefused, QuestionRegistry
+from neta.errors import AnswerRefused, UnknownSession
+from neta.hosting.config import HostConfig
+from neta.hosting.hub import SessionHub
+from neta.hosting.questions import QuestionRegistry
 from neta.hosting.store import SessionStore
 from neta.providers.scripted import ScriptedProvider
-from tests.core.gateway.conftest import ASK, builtin_pm
+from tests.core.hosting.server_harness import ASK, builtin_pm
 
 PLAN = {
     "tool_calls": [
@@ -264,7 +266,7 @@ def test_agent_options_reach_the_hosted_agent(tmp_path):
     from neta.hosting.config import HostConfig
     from neta.hosting.hub import SessionHub
     from neta.providers.scripted import ScriptedProvider
-    from tests.core.gateway.conftest import builtin_pm
+    from tests.core.hosting.server_harness import builtin_pm
 
     hub = SessionHub(
         HostConfig(

@@ -1,0 +1,130 @@
+"""The clarify bridge: a session's questions go out to its clients, their answers come back.
+
+The clarify tool of a gateway session awaits the function ``ClarifyBridge.clarify_for`` makes.
+It registers the question (process-wide, bound to the session), saves it, announces it with a
+``clarify_request`` event and waits for ``answer`` or the timeout; every way it ends is told to
+the session's clients with one ``clarify_resolved`` frame.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sqlite3
+from collections.abc import Callable, Sequence
+from typing import Literal
+
+from neta.events import ClarifyRequest
+from neta.hosting.live import LiveSession
+from neta.hosting.protocol import ClarifyResolved, PendingQuestion, ResolvedOutcome, frame
+from neta.hosting.questions import Question, QuestionRegistry
+from neta.hosting.store import SessionStore, StoredQuestion
+from neta.session import ClarifyFn
+
+TIMEOUT_TEXT = (
+    "The user did not answer in time. Decide for yourself from what you know and continue."
+)
+
+
+class ClarifyBridge:
+    """Carries the clarify questions of a host's sessions to their clients and back.
+
+    Args:
+        questions: the process's pending questions.
+        store: where questions are saved while they wait.
+        timeout: seconds a question waits for its answer.
+        save: saves a session's history (called before a question is announced).
+    """
+
+    def __init__(
+        self,
+        questions: QuestionRegistry,
+        store: SessionStore,
+        timeout: float,
+        save: Callable[[LiveSession], None],
+    ) -> None:
+        self.questions = questions
+        self.store = store
+        self.timeout = timeout
+        self._save = save
+
+    def clarify_for(self, holder: list[LiveSession]) -> ClarifyFn:
+        """The clarify function of the session ``holder[0]`` (filled once the session exists)."""
+
+        async def clarify(question: str, choices: Sequence[str] | None) -> str:
+            """Ask the session's clients; raise ``TimeoutError`` when nobody answers in time."""
+            live = holder[0]
+            asked = self.questions.ask(
+                live.session_id, question, list(choices) if choices else None
+            )
+            expiry = asyncio.get_running_loop().call_later(
+                self.timeout, self.settle, live, asked, "timed_out"
+            )
+            announced = False
+            try:
+                if not live.closed:
+                    self.store.add_question(
+                        StoredQuestion(asked.request_id, live.session_id, question, asked.choices)
+                    )
+                self._save(live)
+                live.session.dispatch(
+                    ClarifyRequest(
+                        request_id=asked.request_id, question=question, choices=asked.choices
+                    )
+                )
+                announced = True
+                answer = await asked.future
+            finally:
+                expiry.cancel()
+                # cancelled, or failed before it could wait: nobody may answer it any more
+                if announced:
+                    self.settle(live, asked, "cancelled")
+                else:
+                    self.questions.close(asked, "cancelled")
+                if not live.closed:
+                    with contextlib.suppress(sqlite3.Error):
+                        self.store.remove_question(asked.request_id)
+            if answer is None:
+                raise TimeoutError(TIMEOUT_TEXT)
+            return answer
+
+        return clarify
+
+    def answer(self, live: LiveSession, request_id: str, answer: str) -> None:
+        """Deliver a client's answer to a question of ``live``'s session.
+
+        Raises:
+            AnswerRefused: see ``QuestionRegistry.answer``.
+        """
+        asked = self.questions.answer(request_id, live.session_id, answer)
+        self.announce(live, asked.request_id, "answered")
+
+    def settle(
+        self, live: LiveSession, asked: Question, outcome: Literal["timed_out", "cancelled"]
+    ) -> None:
+        """End ``asked`` without an answer, and say so, unless it already ended."""
+        if self.questions.close(asked, outcome):
+            self.announce(live, asked.request_id, outcome)
+
+    def cancel_pending(self, live: LiveSession) -> None:
+        """Cancel every question the session waits on (its run is being stopped)."""
+        for asked in self.questions.pending_for(live.session_id):
+            self.settle(live, asked, "cancelled")
+
+    def forget(self, live: LiveSession) -> None:
+        """Cancel the questions of a session that ends, and forget its closed ones."""
+        for asked in self.questions.forget_session(live.session_id):
+            self.announce(live, asked.request_id, "cancelled")
+
+    @staticmethod
+    def announce(live: LiveSession, request_id: str, outcome: ResolvedOutcome) -> None:
+        """Tell the session's clients that question ``request_id`` is over."""
+        resolved = ClarifyResolved(request_id=request_id, outcome=outcome)
+        live.publish(frame("clarify_resolved", live.session_id, resolved))
+
+    def pending(self, session_id: str) -> list[PendingQuestion]:
+        """The session's unanswered questions, as sent in ``session_ready``."""
+        return [
+            PendingQuestion(request_id=q.request_id, question=q.question, choices=q.choices)
+            for q in self.questions.pending_for(session_id)
+        ]
