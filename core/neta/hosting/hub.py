@@ -30,6 +30,7 @@ from neta.hosting.store import SessionStore
 from neta.messages import Message, Usage
 from neta.plugins import create_plugin_manager
 from neta.providers.base import ModelRequest, ModelResponse, Provider, TextSink
+from neta.providers.client_pool import ClientPool
 from neta.providers.registry import create_provider
 from neta.runtime.agent import Agent, RunResult
 from neta.todos import InMemoryTodoStore
@@ -82,6 +83,7 @@ class SessionHub:
         self.pm = config.plugin_manager or create_plugin_manager()
         self.store = SessionStore((config.home or neta_home()) / "neta.db")
         self.questions = QuestionRegistry()
+        self.clients = ClientPool()  # one model-API client per configuration, for every session
         self.clarify = ClarifyBridge(self.questions, self.store, config.clarify_timeout, self._save)
         self.agent = Agent(
             provider=self._new_provider(),
@@ -232,6 +234,7 @@ class SessionHub:
             self.agent.end_session(live.session)
         self._live.clear()
         self._idle.clear()
+        await self.clients.aclose()
         self.store.close()
 
     # -- runs -------------------------------------------------------------------------------
@@ -265,7 +268,8 @@ class SessionHub:
             live.publish(event_frame(live.session_id, event))
 
         try:
-            return await self.agent.run(text, session=live.session, on_event=forward)
+            with self.clients.active():
+                return await self.agent.run(text, session=live.session, on_event=forward)
         except asyncio.CancelledError:
             # only the hub cancels runs, and it waits for them to end: no one else to tell
             return self._ended(live, events, forward, "cancelled", "the run was cancelled")

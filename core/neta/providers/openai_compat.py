@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -23,6 +25,7 @@ import openai
 from neta.errors import ConfigError, ProviderError
 from neta.messages import Usage
 from neta.providers.base import ModelRequest, ModelResponse, TextSink
+from neta.providers.client_pool import active_pool
 from neta.tools import ToolCall
 
 _KEYLESS = "not-needed"  # local servers take any key; the SDK insists on one
@@ -75,9 +78,7 @@ class OpenAIProvider:
         if request.tools:
             params["tools"] = request.tools
         try:
-            # A client per request, closed with it: a provider may serve several event loops
-            # (the CLI runs one per command), and a model turn dwarfs the set-up cost.
-            async with openai.AsyncOpenAI(**self._client_options) as client:
+            async with self._client() as client:
                 if self.stream:
                     return await self._streamed(client, params, on_text)
                 return await self._whole(client, params, on_text)
@@ -94,6 +95,17 @@ class OpenAIProvider:
             raise ProviderError(f"model API failed: {_short(str(exc))}") from exc
         except ValueError as exc:  # a chunk that is not JSON
             raise ProviderError(f"model API sent a malformed reply: {_short(str(exc))}") from exc
+
+    @asynccontextmanager
+    async def _client(self) -> AsyncIterator[openai.AsyncOpenAI]:
+        """The host's pooled client for this configuration, or one made for this call alone."""
+        pool = active_pool()
+        if pool is None:
+            async with openai.AsyncOpenAI(**self._client_options) as client:
+                yield client
+            return
+        key = ("openai", *sorted(self._client_options.items()))
+        yield pool.get(key, lambda: openai.AsyncOpenAI(**self._client_options), _close)
 
     async def _whole(
         self, client: openai.AsyncOpenAI, params: dict[str, Any], on_text: TextSink
@@ -204,6 +216,10 @@ class _CallAssembler:
             ToolCall(id=c.id or _new_call_id(), name=c.name, arguments="".join(c.arguments))
             for c in self._calls
         ]
+
+
+async def _close(client: openai.AsyncOpenAI) -> None:
+    await client.close()
 
 
 def _new_call_id() -> str:
