@@ -12,6 +12,11 @@ from neta.cli.run_cmd import ApiKeyOpt, BaseUrlOpt, DenyOpt, ModelOpt, ScriptOpt
 from neta.hosting.auth import check_exposure
 from neta.hosting.config import HostConfig
 
+KEEP_ALIVE_SECONDS = 75
+"""How long an idle HTTP keep-alive connection stays open. Longer than the pool expiry of
+common clients (httpx 5 s, aiohttp 15 s), so that the client, not the server, closes it: a
+server closing at the moment the client reuses the connection makes that request fail."""
+
 GRACEFUL_SECONDS = 3
 """How long a stopping server waits for requests in flight; their runs are then cancelled
 (and saved) so that a long run cannot hold up a restart."""
@@ -35,6 +40,12 @@ def serve(
     ),
     max_frame: int = typer.Option(
         HostConfig.max_frame_bytes, "--max-frame-bytes", help="Largest WebSocket frame."
+    ),
+    keep_alive: int = typer.Option(
+        KEEP_ALIVE_SECONDS,
+        "--timeout-keep-alive",
+        min=1,
+        help="Seconds an idle HTTP keep-alive connection stays open.",
     ),
 ) -> None:
     """Serve agents over WebSocket (/ws) and REST (/v1); docs at /docs."""
@@ -65,5 +76,6 @@ def serve(
         port=port,
         ws_max_size=ws_max_size(max_frame),
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
+        timeout_keep_alive=keep_alive,
         log_level="warning",
     )
