@@ -9,7 +9,7 @@ from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from neta.errors import HostError
+from neta.errors import HostError, StorageUnavailable
 from neta.hosting.auth import refusal
 from neta.hosting.hub import SessionHub
 from neta.hosting.live import LiveSession
@@ -89,7 +89,7 @@ async def serve_connection(ws: WebSocket, hub: SessionHub) -> None:
     except HostError as exc:
         await ws.accept()
         await ws.send_text(json.dumps(error_frame(wanted or "", exc)))
-        await ws.close(code=POLICY_VIOLATION)
+        await ws.close(TRY_AGAIN_LATER if isinstance(exc, StorageUnavailable) else POLICY_VIOLATION)
         return
     session_id = live.session_id
     outbox = QueueOutbox(hub.config.max_queued_frames)

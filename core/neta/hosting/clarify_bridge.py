@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import sqlite3
 from collections.abc import Callable, Sequence
 from typing import Literal
 
+from neta.errors import StorageUnavailable
 from neta.events import ClarifyRequest
 from neta.hosting.live import LiveSession
 from neta.hosting.protocol import ClarifyResolved, PendingQuestion, ResolvedOutcome, frame
@@ -34,6 +34,7 @@ class ClarifyBridge:
         store: where questions are saved while they wait.
         timeout: seconds a question waits for its answer.
         save: saves a session's history (called before a question is announced).
+        fail: stops a session's run that cannot be saved and tells its clients.
     """
 
     def __init__(
@@ -42,11 +43,13 @@ class ClarifyBridge:
         store: SessionStore,
         timeout: float,
         save: Callable[[LiveSession], None],
+        fail: Callable[[LiveSession, StorageUnavailable], None],
     ) -> None:
         self.questions = questions
         self.store = store
         self.timeout = timeout
         self._save = save
+        self._fail = fail
 
     def clarify_for(self, holder: list[LiveSession]) -> ClarifyFn:
         """The clarify function of the session ``holder[0]`` (filled once the session exists)."""
@@ -63,9 +66,14 @@ class ClarifyBridge:
             announced = False
             try:
                 if not live.closed:
-                    self.store.add_question(
-                        StoredQuestion(asked.request_id, live.session_id, question, asked.choices)
+                    stored = StoredQuestion(
+                        asked.request_id, live.session_id, question, asked.choices
                     )
+                    try:
+                        self.store.add_question(stored)
+                    except StorageUnavailable as exc:
+                        self._fail(live, exc)  # the run stops; the model is not told
+                        raise
                 self._save(live)
                 live.session.dispatch(
                     ClarifyRequest(
@@ -82,7 +90,7 @@ class ClarifyBridge:
                 else:
                     self.questions.close(asked, "cancelled")
                 if not live.closed:
-                    with contextlib.suppress(sqlite3.Error):
+                    with contextlib.suppress(StorageUnavailable):
                         self.store.remove_question(asked.request_id)
             if answer is None:
                 raise TimeoutError(TIMEOUT_TEXT)

@@ -11,14 +11,14 @@ the conversation.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
-import sqlite3
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from neta.errors import Busy, SessionDeleted, UnknownSession
+from neta.errors import Busy, SessionDeleted, StorageUnavailable, UnknownSession
 from neta.events import RunFinished, RunStarted, TodoUpdate, ToolCallStart
 from neta.home import neta_home
 from neta.hosting.clarify_bridge import ClarifyBridge
@@ -26,10 +26,11 @@ from neta.hosting.config import HostConfig
 from neta.hosting.live import LiveSession, Outbox
 from neta.hosting.protocol import PendingQuestion, error_frame, event_frame
 from neta.hosting.questions import QuestionRegistry
+from neta.hosting.save_points import SavingProvider, guard_tools
 from neta.hosting.store import SessionStore
 from neta.messages import Message, Usage
 from neta.plugins import create_plugin_manager
-from neta.providers.base import ModelRequest, ModelResponse, Provider, TextSink
+from neta.providers.base import Provider
 from neta.providers.client_pool import ClientPool
 from neta.providers.registry import create_provider
 from neta.runtime.agent import Agent, RunResult
@@ -46,23 +47,6 @@ _SAVE_ON = (RunStarted, ToolCallStart, TodoUpdate)
 def _restored_todos(saved: str | None) -> InMemoryTodoStore:
     """The todo store saved as ``saved`` (JSON text), or an empty one when none was saved."""
     return InMemoryTodoStore.from_json(saved) if saved else InMemoryTodoStore()
-
-
-class _SavingProvider:
-    """A session's provider that saves the session before each model call.
-
-    By then the previous turn's tool results are in the history: the model may think for a
-    long time, and a crash meanwhile should not lose what the tools did.
-    """
-
-    def __init__(self, inner: Provider, save: Callable[[], None]) -> None:
-        self._inner = inner
-        self._save = save
-
-    async def complete(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
-        """Save, then let the wrapped provider answer."""
-        self._save()
-        return await self._inner.complete(request, on_text)
 
 
 @dataclass(frozen=True)
@@ -84,7 +68,9 @@ class SessionHub:
         self.store = SessionStore((config.home or neta_home()) / "neta.db")
         self.questions = QuestionRegistry()
         self.clients = ClientPool()  # one model-API client per configuration, for every session
-        self.clarify = ClarifyBridge(self.questions, self.store, config.clarify_timeout, self._save)
+        self.clarify = ClarifyBridge(
+            self.questions, self.store, config.clarify_timeout, self._save, self._fail
+        )
         self.agent = Agent(
             provider=self._new_provider(),
             model=config.model,
@@ -115,8 +101,14 @@ class SessionHub:
         The caller attaches a client, starts a run, or calls ``release``.
         """
         live = self._open(entry, session_id=None, history=(), todos=None)
-        self.store.create(live.session_id, entry)
-        self._save(live)
+        try:
+            self.store.create(live.session_id, entry)
+            self._save(live)
+        except StorageUnavailable:
+            self._live.pop(live.session_id, None)
+            live.closed = True
+            self.agent.end_session(live.session)
+            raise
         return live
 
     def get(self, session_id: str) -> LiveSession:
@@ -167,10 +159,11 @@ class SessionHub:
             clarify=clarify,
             history=history,
             todo_store=todo_store,
-            provider=_SavingProvider(self._new_provider(), lambda: self._save(holder[0])),
+            provider=SavingProvider(self._new_provider(), lambda: self._save(holder[0])),
             extras={"clarify_timeout": self.config.clarify_timeout + 5},
         )
         live = LiveSession(session, saved_todos=todo_store.snapshot().revision)
+        session.tools = guard_tools(session.tools, lambda: live.failure)
         holder.append(live)
         self._live[session.session_id] = live
         return live
@@ -207,12 +200,13 @@ class SessionHub:
         Raises:
             UnknownSession: no such session exists.
         """
-        live = self._live.pop(session_id, None)
-        self._idle.pop(session_id, None)
+        live = self._live.get(session_id)
         if live is None and not self.store.exists(session_id):
             raise UnknownSession(session_id)
         # Gone from disk first, so that nobody can load it again while its run stops.
         self.store.delete(session_id)
+        self._live.pop(session_id, None)
+        self._idle.pop(session_id, None)
         if live is None:
             return
         live.closed = True
@@ -243,7 +237,8 @@ class SessionHub:
         """Start a run of ``text`` in the background; its events go to the session's clients.
 
         The task never fails: a cancelled run ends with outcome ``cancelled``, one that
-        raised with outcome ``error``.
+        raised with outcome ``error``. A run whose session cannot be saved stops with outcome
+        ``error``; ``live.failure`` then holds the ``StorageUnavailable`` its clients were sent.
 
         Raises:
             Busy: the session already has a run in progress.
@@ -254,6 +249,7 @@ class SessionHub:
         if live.running:
             raise Busy(live.session_id)
         self._idle.pop(live.session_id, None)
+        live.failure = None
         live.run = asyncio.create_task(self._run(live, text))
         live.run.add_done_callback(lambda _: self.release(live))
         return live.run
@@ -262,23 +258,34 @@ class SessionHub:
         events: list[Any] = []
 
         def forward(event: Any) -> None:
+            if isinstance(event, _SAVE_ON) and live.failure is None:
+                with contextlib.suppress(StorageUnavailable):  # the run is being stopped
+                    self._save(live)
+            if live.failure is not None and isinstance(event, RunFinished):
+                reason = f"stopped: {live.failure}"
+                event = event.model_copy(update={"outcome": "error", "reason": reason})
             events.append(event)
-            if isinstance(event, _SAVE_ON):
-                self._save(live)
             live.publish(event_frame(live.session_id, event))
 
         try:
             with self.clients.active():
                 return await self.agent.run(text, session=live.session, on_event=forward)
-        except asyncio.CancelledError:
+        except (asyncio.CancelledError, StorageUnavailable):
             # only the hub cancels runs, and it waits for them to end: no one else to tell
+            if live.failure is not None:
+                return self._ended(live, events, forward, "error", f"stopped: {live.failure}")
             return self._ended(live, events, forward, "cancelled", "the run was cancelled")
         except Exception as exc:  # a plugin or provider bug must not leave clients waiting
             _log.exception("run of session %s failed", live.session_id)
             reason = f"the run failed: {type(exc).__name__}: {exc}"
             return self._ended(live, events, forward, "error", reason)
         finally:
-            self._save(live)
+            if live.failure is None:
+                with contextlib.suppress(StorageUnavailable):
+                    self._save(live, stop=False)
+            if live.failure is not None:
+                # memory goes back to what is on disk: no client reads a turn that was lost
+                live.session.history[:] = live.saved
 
     @staticmethod
     def _ended(
@@ -319,8 +326,15 @@ class SessionHub:
         self.clarify.cancel_pending(live)
         await asyncio.wait({run})
 
-    def _save(self, live: LiveSession) -> None:
-        """Write what changed in the session's history and todo list since the last save."""
+    def _save(self, live: LiveSession, *, stop: bool = True) -> None:
+        """Write what changed in the session's history and todo list since the last save.
+
+        Raises:
+            StorageUnavailable: the store could not write; the session's clients were told,
+                and its run is stopped (unless ``stop`` is false: the run is ending anyway).
+        """
+        if live.failure is not None:
+            raise live.failure
         if live.closed:
             return
         history = live.session.history
@@ -341,11 +355,25 @@ class SessionHub:
                 start=start,
                 todos=todo_store.to_json() if todos_changed and todo_store is not None else None,
             )
-        except (sqlite3.Error, ValueError):  # a full disk, text that is not valid Unicode
-            _log.exception("could not save session %s", live.session_id)
-            return
+        except StorageUnavailable as exc:
+            self._fail(live, exc, stop=stop)
+            raise
+        except ValueError as exc:  # text that is not valid Unicode cannot be stored either
+            failure = StorageUnavailable(f"the session cannot be saved: {exc}")
+            self._fail(live, failure, stop=stop)
+            raise failure from exc
         live.saved = list(history)
         live.saved_todos = revision
+
+    def _fail(self, live: LiveSession, failure: StorageUnavailable, *, stop: bool = True) -> None:
+        """Tell the session's clients that it cannot be saved, and stop its run."""
+        if live.failure is not None:
+            return
+        _log.error("could not save session %s: %s", live.session_id, failure)
+        live.failure = failure
+        live.publish(error_frame(live.session_id, failure))
+        if stop and live.run is not None and not live.run.done():
+            live.run.cancel()  # at its next await: before a tool runs or the model is asked
 
     # -- questions --------------------------------------------------------------------------
 

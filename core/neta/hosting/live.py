@@ -6,6 +6,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from neta.errors import StorageUnavailable
 from neta.messages import Message
 from neta.runtime.agent import AgentSession, RunResult
 
@@ -32,6 +33,7 @@ class LiveSession:
         saved: the history as last saved (its messages are immutable, so identity tells
             what changed since).
         saved_todos: the todo list revision last saved.
+        failure: why the current or last run could not be saved, if it could not.
     """
 
     session: AgentSession
@@ -40,6 +42,7 @@ class LiveSession:
     closed: bool = False
     saved: list[Message] = field(default_factory=list)
     saved_todos: int | None = None
+    failure: StorageUnavailable | None = None
 
     @property
     def session_id(self) -> str:

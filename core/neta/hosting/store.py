@@ -1,5 +1,7 @@
 """Sessions on disk: history, todo lists and pending questions in one SQLite file.
 
+Every SQLite failure (a full disk, a read-only file) is raised as ``StorageUnavailable``.
+
 The file is ``NETA_HOME/neta.db`` (``NETA_HOME`` defaults to ``~/.neta``). WAL mode lets a
 reader and a writer work at once; every write is one short transaction. The host calls the
 store from its event loop: a write only appends what changed, and with ``synchronous=NORMAL``
@@ -18,6 +20,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
+from neta.errors import StorageUnavailable
 from neta.messages import Message
 
 _SCHEMA = """
@@ -45,6 +48,14 @@ CREATE TABLE IF NOT EXISTS pending_clarify (
     created REAL NOT NULL
 );
 """
+
+
+@contextmanager
+def _unavailable_on_error(doing: str) -> Iterator[None]:
+    try:
+        yield
+    except sqlite3.Error as exc:  # a full disk, a read-only or closed file, I/O errors
+        raise StorageUnavailable(f"the session store cannot {doing}: {exc}") from exc
 
 
 @dataclass(frozen=True)
@@ -86,7 +97,8 @@ class SessionStore:
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
-        with self._lock:
+        """One write transaction: all of it is written, or none of it."""
+        with self._lock, _unavailable_on_error("write"):
             self._db.execute("BEGIN IMMEDIATE")
             try:
                 yield self._db
@@ -95,6 +107,11 @@ class SessionStore:
                     self._db.execute("ROLLBACK")
                 raise
             self._db.execute("COMMIT")
+
+    @contextmanager
+    def _read(self) -> Iterator[sqlite3.Connection]:
+        with self._lock, _unavailable_on_error("read"):
+            yield self._db
 
     def create(self, session_id: str, entry: str) -> None:
         """Record a new, empty session."""
@@ -106,8 +123,8 @@ class SessionStore:
 
     def exists(self, session_id: str) -> bool:
         """Whether the session was ever saved (and not deleted)."""
-        with self._lock:
-            row = self._db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
+        with self._read() as db:
+            row = db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone()
         return row is not None
 
     def save(
@@ -137,16 +154,14 @@ class SessionStore:
 
     def load(self, session_id: str) -> StoredSession | None:
         """The saved session, or ``None`` if there is none."""
-        with self._lock:
-            row = self._db.execute(
-                "SELECT entry FROM sessions WHERE id = ?", (session_id,)
-            ).fetchone()
+        with self._read() as db:
+            row = db.execute("SELECT entry FROM sessions WHERE id = ?", (session_id,)).fetchone()
             if row is None:
                 return None
-            bodies = self._db.execute(
+            bodies = db.execute(
                 "SELECT body FROM messages WHERE session_id = ? ORDER BY seq", (session_id,)
             ).fetchall()
-            todo_row = self._db.execute(
+            todo_row = db.execute(
                 "SELECT body FROM todos WHERE session_id = ?", (session_id,)
             ).fetchone()
         history = [Message.model_validate_json(body) for (body,) in bodies]

@@ -70,6 +70,8 @@ async def send_message(session_id: str, body: MessageIn, hub: HubDep) -> Message
     await asyncio.wait({run})
     if not hub.store.exists(session_id):
         raise UnknownSession(session_id)
+    if live.failure is not None:  # the run stopped: the session could not be saved
+        raise live.failure
     todos = live.todo_items()
     if run.cancelled():  # cancelled before it began
         return MessageOut(

@@ -2,12 +2,11 @@
 
 import asyncio
 import gc
-import sqlite3
 import tracemalloc
 
 import pytest
 
-from neta.errors import AnswerRefused, UnknownSession
+from neta.errors import AnswerRefused, StorageUnavailable, UnknownSession
 from neta.hosting.config import HostConfig
 from neta.hosting.hub import SessionHub
 from neta.hosting.questions import QuestionRegistry
@@ -54,9 +53,9 @@ def hub_for(tmp_path):
     """Build hubs on one home; call inside the event loop that drives them."""
 
     def build(turns, **options):
+        options.setdefault("provider_factory", lambda: ScriptedProvider(turns))
         return SessionHub(
             HostConfig(
-                provider_factory=lambda: ScriptedProvider(turns),
                 home=tmp_path / "home",
                 workspace=tmp_path,
                 plugin_manager=builtin_pm(),
@@ -187,20 +186,23 @@ def test_idle_sessions_are_dropped_from_memory_but_never_while_running_or_connec
     asyncio.run(scenario())
 
 
-def test_question_that_cannot_be_saved_fails_the_tool_call_and_leaves_nothing_pending(hub_for):
+def test_question_that_cannot_be_saved_stops_the_run_and_leaves_nothing_pending(hub_for):
     async def scenario():
-        hub = hub_for([ASK, {"text": "asked nobody"}])
+        model = ScriptedProvider([ASK, {"text": "asked nobody"}])
+        hub = hub_for([], provider_factory=lambda: model)
         live = hub.create("gateway")
         out = Frames()
         live.outboxes.add(out)
 
         def disk_full(question):
-            raise sqlite3.OperationalError("database or disk is full")
+            raise StorageUnavailable("the session store cannot write: database or disk is full")
 
         hub.store.add_question = disk_full
-        hub.start_run(live, "go")
-        assert (await out.until("run_finished"))["text"] == "asked nobody"
-        assert out.of("tool_result")[0]["is_error"] is True
+        result = await hub.start_run(live, "go")
+        assert result.outcome == "error"
+        assert model.remaining == 1  # the model never read a tool error about it
+        assert out.of("error")[0]["code"] == "storage_unavailable"
+        assert out.of("run_finished")[-1]["outcome"] == "error"
         assert out.of("clarify_request") == out.of("clarify_resolved") == []
         assert len(hub.questions) == 0
         await hub.shutdown()
