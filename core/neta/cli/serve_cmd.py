@@ -51,7 +51,7 @@ def serve(
     """Serve agents over WebSocket (/ws) and REST (/v1); docs at /docs."""
     import uvicorn
 
-    from neta.server import create_app, ws_max_size
+    from neta.server import create_app, uvicorn_options
 
     token = token or os.environ.get("NETA_TOKEN") or None
     check_exposure(host, token)
@@ -74,7 +74,7 @@ def serve(
         app,
         host=host,
         port=port,
-        ws_max_size=ws_max_size(max_frame),
+        **uvicorn_options(config),
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
         timeout_keep_alive=keep_alive,
         log_level="warning",

@@ -78,6 +78,7 @@ async def serve_connection(ws: WebSocket, hub: SessionHub) -> None:
         authorization=ws.headers.get("authorization"),
         query_token=ws.query_params.get("token"),
         origin=ws.headers.get("origin"),
+        host=ws.headers.get("host"),
         server=ws.scope.get("server"),
     )
     if refused is not None:

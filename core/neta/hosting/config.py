@@ -25,7 +25,8 @@ class HostConfig:
         deny: toolsets never given.
         home: where ``neta.db`` lives (default ``NETA_HOME`` or ``~/.neta``).
         clarify_timeout: seconds a question waits for its answer.
-        max_frame_bytes: the largest WebSocket frame accepted.
+        max_frame_bytes: the largest WebSocket frame or REST request body accepted.
+        handshake_timeout: seconds a client has to send a request's head (line and headers).
         max_queued_frames: frames waiting for a slow client before its connection is closed.
         max_idle_sessions: sessions kept in memory without a run or a client (the least
             recently used beyond this are dropped; they stay on disk).
@@ -46,6 +47,7 @@ class HostConfig:
     home: Path | None = None
     clarify_timeout: float = 20.0
     max_frame_bytes: int = 1 << 20
+    handshake_timeout: float = 10.0
     max_queued_frames: int = 10_000
     max_idle_sessions: int = 256
     max_turns: int = 50

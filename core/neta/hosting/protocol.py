@@ -43,6 +43,9 @@ from pydantic import (
 from neta.errors import BadFrame, HostError
 from neta.events import ClarifyRequest
 
+MAX_TEXT_CHARS = 200_000
+"""The longest message text (about 50,000 tokens); a longer one is refused as invalid."""
+
 HTTP_STATUS: dict[str, int] = {
     "frame_too_large": 413,
     "invalid_json": 400,
@@ -81,10 +84,12 @@ def _storable(text: str) -> str:
     return text
 
 
-UserText = Annotated[str, StringConstraints(min_length=1), AfterValidator(_storable)]
-"""A user's message: at least one character of valid Unicode."""
+UserText = Annotated[
+    str, StringConstraints(min_length=1, max_length=MAX_TEXT_CHARS), AfterValidator(_storable)
+]
+"""A user's message: 1 to ``MAX_TEXT_CHARS`` characters of valid Unicode."""
 
-AnswerText = Annotated[str, AfterValidator(_storable)]
+AnswerText = Annotated[str, StringConstraints(max_length=MAX_TEXT_CHARS), AfterValidator(_storable)]
 """An answer to a question: valid Unicode (the registry refuses an empty one)."""
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import asyncio
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Request, Response, status
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response, status
 
 from neta.errors import UnknownSession
 from neta.hosting.auth import refusal
@@ -21,15 +21,24 @@ def _hub(request: Request) -> SessionHub:
     return hub
 
 
-def _authorized(
+def authorized(
     request: Request,
     authorization: Annotated[str | None, Header()] = None,
     origin: Annotated[str | None, Header()] = None,
+    host: Annotated[str | None, Header()] = None,
+    token: Annotated[str | None, Query(include_in_schema=False)] = None,
 ) -> None:
+    """Refuse (401, 403) a request that may not reach the agent (see ``refusal``).
+
+    The token comes in ``Authorization: Bearer``, or, for the API docs a browser opens, in
+    ``?token=``.
+    """
     refused = refusal(
         _hub(request).config.token,
         authorization=authorization,
+        query_token=token,
         origin=origin,
+        host=host,
         server=request.scope.get("server"),
     )
     if refused is not None:
@@ -39,7 +48,7 @@ def _authorized(
 
 
 HubDep = Annotated[SessionHub, Depends(_hub)]
-router = APIRouter(prefix="/v1", tags=["sessions"], dependencies=[Depends(_authorized)])
+router = APIRouter(prefix="/v1", tags=["sessions"], dependencies=[Depends(authorized)])
 
 
 _REFUSALS: dict[int | str, dict[str, Any]] = {

@@ -22,7 +22,7 @@ import neta_planning.plugin
 from neta.hosting.config import HostConfig
 from neta.hosting.hub import SessionHub
 from neta.providers.scripted import ScriptedProvider
-from neta.server import create_app, ws_max_size
+from neta.server import create_app, uvicorn_options
 
 ASK = {
     "tool_calls": [
@@ -90,7 +90,7 @@ def start_server(config: HostConfig) -> RunningServer:
             app,
             log_level="warning",
             lifespan="on",
-            ws_max_size=ws_max_size(config.max_frame_bytes),
+            **uvicorn_options(config),
         )
     )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)

@@ -277,3 +277,55 @@ def test_rest_body_over_the_frame_limit_is_413_and_runs_nothing(serve):
         assert http.get(f"/v1/sessions/{sid}").json()["messages"] == []
         small = http.post(f"/v1/sessions/{sid}/messages", json={"text": "hi"})
         assert small.json()["reply"] == "never"
+
+
+def test_chunked_rest_body_over_the_limit_is_413_as_it_streams_and_runs_nothing(serve):
+    model = ScriptedProvider([{"text": "never"}])
+    server = serve([], provider_factory=lambda: model, max_frame_bytes=64 * 1024)
+    sent = []
+
+    def body():
+        yield b'{"text": "'
+        for _ in range(4096):  # 16 MiB, without a Content-Length
+            sent.append(4096)
+            yield b"x" * 4096
+        yield b'"}'
+
+    with httpx.Client(base_url=server.http, timeout=30) as http:
+        sid = http.post("/v1/sessions").json()["sessionId"]
+        try:
+            big = http.post(
+                f"/v1/sessions/{sid}/messages",
+                content=body(),
+                headers={"content-type": "application/json"},
+            )
+        except httpx.TransportError:  # the server may close before the client is done sending
+            big = None
+        if big is not None:
+            assert big.status_code == 413
+            assert big.json()["code"] == "frame_too_large"
+        assert sum(sent) < 16 * 1024 * 1024  # the server stopped reading long before the end
+        assert http.get(f"/v1/sessions/{sid}").json()["messages"] == []
+    assert model.remaining == 1
+
+
+def test_message_text_has_a_maximum_length_on_rest_and_websocket(serve):
+    from neta.hosting.protocol import MAX_TEXT_CHARS
+
+    model = ScriptedProvider([{"text": "never"}])
+    server = serve([], provider_factory=lambda: model, max_frame_bytes=4 * MAX_TEXT_CHARS)
+    too_long = "y" * (MAX_TEXT_CHARS + 1)
+    with httpx.Client(base_url=server.http, timeout=30) as http:
+        sid = http.post("/v1/sessions").json()["sessionId"]
+        refused = http.post(f"/v1/sessions/{sid}/messages", json={"text": too_long})
+        assert refused.status_code == 422
+
+    async def scenario():
+        client, ready = await open_client(server.ws_url())
+        await client.send("user_message", ready["data"]["sessionId"], text=too_long)
+        error = await client.next()
+        assert error["data"]["code"] == "invalid_frame"
+        assert "at most" in error["data"]["message"]
+
+    drive(scenario())
+    assert model.remaining == 1
