@@ -97,6 +97,7 @@ async def serve_connection(ws: WebSocket, hub: SessionHub) -> None:
     ready = SessionReady(session_id=session_id, pending_clarify=hub.pending_questions(session_id))
     outbox.put(frame("session_ready", session_id, ready))
     hub.attach(live, outbox)  # before any await, so the session stays in memory
+    hub.tell_lost_questions(live)
     writer: asyncio.Task[None] | None = None
     try:
         await ws.accept()

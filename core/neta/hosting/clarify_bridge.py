@@ -11,19 +11,48 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Callable, Sequence
-from typing import Literal
 
-from neta.errors import StorageUnavailable
+from neta.errors import HostError, StorageUnavailable
 from neta.events import ClarifyRequest
 from neta.hosting.live import LiveSession
 from neta.hosting.protocol import ClarifyResolved, PendingQuestion, ResolvedOutcome, frame
-from neta.hosting.questions import Question, QuestionRegistry
-from neta.hosting.store import SessionStore, StoredQuestion
+from neta.hosting.questions import Closing, Question, QuestionRegistry
+from neta.hosting.store import Store, StoredQuestion
+from neta.messages import Message
 from neta.session import ClarifyFn
 
 TIMEOUT_TEXT = (
     "The user did not answer in time. Decide for yourself from what you know and continue."
 )
+
+RESTART_NOTE = (
+    "The server restarted while this call waited for the user's answer to: {questions} "
+    "It was never answered. If the user's next message answers it, use that answer; "
+    "otherwise ask again if you still need to know."
+)
+"""The result a call gets when the server restarted while its question waited."""
+
+
+def note_lost_questions(history: list[Message], lost: Sequence[StoredQuestion]) -> int:
+    """Give the calls left without a result at the end of ``history`` the restart note.
+
+    Changes ``history`` in place; returns how many results were added.
+    """
+    asking = next(
+        (i for i in range(len(history) - 1, -1, -1) if history[i].role == "assistant"), None
+    )
+    if asking is None or not history[asking].tool_calls:
+        return 0
+    answered = {m.tool_call_id for m in history[asking + 1 :] if m.role == "tool"}
+    questions = " ".join(repr(q.question) for q in lost)
+    note = RESTART_NOTE.format(questions=questions)
+    added = [
+        Message(role="tool", content=note, tool_call_id=call.id, name=call.name)
+        for call in history[asking].tool_calls
+        if call.id not in answered
+    ]
+    history.extend(added)
+    return len(added)
 
 
 class ClarifyBridge:
@@ -40,10 +69,10 @@ class ClarifyBridge:
     def __init__(
         self,
         questions: QuestionRegistry,
-        store: SessionStore,
+        store: Store,
         timeout: float,
         save: Callable[[LiveSession], None],
-        fail: Callable[[LiveSession, StorageUnavailable], None],
+        fail: Callable[[LiveSession, HostError], None],
     ) -> None:
         self.questions = questions
         self.store = store
@@ -107,9 +136,7 @@ class ClarifyBridge:
         asked = self.questions.answer(request_id, live.session_id, answer)
         self.announce(live, asked.request_id, "answered")
 
-    def settle(
-        self, live: LiveSession, asked: Question, outcome: Literal["timed_out", "cancelled"]
-    ) -> None:
+    def settle(self, live: LiveSession, asked: Question, outcome: Closing) -> None:
         """End ``asked`` without an answer, and say so, unless it already ended."""
         if self.questions.close(asked, outcome):
             self.announce(live, asked.request_id, outcome)
@@ -118,6 +145,30 @@ class ClarifyBridge:
         """Cancel every question the session waits on (its run is being stopped)."""
         for asked in self.questions.pending_for(live.session_id):
             self.settle(live, asked, "cancelled")
+
+    def lose_pending(self, live: LiveSession) -> list[StoredQuestion]:
+        """Keep the session's waiting questions as lost to a restart (the process stops).
+
+        The questions end now (``server_restarted``); their sessions' clients are told again
+        when they reconnect (``tell_lost``), and the caller notes them in the history.
+        """
+        asked = self.questions.pending_for(live.session_id)
+        if not asked:
+            return []
+        lost = self.store.lose_questions([q.request_id for q in asked])
+        for question in asked:
+            self.settle(live, question, "server_restarted")
+        return lost
+
+    def tell_lost(self, live: LiveSession) -> None:
+        """Tell the session's clients about its questions a restart ended, once."""
+        try:
+            lost_questions = self.store.take_lost_questions(live.session_id)
+        except StorageUnavailable:  # they stay lost; told at a later connection
+            return
+        for lost in lost_questions:
+            self.questions.remember(lost.request_id, lost.session_id, "server_restarted")
+            self.announce(live, lost.request_id, "server_restarted")
 
     def forget(self, live: LiveSession) -> None:
         """Cancel the questions of a session that ends, and forget its closed ones."""

@@ -33,6 +33,8 @@ class HostConfig:
         max_turns: model turns per run.
         agent_options: further ``Agent`` options (``tool_timeout``, ``crew_depth``,
             ``crew_concurrency``, ``crew_timeout``, ``compact_after``...).
+        lease_seconds: how long a session stays owned by a server process that stopped
+            renewing its lease (it died); live processes renew every third of this.
         token: the shared secret clients must present (required off loopback).
         plugin_manager: the plugins to use (default: all installed).
     """
@@ -52,5 +54,6 @@ class HostConfig:
     max_idle_sessions: int = 256
     max_turns: int = 50
     agent_options: dict[str, Any] = field(default_factory=dict)
+    lease_seconds: float = 15.0
     token: str | None = None
     plugin_manager: NetaPluginManager | None = None

@@ -1,7 +1,7 @@
 """The live sessions of a host process: runs, connections, questions and persistence.
 
 The WebSocket gateway and the REST service both work through one ``SessionHub``. A session
-is always on disk (``SessionStore``) and in memory while it is used: while it runs or has a
+is always on disk (``Store``) and in memory while it is used: while it runs or has a
 client, and afterwards among the most recently used idle ones. A session's history is saved
 when a run starts, before each model call, before a turn's tool calls run, when the todo list
 changes, when a question is asked and when the run ends, so neither a restart nor a crash loses
@@ -18,16 +18,25 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from neta.errors import Busy, SessionDeleted, StorageUnavailable, UnknownSession
+from neta.errors import (
+    Busy,
+    HostError,
+    SessionDeleted,
+    SessionOwned,
+    StorageUnavailable,
+    UnknownSession,
+)
 from neta.events import RunFinished, RunStarted, TodoUpdate, ToolCallStart
 from neta.home import neta_home
-from neta.hosting.clarify_bridge import ClarifyBridge
+from neta.hosting.clarify_bridge import ClarifyBridge, note_lost_questions
 from neta.hosting.config import HostConfig
+from neta.hosting.leases import Leases
 from neta.hosting.live import LiveSession, Outbox
 from neta.hosting.protocol import PendingQuestion, error_frame, event_frame
 from neta.hosting.questions import QuestionRegistry
 from neta.hosting.save_points import SavingProvider, guard_tools
-from neta.hosting.store import SessionStore
+from neta.hosting.sqlite_store import SqliteStore
+from neta.hosting.store import Store, StoredQuestion
 from neta.messages import Message, Usage
 from neta.plugins import create_plugin_manager
 from neta.providers.base import Provider
@@ -65,7 +74,8 @@ class SessionHub:
     def __init__(self, config: HostConfig) -> None:
         self.config = config
         self.pm = config.plugin_manager or create_plugin_manager()
-        self.store = SessionStore((config.home or neta_home()) / "neta.db")
+        self.store: Store = SqliteStore((config.home or neta_home()) / "neta.db")
+        self.leases = Leases(self.store, config.lease_seconds, on_beat=self._adopt_orphans)
         self.questions = QuestionRegistry()
         self.clients = ClientPool()  # one model-API client per configuration, for every session
         self.clarify = ClarifyBridge(
@@ -83,9 +93,9 @@ class SessionHub:
         )
         self._live: dict[str, LiveSession] = {}
         self._idle: OrderedDict[str, None] = OrderedDict()
-        # Questions still pending when the process stopped can no longer be answered live;
+        # Questions left waiting by a process that is gone can no longer be answered live;
         # their sessions continue REST-style: the next message is the answer.
-        self.cancelled_at_start = self.store.take_questions()
+        self.lost_at_start = self._adopt_orphans()
 
     def _new_provider(self) -> Provider:
         if self.config.provider_factory is not None:
@@ -103,6 +113,7 @@ class SessionHub:
         live = self._open(entry, session_id=None, history=(), todos=None)
         try:
             self.store.create(live.session_id, entry)
+            self.leases.claim(live.session_id)
             self._save(live)
         except StorageUnavailable:
             self._live.pop(live.session_id, None)
@@ -119,8 +130,13 @@ class SessionHub:
 
         Raises:
             UnknownSession: no such session exists.
+            SessionOwned: another server process runs the session now.
         """
+        self.leases.claim(session_id)
         live = self._live.get(session_id)
+        if live is not None and not live.busy and self.store.version(session_id) != live.version:
+            self._drop(live)  # another process took a turn since: the copy here is stale
+            live = None
         if live is None:
             saved = self.store.load(session_id)
             if saved is None:
@@ -128,17 +144,18 @@ class SessionHub:
             entry: HostEntry = "gateway" if saved.entry == "gateway" else "service"
             live = self._open(entry, session_id, saved.history, saved.todos)
             live.saved = list(live.session.history)
+            live.version = saved.version
         self._idle.pop(session_id, None)
         return live
 
     def view(self, session_id: str) -> SessionView:
-        """The session's history and todo items, read from disk unless it is in memory.
+        """The session's history and todo items: from memory while it is used here, else disk.
 
         Raises:
             UnknownSession: no such session exists.
         """
         live = self._live.get(session_id)
-        if live is not None:
+        if live is not None and live.busy:
             history = list(live.session.history)
             return SessionView(session_id, history, live.todo_items(), live.running)
         saved = self.store.load(session_id)
@@ -183,26 +200,31 @@ class SessionHub:
         Idle sessions beyond ``max_idle_sessions`` are dropped from memory, the least recently
         used first; they stay on disk and are loaded again when used.
         """
-        busy = live.closed or live.running or bool(live.outboxes)
-        if busy or self._live.get(live.session_id) is not live:
+        if live.closed or live.busy or self._live.get(live.session_id) is not live:
             return
+        self.leases.release(live.session_id)  # another process may take it over now
         self._idle[live.session_id] = None
         self._idle.move_to_end(live.session_id)
         while len(self._idle) > self.config.max_idle_sessions:
             session_id, _ = self._idle.popitem(last=False)
-            dropped = self._live.pop(session_id)
-            dropped.closed = True
-            self.agent.end_session(dropped.session)
+            self._drop(self._live[session_id])
+
+    def _drop(self, live: LiveSession) -> None:
+        """Forget an idle session in memory (it stays on disk)."""
+        self._live.pop(live.session_id, None)
+        self._idle.pop(live.session_id, None)
+        live.closed = True
+        self.agent.end_session(live.session)
 
     async def delete(self, session_id: str) -> None:
         """End a session: forget it on disk, cancel its run and questions, close its clients.
 
         Raises:
             UnknownSession: no such session exists.
+            SessionOwned: another server process runs the session now.
         """
+        self.leases.claim(session_id)
         live = self._live.get(session_id)
-        if live is None and not self.store.exists(session_id):
-            raise UnknownSession(session_id)
         # Gone from disk first, so that nobody can load it again while its run stops.
         self.store.delete(session_id)
         self._live.pop(session_id, None)
@@ -220,16 +242,51 @@ class SessionHub:
         self.agent.end_session(live.session)
 
     async def shutdown(self) -> None:
-        """Stop every run (their state is saved) before the process exits."""
+        """Stop every run (their state is saved) before the process exits.
+
+        A question still waiting is lost to the restart: its clients are told
+        (``server_restarted``, again when they reconnect) and its history gets a note.
+        """
         lives = list(self._live.values())
+        lost = {live.session_id: self.clarify.lose_pending(live) for live in lives}
         await asyncio.gather(*(self._stop_run(live) for live in lives))
         for live in lives:
+            if lost[live.session_id] and note_lost_questions(
+                live.session.history, lost[live.session_id]
+            ):
+                with contextlib.suppress(HostError):  # its run's end released the lease
+                    self.leases.claim(live.session_id)
+                    self._save(live, stop=False)
             live.closed = True
             self.agent.end_session(live.session)
         self._live.clear()
         self._idle.clear()
         await self.clients.aclose()
+        with contextlib.suppress(StorageUnavailable):
+            await self.leases.stop()
         self.store.close()
+
+    def _adopt_orphans(self) -> list[StoredQuestion]:
+        """Note the questions a process that is gone left waiting, in their sessions' history."""
+        lost = self.store.lose_questions()
+        by_session: dict[str, list[StoredQuestion]] = {}
+        for question in lost:
+            by_session.setdefault(question.session_id, []).append(question)
+        for session_id, questions in by_session.items():
+            try:
+                self.leases.claim(session_id)
+            except HostError:  # taken over meanwhile, or deleted: its new owner decides
+                continue
+            try:
+                saved = self.store.load(session_id)
+                if saved is not None and note_lost_questions(saved.history, questions):
+                    self.store.save(session_id, saved.history, owner=self.leases.owner)
+            except HostError as exc:
+                _log.warning("could not note lost questions of %s: %s", session_id, exc)
+            finally:
+                if session_id not in self._live or not self._live[session_id].busy:
+                    self.leases.release(session_id)
+        return lost
 
     # -- runs -------------------------------------------------------------------------------
 
@@ -243,11 +300,13 @@ class SessionHub:
         Raises:
             Busy: the session already has a run in progress.
             UnknownSession: the session was deleted.
+            SessionOwned: another server process runs the session now.
         """
         if live.closed:
             raise UnknownSession(live.session_id)
         if live.running:
             raise Busy(live.session_id)
+        self.leases.claim(live.session_id)
         self._idle.pop(live.session_id, None)
         live.failure = None
         live.run = asyncio.create_task(self._run(live, text))
@@ -259,7 +318,7 @@ class SessionHub:
 
         def forward(event: Any) -> None:
             if isinstance(event, _SAVE_ON) and live.failure is None:
-                with contextlib.suppress(StorageUnavailable):  # the run is being stopped
+                with contextlib.suppress(HostError):  # the run is being stopped
                     self._save(live)
             if live.failure is not None and isinstance(event, RunFinished):
                 reason = f"stopped: {live.failure}"
@@ -270,7 +329,7 @@ class SessionHub:
         try:
             with self.clients.active():
                 return await self.agent.run(text, session=live.session, on_event=forward)
-        except (asyncio.CancelledError, StorageUnavailable):
+        except (asyncio.CancelledError, HostError):
             # only the hub cancels runs, and it waits for them to end: no one else to tell
             if live.failure is not None:
                 return self._ended(live, events, forward, "error", f"stopped: {live.failure}")
@@ -281,7 +340,7 @@ class SessionHub:
             return self._ended(live, events, forward, "error", reason)
         finally:
             if live.failure is None:
-                with contextlib.suppress(StorageUnavailable):
+                with contextlib.suppress(HostError):
                     self._save(live, stop=False)
             if live.failure is not None:
                 # memory goes back to what is on disk: no client reads a turn that was lost
@@ -332,6 +391,7 @@ class SessionHub:
         Raises:
             StorageUnavailable: the store could not write; the session's clients were told,
                 and its run is stopped (unless ``stop`` is false: the run is ending anyway).
+            SessionOwned: this process no longer holds the session's lease (likewise).
         """
         if live.failure is not None:
             raise live.failure
@@ -349,13 +409,14 @@ class SessionHub:
         if start == len(history) == len(live.saved) and not todos_changed:
             return
         try:
-            self.store.save(
+            live.version = self.store.save(
                 live.session_id,
                 history[start:],
+                owner=self.leases.owner,
                 start=start,
                 todos=todo_store.to_json() if todos_changed and todo_store is not None else None,
             )
-        except StorageUnavailable as exc:
+        except (StorageUnavailable, SessionOwned) as exc:
             self._fail(live, exc, stop=stop)
             raise
         except ValueError as exc:  # text that is not valid Unicode cannot be stored either
@@ -365,15 +426,21 @@ class SessionHub:
         live.saved = list(history)
         live.saved_todos = revision
 
-    def _fail(self, live: LiveSession, failure: StorageUnavailable, *, stop: bool = True) -> None:
-        """Tell the session's clients that it cannot be saved, and stop its run."""
+    def _fail(self, live: LiveSession, failure: HostError, *, stop: bool = True) -> None:
+        """Tell the session's clients that it cannot be saved, and stop its run.
+
+        ``failure`` is ``StorageUnavailable``, or ``SessionOwned`` when this process lost the
+        session's lease (another took the session over): either way nothing more is written.
+        """
         if live.failure is not None:
             return
         _log.error("could not save session %s: %s", live.session_id, failure)
         live.failure = failure
         live.publish(error_frame(live.session_id, failure))
-        if stop and live.run is not None and not live.run.done():
-            live.run.cancel()  # at its next await: before a tool runs or the model is asked
+        if stop and live.running and live.run is not None:
+            # soon, not now: a task cancelled by itself and then returning would end cancelled
+            # rather than with its result (the tools and the provider refuse meanwhile)
+            asyncio.get_running_loop().call_soon(live.run.cancel)
 
     # -- questions --------------------------------------------------------------------------
 
@@ -388,6 +455,10 @@ class SessionHub:
     def pending_questions(self, session_id: str) -> list[PendingQuestion]:
         """The session's unanswered questions, as sent in ``session_ready``."""
         return self.clarify.pending(session_id)
+
+    def tell_lost_questions(self, live: LiveSession) -> None:
+        """Tell the session's clients which of its questions a restart ended (once)."""
+        self.clarify.tell_lost(live)
 
 
 __all__ = ["SessionHub", "SessionView"]

@@ -18,7 +18,8 @@ from typing import Literal
 
 from neta.errors import AnswerRefused
 
-State = Literal["pending", "answered", "timed_out", "cancelled"]
+State = Literal["pending", "answered", "timed_out", "cancelled", "server_restarted"]
+Closing = Literal["timed_out", "cancelled", "server_restarted"]
 
 _REMEMBERED = 10_000  # tombstones kept to tell duplicates and late answers apart
 
@@ -94,6 +95,9 @@ class QuestionRegistry:
                 raise AnswerRefused("this question belongs to another session", code="forbidden")
             if state == "answered":
                 raise AnswerRefused("this question was already answered", code="already_resolved")
+            if state == "server_restarted":
+                message = "the server restarted before this question was answered"
+                raise AnswerRefused(message, code="expired")
             raise AnswerRefused(f"this question is closed ({state})", code="expired")
         if asked.session_id != session_id:
             raise AnswerRefused("this question belongs to another session", code="forbidden")
@@ -103,7 +107,7 @@ class QuestionRegistry:
         asked.future.set_result(answer)
         return asked
 
-    def close(self, asked: Question, state: Literal["timed_out", "cancelled"]) -> bool:
+    def close(self, asked: Question, state: Closing) -> bool:
         """End a pending question without an answer; whether it was still pending."""
         if asked.state != "pending":
             return False
@@ -118,7 +122,11 @@ class QuestionRegistry:
     def _retire(self, asked: Question, state: State) -> None:
         asked.state = state
         self._pending.pop(asked.request_id, None)
-        self._closed[asked.request_id] = (asked.session_id, state)
+        self.remember(asked.request_id, asked.session_id, state)
+
+    def remember(self, request_id: str, session_id: str, state: State) -> None:
+        """Keep the tombstone of a closed question (one closed elsewhere, or before a restart)."""
+        self._closed[request_id] = (session_id, state)
         while len(self._closed) > _REMEMBERED:
             self._closed.popitem(last=False)
 

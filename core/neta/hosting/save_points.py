@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from typing import Any
 
-from neta.errors import StorageUnavailable, ToolError
+from neta.errors import HostError, ToolError
 from neta.providers.base import ModelRequest, ModelResponse, Provider, TextSink
 from neta.session_tools import BoundTool
 from neta.tools import Tool
@@ -38,7 +38,7 @@ class SavingProvider:
 
 
 def guard_tools(
-    tools: dict[str, BoundTool], failure: Callable[[], StorageUnavailable | None]
+    tools: dict[str, BoundTool], failure: Callable[[], HostError | None]
 ) -> dict[str, BoundTool]:
     """The same tools, each refusing to start while ``failure()`` says a save failed."""
     return {
@@ -47,7 +47,7 @@ def guard_tools(
     }
 
 
-def _guarded(tool: Tool, failure: Callable[[], StorageUnavailable | None]) -> Tool:
+def _guarded(tool: Tool, failure: Callable[[], HostError | None]) -> Tool:
     execute = tool.execute
 
     def refuse_if_unsaved() -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from neta.errors import ConfigError
 from neta.hosting.auth import check_exposure
-from neta.hosting.store import SessionStore
+from neta.hosting.sqlite_store import SqliteStore
 
 
 def env():
@@ -130,7 +130,7 @@ def test_stopping_serve_does_not_wait_for_a_long_run_and_keeps_its_message(tmp_p
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    store = SessionStore(tmp_path / "home" / "neta.db")
+    store = SqliteStore(tmp_path / "home" / "neta.db")
     history = store.load(sid).history
     store.close()
     assert [m.content for m in history] == ["take your time"]

@@ -10,7 +10,7 @@ import pytest
 
 from neta.hosting.auth import is_loopback, refusal
 from neta.hosting.config import HostConfig
-from neta.hosting.store import SessionStore
+from neta.hosting.sqlite_store import SqliteStore
 from neta.providers.scripted import ScriptedProvider
 from neta.server import create_app
 from tests.core.hosting.server_harness import builtin_pm
@@ -79,7 +79,7 @@ def test_loopback_addresses(host, loopback):
 
 
 def test_the_session_database_is_readable_by_its_owner_only(tmp_path):
-    store = SessionStore(tmp_path / "home" / "neta.db")
+    store = SqliteStore(tmp_path / "home" / "neta.db")
     store.close()
     assert stat.S_IMODE((tmp_path / "home").stat().st_mode) == 0o700
     assert stat.S_IMODE((tmp_path / "home" / "neta.db").stat().st_mode) == 0o600

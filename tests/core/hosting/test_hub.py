@@ -10,7 +10,7 @@ from neta.errors import AnswerRefused, StorageUnavailable, UnknownSession
 from neta.hosting.config import HostConfig
 from neta.hosting.hub import SessionHub
 from neta.hosting.questions import QuestionRegistry
-from neta.hosting.store import SessionStore
+from neta.hosting.sqlite_store import SqliteStore
 from neta.providers.scripted import ScriptedProvider
 from tests.core.hosting.server_harness import ASK, builtin_pm
 
@@ -125,7 +125,7 @@ def test_user_message_tool_calls_and_todos_are_on_disk_while_the_run_is_still_go
         hub.start_run(live, "paint the fence")
         await out.until("tool_result")
         # the model is now thinking about its next turn; what would a crash leave on disk?
-        other = SessionStore(tmp_path / "home" / "neta.db")
+        other = SqliteStore(tmp_path / "home" / "neta.db")
         deadline = asyncio.get_running_loop().time() + 2
         while len((saved := other.load(live.session.session_id)).history) < 3:
             if asyncio.get_running_loop().time() > deadline:
@@ -246,7 +246,7 @@ def test_answer_to_a_question_whose_asker_was_just_cancelled_is_expired():
     asyncio.run(scenario())
 
 
-def test_shutdown_cancels_waiting_questions_and_leaves_no_task(hub_for):
+def test_shutdown_ends_waiting_questions_as_server_restarted_and_leaves_no_task(hub_for):
     async def scenario():
         hub = hub_for([ASK, {"text": "never"}])
         live = hub.create("gateway")
@@ -256,7 +256,7 @@ def test_shutdown_cancels_waiting_questions_and_leaves_no_task(hub_for):
         await out.until("clarify_request")
         await hub.shutdown()
         assert run.done()
-        assert [r["outcome"] for r in out.of("clarify_resolved")] == ["cancelled"]
+        assert [r["outcome"] for r in out.of("clarify_resolved")] == ["server_restarted"]
         assert len(hub.questions) == 0
         assert hub._live == {}
         assert asyncio.all_tasks() == {asyncio.current_task()}

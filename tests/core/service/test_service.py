@@ -6,7 +6,8 @@ import httpx
 
 from neta.hosting.config import HostConfig
 from neta.hosting.hub import SessionHub
-from neta.hosting.store import SessionStore, StoredQuestion
+from neta.hosting.sqlite_store import SqliteStore
+from neta.hosting.store import StoredQuestion
 from neta.providers.scripted import ScriptedProvider
 from tests.core.hosting.server_harness import (
     ASK,
@@ -113,7 +114,7 @@ def test_restart_with_the_same_home_keeps_the_history(serve):
         assert len(http.get(f"/v1/sessions/{sid}").json()["messages"]) == 4
 
 
-def test_question_pending_at_restart_is_cancelled_and_the_session_continues(serve):
+def test_question_pending_at_restart_is_noted_and_the_rest_session_continues(serve):
     server = serve([ASK, {"text": "never"}])
 
     async def ask():
@@ -134,7 +135,7 @@ def test_question_pending_at_restart_is_cancelled_and_the_session_continues(serv
         assert reply["outcome"] == "completed", reply["reason"]
         messages = http.get(f"/v1/sessions/{sid}").json()["messages"]
     clarify_result = next(m for m in messages if m["role"] == "tool")
-    assert "interrupted" in clarify_result["content"]
+    assert "server restarted" in clarify_result["content"]
 
 
 def test_deleting_a_session_leaves_no_question_or_task_behind(serve):
@@ -159,9 +160,9 @@ def test_deleting_a_session_leaves_no_question_or_task_behind(serve):
     drive(scenario())
 
 
-def test_question_left_in_the_store_by_a_crash_is_cancelled_at_start(tmp_path):
+def test_question_left_in_the_store_by_a_crash_is_lost_at_start(tmp_path):
     home = tmp_path / "home"
-    store = SessionStore(home / "neta.db")
+    store = SqliteStore(home / "neta.db")
     store.create("s1", "gateway")
     store.add_question(StoredQuestion("r1", "s1", "Which?", ["a", "b"]))
     store.close()  # the process died here, the question still pending
@@ -175,8 +176,8 @@ def test_question_left_in_the_store_by_a_crash_is_cancelled_at_start(tmp_path):
         )
     )
     try:
-        assert hub.cancelled_at_start == [StoredQuestion("r1", "s1", "Which?", ["a", "b"])]
-        assert hub.store.take_questions() == []
+        assert hub.lost_at_start == [StoredQuestion("r1", "s1", "Which?", ["a", "b"])]
+        assert hub.store.lose_questions() == []
         assert hub.pending_questions("s1") == []
     finally:
         hub.store.close()
