@@ -22,7 +22,6 @@ from neta.errors import (
     Busy,
     HostError,
     SessionDeleted,
-    SessionOwned,
     StorageUnavailable,
     UnknownSession,
 )
@@ -34,7 +33,7 @@ from neta.hosting.leases import Leases
 from neta.hosting.live import LiveSession, Outbox
 from neta.hosting.protocol import PendingQuestion, error_frame, event_frame
 from neta.hosting.questions import QuestionRegistry
-from neta.hosting.save_points import SavingProvider, guard_tools
+from neta.hosting.save_points import SavingProvider, SessionSaver, guard_tools
 from neta.hosting.sqlite_store import SqliteStore
 from neta.hosting.store import Store, StoredQuestion
 from neta.messages import Message, Usage
@@ -76,10 +75,11 @@ class SessionHub:
         self.pm = config.plugin_manager or create_plugin_manager()
         self.store: Store = SqliteStore((config.home or neta_home()) / "neta.db")
         self.leases = Leases(self.store, config.lease_seconds, on_beat=self._adopt_orphans)
+        self.saver = SessionSaver(self.store, self.leases.owner)
         self.questions = QuestionRegistry()
         self.clients = ClientPool()  # one model-API client per configuration, for every session
         self.clarify = ClarifyBridge(
-            self.questions, self.store, config.clarify_timeout, self._save, self._fail
+            self.questions, self.store, config.clarify_timeout, self.saver.save, self.saver.fail
         )
         self.agent = Agent(
             provider=self._new_provider(),
@@ -114,7 +114,7 @@ class SessionHub:
         try:
             self.store.create(live.session_id, entry)
             self.leases.claim(live.session_id)
-            self._save(live)
+            self.saver.save(live)
         except StorageUnavailable:
             self._live.pop(live.session_id, None)
             live.closed = True
@@ -176,7 +176,7 @@ class SessionHub:
             clarify=clarify,
             history=history,
             todo_store=todo_store,
-            provider=SavingProvider(self._new_provider(), lambda: self._save(holder[0])),
+            provider=SavingProvider(self._new_provider(), lambda: self.saver.save(holder[0])),
             extras={"clarify_timeout": self.config.clarify_timeout + 5},
         )
         live = LiveSession(session, saved_todos=todo_store.snapshot().revision)
@@ -256,7 +256,7 @@ class SessionHub:
             ):
                 with contextlib.suppress(HostError):  # its run's end released the lease
                     self.leases.claim(live.session_id)
-                    self._save(live, stop=False)
+                    self.saver.save(live, stop=False)
             live.closed = True
             self.agent.end_session(live.session)
         self._live.clear()
@@ -319,7 +319,7 @@ class SessionHub:
         def forward(event: Any) -> None:
             if isinstance(event, _SAVE_ON) and live.failure is None:
                 with contextlib.suppress(HostError):  # the run is being stopped
-                    self._save(live)
+                    self.saver.save(live)
             if live.failure is not None and isinstance(event, RunFinished):
                 reason = f"stopped: {live.failure}"
                 event = event.model_copy(update={"outcome": "error", "reason": reason})
@@ -341,7 +341,7 @@ class SessionHub:
         finally:
             if live.failure is None:
                 with contextlib.suppress(HostError):
-                    self._save(live, stop=False)
+                    self.saver.save(live, stop=False)
             if live.failure is not None:
                 # memory goes back to what is on disk: no client reads a turn that was lost
                 live.session.history[:] = live.saved
@@ -384,63 +384,6 @@ class SessionHub:
         # unwinds is then refused as expired rather than accepted and thrown away.
         self.clarify.cancel_pending(live)
         await asyncio.wait({run})
-
-    def _save(self, live: LiveSession, *, stop: bool = True) -> None:
-        """Write what changed in the session's history and todo list since the last save.
-
-        Raises:
-            StorageUnavailable: the store could not write; the session's clients were told,
-                and its run is stopped (unless ``stop`` is false: the run is ending anyway).
-            SessionOwned: this process no longer holds the session's lease (likewise).
-        """
-        if live.failure is not None:
-            raise live.failure
-        if live.closed:
-            return
-        history = live.session.history
-        start = 0
-        for saved, current in zip(live.saved, history, strict=False):
-            if saved is not current:
-                break
-            start += 1
-        todo_store = live.session.context.todo_store
-        revision = todo_store.snapshot().revision if todo_store is not None else None
-        todos_changed = revision != live.saved_todos
-        if start == len(history) == len(live.saved) and not todos_changed:
-            return
-        try:
-            live.version = self.store.save(
-                live.session_id,
-                history[start:],
-                owner=self.leases.owner,
-                start=start,
-                todos=todo_store.to_json() if todos_changed and todo_store is not None else None,
-            )
-        except (StorageUnavailable, SessionOwned) as exc:
-            self._fail(live, exc, stop=stop)
-            raise
-        except ValueError as exc:  # text that is not valid Unicode cannot be stored either
-            failure = StorageUnavailable(f"the session cannot be saved: {exc}")
-            self._fail(live, failure, stop=stop)
-            raise failure from exc
-        live.saved = list(history)
-        live.saved_todos = revision
-
-    def _fail(self, live: LiveSession, failure: HostError, *, stop: bool = True) -> None:
-        """Tell the session's clients that it cannot be saved, and stop its run.
-
-        ``failure`` is ``StorageUnavailable``, or ``SessionOwned`` when this process lost the
-        session's lease (another took the session over): either way nothing more is written.
-        """
-        if live.failure is not None:
-            return
-        _log.error("could not save session %s: %s", live.session_id, failure)
-        live.failure = failure
-        live.publish(error_frame(live.session_id, failure))
-        if stop and live.running and live.run is not None:
-            # soon, not now: a task cancelled by itself and then returning would end cancelled
-            # rather than with its result (the tools and the provider refuse meanwhile)
-            asyncio.get_running_loop().call_soon(live.run.cancel)
 
     # -- questions --------------------------------------------------------------------------
 
