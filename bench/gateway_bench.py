@@ -4,8 +4,9 @@ Starts ``neta serve`` on a free 127.0.0.1 port twice: once with the ``scripted``
 with the real ``openai`` provider talking to a local OpenAI-compatible server (started by this
 script in its own process; it streams the same turns the script holds, chosen by how many
 assistant messages the request carries). Each time it connects N clients at once and prints
-runs/s, answer → ``clarify_resolved`` and answer → ``run_finished`` at p50/p99, and the
-server's peak memory (VmHWM). Goals on a 2-core machine at 200 sessions: answer →
+runs/s, answer → ``clarify_resolved`` and answer → ``run_finished`` at p50/p99, how many REST
+requests failed when sent over one pooled keep-alive client with pauses past its pool expiry,
+and the server's peak memory (VmHWM). Goals on a 2-core machine at 200 sessions: answer →
 ``run_finished`` p99 < 250 ms and >= 100 runs/s.
 
 Run: python bench/gateway_bench.py [--sessions 200] [--provider both|scripted|openai]
@@ -182,6 +183,34 @@ async def load(url: str, sessions: int) -> tuple[float, list[float], list[float]
     return time.perf_counter() - started, resolved, finished
 
 
+async def rest_load(base: str, sessions: int) -> tuple[int, int]:
+    """Each session: create, message, idle past httpx's 5 s pool expiry, message again.
+
+    All through one pooled keep-alive client; returns (requests, failed requests).
+    """
+    import httpx
+
+    failed = 0
+    sent = 0
+
+    async def one(http: httpx.AsyncClient) -> None:
+        nonlocal failed, sent
+        try:
+            sent += 1
+            sid = (await http.post("/v1/sessions")).json()["sessionId"]
+            for pause in (0.0, 5.0):
+                await asyncio.sleep(pause)
+                sent += 1
+                reply = await http.post(f"/v1/sessions/{sid}/messages", json={"text": "go"})
+                reply.raise_for_status()
+        except httpx.HTTPError:
+            failed += 1
+
+    async with httpx.AsyncClient(base_url=base, timeout=60) as http:
+        await asyncio.gather(*(one(http) for _ in range(sessions)))
+    return sent, failed
+
+
 def pct(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
@@ -224,6 +253,7 @@ def measure(provider: str, sessions: int) -> None:
             wait_for_port(port, server)
             url = f"ws://127.0.0.1:{port}/ws"
             elapsed, resolved, finished = asyncio.run(load(url, sessions))
+            rest = asyncio.run(rest_load(f"http://127.0.0.1:{port}", sessions))
             peak = peak_rss_mib(server.pid)
         finally:
             server.terminate()
@@ -240,6 +270,10 @@ def measure(provider: str, sessions: int) -> None:
     print(
         f"[{provider}] answer -> run_finished: p50 {statistics.median(finished):.1f} ms, "
         f"p99 {pct(finished, 0.99):.1f} ms"
+    )
+    print(
+        f"[{provider}] REST, one pooled keep-alive client, pauses past its pool expiry: "
+        f"{rest[1]} of {rest[0]} requests failed"
     )
     print(f"[{provider}] server peak memory (VmHWM): {peak:.1f} MiB")
 
