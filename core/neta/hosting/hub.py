@@ -134,18 +134,28 @@ class SessionHub:
         """
         self.leases.claim(session_id)
         live = self._live.get(session_id)
-        if live is not None and not live.busy and self.store.version(session_id) != live.version:
-            self._drop(live)  # another process took a turn since: the copy here is stale
-            live = None
-        if live is None:
-            saved = self.store.load(session_id)
-            if saved is None:
-                raise UnknownSession(session_id)
-            entry: HostEntry = "gateway" if saved.entry == "gateway" else "service"
-            live = self._open(entry, session_id, saved.history, saved.todos)
-            live.saved = list(live.session.history)
-            live.version = saved.version
+        try:
+            stale = live is not None and self.store.version(session_id) != live.version
+            if live is not None and stale and not live.busy:
+                self._drop(live)  # another process took a turn since: this copy is stale
+                live = None
+            if live is None:
+                live = self._load(session_id)
+        except BaseException:
+            if live is None or not live.busy:
+                self.leases.release(session_id)
+            raise
         self._idle.pop(session_id, None)
+        return live
+
+    def _load(self, session_id: str) -> LiveSession:
+        saved = self.store.load(session_id)
+        if saved is None:
+            raise UnknownSession(session_id)
+        entry: HostEntry = "gateway" if saved.entry == "gateway" else "service"
+        live = self._open(entry, session_id, saved.history, saved.todos)
+        live.saved = list(live.session.history)
+        live.version = saved.version
         return live
 
     def view(self, session_id: str) -> SessionView:
