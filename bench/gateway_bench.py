@@ -1,10 +1,15 @@
-"""Gateway load: concurrent WebSocket sessions, each a scripted 5-tool-call run with a question.
+"""Gateway load: concurrent WebSocket sessions, each a 5-tool-call run with one clarify.
 
-Starts ``neta serve`` (scripted provider) on a free 127.0.0.1 port, connects N clients at once,
-and prints throughput, the clarify round trip (answer sent → ``clarify_resolved`` received, and
-answer sent → the run's next event) at p50/p99, and the server's peak memory (VmHWM).
+Starts ``neta serve`` on a free 127.0.0.1 port twice: once with the ``scripted`` provider, once
+with the real ``openai`` provider talking to a local OpenAI-compatible server (started by this
+script in its own process; it streams the same turns the script holds, chosen by how many
+assistant messages the request carries). Each time it connects N clients at once and prints
+runs/s, answer → ``clarify_resolved`` and answer → ``run_finished`` at p50/p99, how many REST
+requests failed when sent over one pooled keep-alive client with pauses past its pool expiry,
+and the server's peak memory (VmHWM). Goals on a 2-core machine at 200 sessions: answer →
+``run_finished`` p99 < 250 ms and >= 100 runs/s.
 
-Run: python bench/gateway_bench.py [--sessions 100]
+Run: python bench/gateway_bench.py [--sessions 200] [--provider both|scripted|openai]
 """
 
 from __future__ import annotations
@@ -19,52 +24,121 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 from websockets.asyncio.client import connect
 
-SCRIPT = {
-    "turns": [
-        {
-            "tool_calls": [
-                {
-                    "name": "todo",
-                    "arguments": {
-                        "todos": [
-                            {"id": "1", "content": "Look around", "status": "in_progress"},
-                            {"id": "2", "content": "Ask the user", "status": "pending"},
-                        ]
-                    },
-                }
-            ]
-        },
-        {"tool_calls": [{"name": "list_dir", "arguments": {"path": "."}}]},
-        {
-            "tool_calls": [
-                {"name": "clarify", "arguments": {"question": "Proceed?", "choices": ["yes", "no"]}}
-            ]
-        },
-        {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
-        {
-            "tool_calls": [
-                {
-                    "name": "todo",
-                    "arguments": {
-                        "merge": True,
-                        "todos": [{"id": "1", "content": "Look around", "status": "completed"}],
-                    },
-                }
-            ]
-        },
-        {"text": "Finished."},
+TURNS: list[dict[str, Any]] = [
+    {
+        "tool_calls": [
+            {
+                "name": "todo",
+                "arguments": {
+                    "todos": [
+                        {"id": "1", "content": "Look around", "status": "in_progress"},
+                        {"id": "2", "content": "Ask the user", "status": "pending"},
+                    ]
+                },
+            }
+        ]
+    },
+    {"tool_calls": [{"name": "list_dir", "arguments": {"path": "."}}]},
+    {
+        "tool_calls": [
+            {"name": "clarify", "arguments": {"question": "Proceed?", "choices": ["yes", "no"]}}
+        ]
+    },
+    {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
+    {
+        "tool_calls": [
+            {
+                "name": "todo",
+                "arguments": {
+                    "merge": True,
+                    "todos": [{"id": "1", "content": "Look around", "status": "completed"}],
+                },
+            }
+        ]
+    },
+    {"text": "Finished."},
+]
+
+
+# -- the local OpenAI-compatible server ---------------------------------------------------------
+
+
+def _chunks(turn: dict[str, Any]) -> list[dict[str, Any]]:
+    def chunk(delta: dict[str, Any], finish: str | None = None) -> dict[str, Any]:
+        return {
+            "id": "chatcmpl-bench",
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": "bench",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish}],
+        }
+
+    out = [chunk({"role": "assistant", "content": ""})]
+    if "text" in turn:
+        out.append(chunk({"content": turn["text"]}))
+    for i, call in enumerate(turn.get("tool_calls", [])):
+        head = {
+            "index": i,
+            "id": f"call_{i}",
+            "type": "function",
+            "function": {"name": call["name"], "arguments": json.dumps(call["arguments"])},
+        }
+        out.append(chunk({"tool_calls": [head]}))
+    out.append(chunk({}, "tool_calls" if "tool_calls" in turn else "stop"))
+    return out
+
+
+def serve_model(port: int) -> None:
+    """Serve the turns as a streaming Chat Completions endpoint (runs in its own process)."""
+    import uvicorn
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import StreamingResponse
+    from starlette.routing import Route
+
+    streams = [
+        "".join(f"data: {json.dumps(c)}\n\n" for c in _chunks(turn)) + "data: [DONE]\n\n"
+        for turn in TURNS
     ]
-}
+
+    async def completions(request: Request) -> StreamingResponse:
+        body = await request.json()
+        turn = sum(1 for m in body["messages"] if m["role"] == "assistant")
+
+        async def send() -> AsyncIterator[bytes]:
+            yield streams[min(turn, len(streams) - 1)].encode()
+
+        return StreamingResponse(send(), media_type="text/event-stream")
+
+    app = Starlette(routes=[Route("/v1/chat/completions", completions, methods=["POST"])])
+    uvicorn.run(app, host="127.0.0.1", port=port, log_level="warning", access_log=False)
+
+
+# -- the clients --------------------------------------------------------------------------------
 
 
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:
+    deadline = time.monotonic() + 30
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=1).close()
+            return
+        except OSError:
+            if time.monotonic() > deadline or process.poll() is not None:
+                raise SystemExit("a server did not start") from None
+            time.sleep(0.1)
 
 
 def peak_rss_mib(pid: int) -> float:
@@ -74,7 +148,7 @@ def peak_rss_mib(pid: int) -> float:
     return float("nan")
 
 
-async def one_session(url: str, answer_rtt: list[float], resume_rtt: list[float]) -> None:
+async def one_session(url: str, resolved: list[float], finished: list[float]) -> None:
     async with connect(url, max_size=None) as ws:
         ready = json.loads(await ws.recv())
         sid = ready["data"]["sessionId"]
@@ -87,30 +161,54 @@ async def one_session(url: str, answer_rtt: list[float], resume_rtt: list[float]
             kind = frame["type"]
             if kind == "clarify_request":
                 sent = time.perf_counter()
+                answer = {"requestId": frame["data"]["requestId"], "answer": "yes"}
                 await ws.send(
-                    json.dumps(
-                        {
-                            "type": "clarify_response",
-                            "sessionId": sid,
-                            "data": {"requestId": frame["data"]["requestId"], "answer": "yes"},
-                        }
-                    )
+                    json.dumps({"type": "clarify_response", "sessionId": sid, "data": answer})
                 )
             elif kind == "clarify_resolved":
-                answer_rtt.append((time.perf_counter() - sent) * 1000)
-            elif kind == "tool_result" and frame["data"]["name"] == "clarify":
-                resume_rtt.append((time.perf_counter() - sent) * 1000)
+                resolved.append((time.perf_counter() - sent) * 1000)
+            elif kind == "error":
+                raise SystemExit(f"server error: {frame['data']}")
             elif kind == "run_finished":
+                finished.append((time.perf_counter() - sent) * 1000)
                 assert frame["data"]["outcome"] == "completed", frame
                 return
 
 
 async def load(url: str, sessions: int) -> tuple[float, list[float], list[float]]:
-    answer_rtt: list[float] = []
-    resume_rtt: list[float] = []
+    resolved: list[float] = []
+    finished: list[float] = []
     started = time.perf_counter()
-    await asyncio.gather(*(one_session(url, answer_rtt, resume_rtt) for _ in range(sessions)))
-    return time.perf_counter() - started, answer_rtt, resume_rtt
+    await asyncio.gather(*(one_session(url, resolved, finished) for _ in range(sessions)))
+    return time.perf_counter() - started, resolved, finished
+
+
+async def rest_load(base: str, sessions: int) -> tuple[int, int]:
+    """Each session: create, message, idle past httpx's 5 s pool expiry, message again.
+
+    All through one pooled keep-alive client; returns (requests, failed requests).
+    """
+    import httpx
+
+    failed = 0
+    sent = 0
+
+    async def one(http: httpx.AsyncClient) -> None:
+        nonlocal failed, sent
+        try:
+            sent += 1
+            sid = (await http.post("/v1/sessions")).json()["sessionId"]
+            for pause in (0.0, 5.0):
+                await asyncio.sleep(pause)
+                sent += 1
+                reply = await http.post(f"/v1/sessions/{sid}/messages", json={"text": "go"})
+                reply.raise_for_status()
+        except httpx.HTTPError:
+            failed += 1
+
+    async with httpx.AsyncClient(base_url=base, timeout=60) as http:
+        await asyncio.gather(*(one(http) for _ in range(sessions)))
+    return sent, failed
 
 
 def pct(values: list[float], q: float) -> float:
@@ -118,67 +216,79 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--sessions", type=int, default=100)
-    sessions = parser.parse_args().sessions
+def measure(provider: str, sessions: int) -> None:
+    """Start ``neta serve`` with ``provider``, load it, print the figures."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "ws").mkdir()
         (root / "ws" / "notes.txt").write_text("hello\n")
-        (root / "script.json").write_text(json.dumps(SCRIPT))
+        (root / "script.json").write_text(json.dumps({"turns": TURNS}))
         port = free_port()
         env = {**os.environ, "NETA_HOME": str(root / "home")}
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "neta",
-                "serve",
-                "--port",
-                str(port),
-                "-p",
-                "scripted",
-                "--script",
-                str(root / "script.json"),
-                "-w",
-                str(root / "ws"),
-            ],
-            env=env,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
+        command = [
+            sys.executable,
+            "-m",
+            "neta",
+            "serve",
+            "--port",
+            str(port),
+            "-w",
+            str(root / "ws"),
+        ]
+        model = None
+        if provider == "openai":
+            model_port = free_port()
+            model = subprocess.Popen(
+                [sys.executable, __file__, "--model-server", str(model_port)],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            wait_for_port(model_port, model)
+            base = f"http://127.0.0.1:{model_port}/v1"
+            command += ["-p", "openai", "-m", "bench", "--base-url", base]
+        else:
+            command += ["-p", "scripted", "--script", str(root / "script.json")]
+        server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
         try:
-            deadline = time.monotonic() + 30
-            while True:
-                try:
-                    socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                    break
-                except OSError:
-                    if time.monotonic() > deadline or server.poll() is not None:
-                        raise SystemExit("server did not start") from None
-                    time.sleep(0.1)
+            wait_for_port(port, server)
             url = f"ws://127.0.0.1:{port}/ws"
-            elapsed, answer_rtt, resume_rtt = asyncio.run(load(url, sessions))
+            elapsed, resolved, finished = asyncio.run(load(url, sessions))
+            rest = asyncio.run(rest_load(f"http://127.0.0.1:{port}", sessions))
             peak = peak_rss_mib(server.pid)
         finally:
             server.terminate()
             server.wait(timeout=15)
-    calls = sessions * 5
-    print(f"sessions: {sessions} concurrent, 5 tool calls each (one clarify round trip)")
+            if model is not None:
+                model.terminate()
+                model.wait(timeout=15)
+    print(f"[{provider}] {sessions} concurrent sessions, 6 model turns and 5 tool calls each")
+    print(f"[{provider}] throughput: {sessions / elapsed:.1f} runs/s (wall {elapsed:.2f} s)")
     print(
-        f"wall time: {elapsed:.2f} s; throughput: {sessions / elapsed:.1f} runs/s, "
-        f"{calls / elapsed:.0f} tool calls/s"
+        f"[{provider}] answer -> clarify_resolved: p50 {statistics.median(resolved):.1f} ms, "
+        f"p99 {pct(resolved, 0.99):.1f} ms"
     )
     print(
-        f"clarify answer -> clarify_resolved: p50 {statistics.median(answer_rtt):.1f} ms, "
-        f"p99 {pct(answer_rtt, 0.99):.1f} ms"
+        f"[{provider}] answer -> run_finished: p50 {statistics.median(finished):.1f} ms, "
+        f"p99 {pct(finished, 0.99):.1f} ms"
     )
     print(
-        f"clarify answer -> run resumed (tool_result): p50 {statistics.median(resume_rtt):.1f} ms,"
-        f" p99 {pct(resume_rtt, 0.99):.1f} ms"
+        f"[{provider}] REST, one pooled keep-alive client, pauses past its pool expiry: "
+        f"{rest[1]} of {rest[0]} requests failed"
     )
-    print(f"server peak memory (VmHWM): {peak:.1f} MiB")
+    print(f"[{provider}] server peak memory (VmHWM): {peak:.1f} MiB")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--sessions", type=int, default=200)
+    parser.add_argument("--provider", choices=["both", "scripted", "openai"], default="both")
+    parser.add_argument("--model-server", type=int, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.model_server:
+        serve_model(args.model_server)
+        return
+    for provider in ("scripted", "openai") if args.provider == "both" else (args.provider,):
+        measure(provider, args.sessions)
 
 
 if __name__ == "__main__":

@@ -1,9 +1,10 @@
 """A small OpenAI-compatible Chat Completions server on a 127.0.0.1 port, for tests.
 
 It answers ``POST /v1/chat/completions`` from a queue of scripted replies, streamed (SSE) or
-whole as the client asks, and records every request body it received. Like the real API it
-refuses (400) a request whose history is invalid (``tests.openai_rules``): such a request
-takes no reply from the queue and is listed in ``rejected``.
+whole as the client asks, and records every request body it received, the client port each
+came from (``peers``) and how many client connections are open (``open_connections``). Like
+the real API it refuses (400) a request whose history is invalid (``tests.openai_rules``):
+such a request takes no reply from the queue and is listed in ``rejected``.
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ class FakeOpenAI:
         self.requests: list[dict[str, Any]] = []
         self.rejected: list[str] = []  # why each refused request was refused
         self.validate = validate
+        self.peers: list[int] = []
+        self.open_connections = 0
         self._lock = threading.Lock()
         self._closing = threading.Event()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
@@ -101,7 +104,19 @@ class FakeOpenAI:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
+            def setup(self) -> None:
+                super().setup()
+                with fake._lock:
+                    fake.open_connections += 1
+
+            def finish(self) -> None:
+                super().finish()
+                with fake._lock:
+                    fake.open_connections -= 1
+
             def do_POST(self) -> None:
+                with fake._lock:
+                    fake.peers.append(self.client_address[1])
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 if not self.path.endswith("/chat/completions"):

@@ -12,7 +12,15 @@ NetaError
 ├── ConfigError                the developer or user configured something wrong
 ├── PluginError                a plugin failed to load or misbehaved
 │   └── ToolConflictError      two plugins registered the same tool name
-└── ProviderError              the model provider failed (``retryable``: may a retry pass)
+├── ProviderError              the model provider failed (``retryable`` says if it may pass)
+└── HostError                  a host app refuses a client's request (``code`` goes back to it)
+    ├── BadFrame               a frame or body that cannot be read
+    ├── Busy                   the session already runs
+    ├── UnknownSession         no such session
+    │   └── SessionDeleted     the session was deleted while a client used it
+    ├── SessionOwned           another server process owns the session right now
+    ├── AnswerRefused          an answer to a question was not accepted
+    └── StorageUnavailable     the session store cannot write (a full disk): nothing runs unsaved
 ```
 
 Only the CLI and the host apps catch broadly; everything else lets these travel.
@@ -173,3 +181,99 @@ class ProviderError(NetaError):
         self.model = model
         self.url = url
         self.detail = message
+
+
+class HostError(NetaError):
+    """A host app (WebSocket gateway, REST service) refuses what a client asked.
+
+    ``code`` is what the client reads: the ``error {code, message}`` frame's code, and the key
+    of the one table (``neta.hosting.protocol.HTTP_STATUS``) that gives the HTTP status.
+
+    Attributes:
+        code: the machine-readable reason (``busy``, ``unknown_session``...).
+    """
+
+    code: str = "internal"
+
+    def __init__(self, message: str, *, code: str | None = None) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+
+
+class BadFrame(HostError):
+    """A frame or request body that cannot be read.
+
+    ``code`` is ``frame_too_large``, ``invalid_json``, ``unknown_type`` or ``invalid_frame``.
+    """
+
+    code = "invalid_frame"
+
+
+class Busy(HostError):
+    """The session already has a run in progress."""
+
+    code = "busy"
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(f"session {session_id!r} already has a run in progress")
+        self.session_id = session_id
+
+
+class UnknownSession(HostError):
+    """No live or saved session has this id (or it was deleted).
+
+    Attributes:
+        session_id: the id asked for.
+    """
+
+    code = "unknown_session"
+
+    def __init__(self, session_id: str, message: str | None = None) -> None:
+        super().__init__(message or f"no session {session_id!r}")
+        self.session_id = session_id
+
+
+class SessionDeleted(UnknownSession):
+    """The session was deleted while a client used it."""
+
+    code = "session_deleted"
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(session_id, "the session was deleted")
+
+
+class SessionOwned(HostError):
+    """Another server process sharing the session store runs this session right now.
+
+    Attributes:
+        session_id: the session.
+    """
+
+    code = "session_owned"
+
+    def __init__(self, session_id: str) -> None:
+        super().__init__(
+            f"session {session_id!r} is in use by another server process on the same "
+            "NETA_HOME; try again when its run has ended"
+        )
+        self.session_id = session_id
+
+
+class AnswerRefused(HostError):
+    """An answer to a question was not accepted.
+
+    ``code`` is ``unknown_request``, ``forbidden`` (another session's question),
+    ``already_resolved``, ``expired`` or ``invalid_answer``.
+    """
+
+    code = "unknown_request"
+
+
+class StorageUnavailable(HostError):
+    """The session store failed to write (a full disk, a read-only file).
+
+    The host stops the run instead of going on unsaved; what was saved before stays readable.
+    """
+
+    code = "storage_unavailable"

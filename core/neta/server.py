@@ -3,19 +3,25 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 from fastapi import FastAPI, Request, WebSocket
 from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse, Response
+from fastapi.responses import JSONResponse
 
 from neta.console import mount_console
+from neta.errors import HostError
+from neta.gateway.handshake import protocol_options
 from neta.gateway.server import serve_connection
-from neta.hosting.hub import HostConfig, SessionHub
+from neta.hosting.config import HostConfig
+from neta.hosting.hub import SessionHub
+from neta.hosting.protocol import http_status
 from neta.service.agent_executor import router
+from neta.service.body_limit import BodyLimit
+from neta.service.docs import docs_router
 
 
 def create_app(config: HostConfig | None = None) -> FastAPI:
@@ -27,22 +33,20 @@ def create_app(config: HostConfig | None = None) -> FastAPI:
         yield
         await hub.shutdown()
 
-    app = FastAPI(title="Neta", summary="Agents whose tools come from plugins", lifespan=lifespan)
+    app = FastAPI(
+        title="Neta",
+        summary="Agents whose tools come from plugins",
+        lifespan=lifespan,
+        docs_url=None,  # served below, behind the same checks as the API
+        redoc_url=None,
+        openapi_url=None,
+    )
     app.state.hub = hub
     app.include_router(router)
+    app.include_router(docs_router)
     app.add_exception_handler(RequestValidationError, _invalid_request)
-
-    @app.middleware("http")
-    async def bounded_body(
-        request: Request, call_next: Callable[[Request], Awaitable[Response]]
-    ) -> Response:
-        """Refuse a request body over the frame limit before reading it (REST has one too)."""
-        limit = hub.config.max_frame_bytes
-        declared = request.headers.get("content-length", "")
-        if declared.isdigit() and int(declared) > limit:
-            detail = f"request body of {declared} bytes exceeds the {limit}-byte limit"
-            return JSONResponse({"detail": detail}, status_code=413)
-        return await call_next(request)
+    app.add_exception_handler(HostError, _refused)
+    app.add_middleware(BodyLimit, limit=hub.config.max_frame_bytes)
 
     @app.websocket("/ws")
     async def gateway(websocket: WebSocket) -> None:
@@ -57,10 +61,28 @@ class _AsciiJSONResponse(JSONResponse):
         return json.dumps(content, ensure_ascii=True, separators=(",", ":")).encode("ascii")
 
 
+async def _refused(request: Request, exc: Exception) -> JSONResponse:
+    """A ``HostError`` as REST answers it: the status of its code, ``{"detail", "code"}``."""
+    if not isinstance(exc, HostError):  # pragma: no cover - registered for HostError only
+        raise exc
+    return _AsciiJSONResponse({"detail": str(exc), "code": exc.code}, status_code=http_status(exc))
+
+
 async def _invalid_request(request: Request, exc: Exception) -> JSONResponse:
     """422, as FastAPI answers it, but escaped: the input it echoes may not be valid Unicode."""
     errors = exc.errors() if isinstance(exc, RequestValidationError) else []
     return _AsciiJSONResponse({"detail": jsonable_encoder(errors)}, status_code=422)
+
+
+def uvicorn_options(config: HostConfig) -> dict[str, Any]:
+    """What ``uvicorn.Config`` (or ``uvicorn.run``) needs to serve ``create_app(config)``.
+
+    The WebSocket message limit, and protocols whose handshakes are bounded in size and time.
+    """
+    return {
+        "ws_max_size": ws_max_size(config.max_frame_bytes),
+        **protocol_options(config.handshake_timeout),
+    }
 
 
 def ws_max_size(max_frame_bytes: int) -> int:

@@ -25,6 +25,11 @@ from neta.hosting.config import HostConfig
 from neta.providers.registry import DEFAULT_PROVIDER, resolve_model_name
 from neta.providers.retry import RetryPolicy
 
+KEEP_ALIVE_SECONDS = 75
+"""How long an idle HTTP keep-alive connection stays open. Longer than the pool expiry of
+common clients (httpx 5 s, aiohttp 15 s), so that the client, not the server, closes it: a
+server closing at the moment the client reuses the connection makes that request fail."""
+
 GRACEFUL_SECONDS = 3
 """How long a stopping server waits for requests in flight; their runs are then cancelled
 (and saved) so that a long run cannot hold up a restart."""
@@ -52,11 +57,17 @@ def serve(
     model_timeout: float | None = ModelTimeoutOpt,
     max_tries: int = MaxTriesOpt,
     turn_timeout: float = TurnTimeoutOpt,
+    keep_alive: int = typer.Option(
+        KEEP_ALIVE_SECONDS,
+        "--timeout-keep-alive",
+        min=1,
+        help="Seconds an idle HTTP keep-alive connection stays open.",
+    ),
 ) -> None:
     """Serve agents over WebSocket (/ws) and REST (/v1); docs at /docs."""
     import uvicorn
 
-    from neta.server import create_app, ws_max_size
+    from neta.server import create_app, uvicorn_options
 
     token = token or os.environ.get("NETA_TOKEN") or None
     check_exposure(host, token)
@@ -82,12 +93,15 @@ def serve(
         agent_options={"turn_timeout": turn_timeout, "retry": RetryPolicy(max_tries=max_tries)},
     )
     app = create_app(config)
-    typer.echo(f"Neta serving on http://{host}:{port} (WebSocket /ws, REST /v1, docs /docs)")
+    typer.echo(
+        f"Neta serving on http://{host}:{port} (console /, WebSocket /ws, REST /v1, docs /docs)"
+    )
     uvicorn.run(
         app,
         host=host,
         port=port,
-        ws_max_size=ws_max_size(max_frame),
+        **uvicorn_options(config),
         timeout_graceful_shutdown=GRACEFUL_SECONDS,
+        timeout_keep_alive=keep_alive,
         log_level="warning",
     )

@@ -9,19 +9,21 @@ from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from neta.gateway.protocol import (
-    BadFrame,
+from neta.errors import HostError, StorageUnavailable
+from neta.hosting.auth import refusal
+from neta.hosting.hub import SessionHub
+from neta.hosting.live import LiveSession
+from neta.hosting.protocol import (
     CancelRun,
     ClarifyResponse,
     ClientFrame,
     Ping,
+    SessionReady,
     UserMessage,
+    error_frame,
+    frame,
     parse_frame,
 )
-from neta.hosting.auth import refusal
-from neta.hosting.frames import error_frame, frame
-from neta.hosting.hub import Busy, LiveSession, SessionHub, UnknownSession
-from neta.hosting.questions import AnswerRefused
 
 POLICY_VIOLATION = 1008
 TRY_AGAIN_LATER = 1013
@@ -76,6 +78,7 @@ async def serve_connection(ws: WebSocket, hub: SessionHub) -> None:
         authorization=ws.headers.get("authorization"),
         query_token=ws.query_params.get("token"),
         origin=ws.headers.get("origin"),
+        host=ws.headers.get("host"),
         server=ws.scope.get("server"),
     )
     if refused is not None:
@@ -84,17 +87,17 @@ async def serve_connection(ws: WebSocket, hub: SessionHub) -> None:
     wanted = ws.query_params.get("sessionId")
     try:
         live = hub.get(wanted) if wanted else hub.create("gateway")
-    except UnknownSession:
+    except HostError as exc:
         await ws.accept()
-        error = error_frame(wanted or "", "unknown_session", f"no session {wanted!r}")
-        await ws.send_text(json.dumps(error))
-        await ws.close(code=POLICY_VIOLATION)
+        await ws.send_text(json.dumps(error_frame(wanted or "", exc)))
+        await ws.close(TRY_AGAIN_LATER if isinstance(exc, StorageUnavailable) else POLICY_VIOLATION)
         return
     session_id = live.session_id
     outbox = QueueOutbox(hub.config.max_queued_frames)
-    ready = {"sessionId": session_id, "pendingClarify": hub.pending_questions(session_id)}
+    ready = SessionReady(session_id=session_id, pending_clarify=hub.pending_questions(session_id))
     outbox.put(frame("session_ready", session_id, ready))
     hub.attach(live, outbox)  # before any await, so the session stays in memory
+    hub.tell_lost_questions(live)
     writer: asyncio.Task[None] | None = None
     try:
         await ws.accept()
@@ -107,9 +110,12 @@ async def serve_connection(ws: WebSocket, hub: SessionHub) -> None:
             payload = text if text is not None else message.get("bytes") or b""
             try:
                 await _handle(payload, live, hub, outbox)
+            except HostError as exc:
+                outbox.put(error_frame(session_id, exc))
             except Exception:  # one bad frame must not take the connection down
                 _log.exception("frame of session %s failed", session_id)
-                outbox.put(error_frame(session_id, "internal", "the server failed on this frame"))
+                failed = HostError("the server failed on this frame", code="internal")
+                outbox.put(error_frame(session_id, failed))
     except WebSocketDisconnect:
         pass
     finally:
@@ -137,30 +143,18 @@ async def _write(ws: WebSocket, outbox: QueueOutbox) -> None:
 async def _handle(
     payload: str | bytes, live: LiveSession, hub: SessionHub, outbox: QueueOutbox
 ) -> None:
+    """Act on one client frame; a refusal raises ``HostError`` (sent back as an error frame)."""
     session_id = live.session_id
-    try:
-        incoming: ClientFrame = parse_frame(payload, hub.config.max_frame_bytes)
-    except BadFrame as exc:
-        outbox.put(error_frame(session_id, exc.code, str(exc)))
-        return
+    incoming: ClientFrame = parse_frame(payload, hub.config.max_frame_bytes)
     if incoming.session_id not in (None, session_id):
         message = f"this connection belongs to session {session_id!r}"
-        outbox.put(error_frame(session_id, "forbidden", message))
-        return
+        raise HostError(message, code="forbidden")
     if isinstance(incoming, UserMessage):
-        try:
-            hub.start_run(live, incoming.text)
-        except Busy:
-            outbox.put(error_frame(session_id, "busy", "a run is already in progress"))
-        except UnknownSession:
-            outbox.put(error_frame(session_id, "unknown_session", "the session was deleted"))
+        hub.start_run(live, incoming.text)
     elif isinstance(incoming, ClarifyResponse):
-        try:
-            hub.answer(live, incoming.request_id, incoming.answer)
-        except AnswerRefused as exc:
-            outbox.put(error_frame(session_id, exc.code, str(exc)))
+        hub.answer(live, incoming.request_id, incoming.answer)
     elif isinstance(incoming, CancelRun):
         if not await hub.cancel_run(live):
-            outbox.put(error_frame(session_id, "not_running", "no run to cancel"))
+            raise HostError("no run to cancel", code="not_running")
     elif isinstance(incoming, Ping):
         outbox.put(frame("pong", session_id, {}))

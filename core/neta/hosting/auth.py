@@ -21,6 +21,7 @@ def refusal(
     authorization: str | None,
     query_token: str | None = None,
     origin: str | None = None,
+    host: str | None = None,
     server: tuple[str, int | None] | None = None,
 ) -> tuple[int, str] | None:
     """Why a request may not reach the agent (an HTTP status and a message), or ``None``.
@@ -30,6 +31,7 @@ def refusal(
         authorization: the ``Authorization`` header.
         query_token: the ``?token=`` parameter (the WebSocket accepts it).
         origin: the ``Origin`` header (sent by browsers).
+        host: the ``Host`` header.
         server: the local address the request arrived on (the ASGI scope's ``server``).
     """
     if not token_ok(token, query_token, authorization):
@@ -39,7 +41,28 @@ def refusal(
         return 403, "without a token the server only answers on a loopback address"
     if not origin_ok(origin, token):
         return 403, f"requests from web pages of {origin} are not allowed"
+    if not host_ok(host, token):
+        return 403, f"without a token the server only answers requests for this machine, not {host}"
     return None
+
+
+def host_ok(host: str | None, token: str | None) -> bool:
+    """Whether a request for this ``Host`` may reach the agent.
+
+    Without a token, a page of any site can make its own name resolve to 127.0.0.1 (DNS
+    rebinding) and then reach the agent with same-origin requests, which carry no foreign
+    ``Origin``; their ``Host`` header still names that site. So without a token the host must
+    be a loopback name or address. With a token, the token decides.
+    """
+    if host is None or token:
+        return True
+    name = host.strip()
+    if name.startswith("["):  # [::1]:8765
+        name = name[1:].partition("]")[0]
+    elif name.count(":") == 1:
+        name = name.partition(":")[0]
+    name = name.rstrip(".").lower()
+    return is_loopback(name) or name.endswith(".localhost")
 
 
 def arrived_locally(server: tuple[str, int | None] | None) -> bool:

@@ -25,13 +25,16 @@ class HostConfig:
         deny: toolsets never given.
         home: where ``neta.db`` lives (default ``NETA_HOME`` or ``~/.neta``).
         clarify_timeout: seconds a question waits for its answer.
-        max_frame_bytes: the largest WebSocket frame accepted.
+        max_frame_bytes: the largest WebSocket frame or REST request body accepted.
+        handshake_timeout: seconds a client has to send a request's head (line and headers).
         max_queued_frames: frames waiting for a slow client before its connection is closed.
         max_idle_sessions: sessions kept in memory without a run or a client (the least
             recently used beyond this are dropped; they stay on disk).
         max_turns: model turns per run.
         agent_options: further ``Agent`` options (``tool_timeout``, ``crew_depth``,
             ``crew_concurrency``, ``crew_timeout``, ``compact_after``...).
+        lease_seconds: how long a session stays owned by a server process that stopped
+            renewing its lease (it died); live processes renew every third of this.
         token: the shared secret clients must present (required off loopback).
         plugin_manager: the plugins to use (default: all installed).
     """
@@ -46,9 +49,11 @@ class HostConfig:
     home: Path | None = None
     clarify_timeout: float = 20.0
     max_frame_bytes: int = 1 << 20
+    handshake_timeout: float = 10.0
     max_queued_frames: int = 10_000
     max_idle_sessions: int = 256
     max_turns: int = 50
     agent_options: dict[str, Any] = field(default_factory=dict)
+    lease_seconds: float = 15.0
     token: str | None = None
     plugin_manager: NetaPluginManager | None = None

@@ -1,7 +1,7 @@
 """The live sessions of a host process: runs, connections, questions and persistence.
 
 The WebSocket gateway and the REST service both work through one ``SessionHub``. A session
-is always on disk (``SessionStore``) and in memory while it is used: while it runs or has a
+is always on disk (``Store``) and in memory while it is used: while it runs or has a
 client, and afterwards among the most recently used idle ones. A session's history is saved
 when a run starts, before each model call, before a turn's tool calls run, when the todo list
 changes, when a question is asked and when the run ends, so neither a restart nor a crash loses
@@ -13,33 +13,38 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import sqlite3
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from neta.events import ClarifyRequest, RunFinished, RunStarted, TodoUpdate, ToolCallStart
+from neta.errors import (
+    Busy,
+    HostError,
+    SessionDeleted,
+    StorageUnavailable,
+    UnknownSession,
+)
+from neta.events import RunFinished, RunStarted, TodoUpdate, ToolCallStart
 from neta.home import neta_home
-from neta.hosting.auth import check_exposure
+from neta.hosting.clarify_bridge import ClarifyBridge, note_lost_questions
 from neta.hosting.config import HostConfig
-from neta.hosting.frames import error_frame, event_frame, frame
+from neta.hosting.leases import Leases
 from neta.hosting.live import LiveSession, Outbox
-from neta.hosting.questions import AnswerRefused, Question, QuestionRegistry
-from neta.hosting.store import SessionStore, StoredQuestion
+from neta.hosting.protocol import PendingQuestion, error_frame, event_frame
+from neta.hosting.questions import QuestionRegistry
+from neta.hosting.save_points import SavingProvider, SessionSaver, guard_tools
+from neta.hosting.sqlite_store import SqliteStore
+from neta.hosting.store import Store, StoredQuestion
 from neta.messages import Message, Usage
 from neta.plugins import create_plugin_manager
-from neta.providers.base import ModelRequest, ModelResponse, Provider, TextSink
+from neta.providers.base import Provider
+from neta.providers.client_pool import ClientPool
 from neta.providers.registry import create_provider
 from neta.runtime.agent import Agent, RunResult
-from neta.session import ClarifyFn
 from neta.todos import InMemoryTodoStore
 
 HostEntry = Literal["gateway", "service"]
-
-TIMEOUT_TEXT = (
-    "The user did not answer in time. Decide for yourself from what you know and continue."
-)
 
 QUESTION_DEADLINE_MARGIN = 5.0
 """Seconds a session's ``clarify_timeout`` exceeds the hub's own question deadline.
@@ -60,31 +65,6 @@ def _restored_todos(saved: str | None) -> InMemoryTodoStore:
     return InMemoryTodoStore.from_json(saved) if saved else InMemoryTodoStore()
 
 
-class _SavingProvider:
-    """A session's provider that saves the session before each model call.
-
-    By then the previous turn's tool results are in the history: the model may think for a
-    long time, and a crash meanwhile should not lose what the tools did.
-    """
-
-    def __init__(self, inner: Provider, save: Callable[[], None]) -> None:
-        self._inner = inner
-        self._save = save
-
-    async def complete(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
-        """Save, then let the wrapped provider answer."""
-        self._save()
-        return await self._inner.complete(request, on_text)
-
-
-class Busy(Exception):
-    """The session already has a run in progress."""
-
-
-class UnknownSession(Exception):
-    """No live or saved session has this id (or it was deleted)."""
-
-
 @dataclass(frozen=True)
 class SessionView:
     """A session as read by a client: its history, todo items, and whether it runs."""
@@ -101,8 +81,14 @@ class SessionHub:
     def __init__(self, config: HostConfig) -> None:
         self.config = config
         self.pm = config.plugin_manager or create_plugin_manager()
-        self.store = SessionStore((config.home or neta_home()) / "neta.db")
+        self.store: Store = SqliteStore((config.home or neta_home()) / "neta.db")
+        self.leases = Leases(self.store, config.lease_seconds, on_beat=self._adopt_orphans)
+        self.saver = SessionSaver(self.store, self.leases.owner)
         self.questions = QuestionRegistry()
+        self.clients = ClientPool()  # one model-API client per configuration, for every session
+        self.clarify = ClarifyBridge(
+            self.questions, self.store, config.clarify_timeout, self.saver.save, self.saver.fail
+        )
         self.agent = Agent(
             provider=self._new_provider(),
             model=config.model,
@@ -115,9 +101,9 @@ class SessionHub:
         )
         self._live: dict[str, LiveSession] = {}
         self._idle: OrderedDict[str, None] = OrderedDict()
-        # Questions still pending when the process stopped can no longer be answered live;
+        # Questions left waiting by a process that is gone can no longer be answered live;
         # their sessions continue REST-style: the next message is the answer.
-        self.cancelled_at_start = self.store.take_questions()
+        self.lost_at_start = self._adopt_orphans()
 
     def _new_provider(self) -> Provider:
         if self.config.provider_factory is not None:
@@ -133,8 +119,15 @@ class SessionHub:
         The caller attaches a client, starts a run, or calls ``release``.
         """
         live = self._open(entry, session_id=None, history=(), todos=None)
-        self.store.create(live.session_id, entry)
-        self._save(live)
+        try:
+            self.store.create(live.session_id, entry)
+            self.leases.claim(live.session_id)
+            self.saver.save(live)
+        except StorageUnavailable:
+            self._live.pop(live.session_id, None)
+            live.closed = True
+            self.agent.end_session(live.session)
+            raise
         return live
 
     def get(self, session_id: str) -> LiveSession:
@@ -145,26 +138,42 @@ class SessionHub:
 
         Raises:
             UnknownSession: no such session exists.
+            SessionOwned: another server process runs the session now.
         """
+        self.leases.claim(session_id)
         live = self._live.get(session_id)
-        if live is None:
-            saved = self.store.load(session_id)
-            if saved is None:
-                raise UnknownSession(session_id)
-            entry: HostEntry = "gateway" if saved.entry == "gateway" else "service"
-            live = self._open(entry, session_id, saved.history, saved.todos)
-            live.saved = list(live.session.history)
+        try:
+            stale = live is not None and self.store.version(session_id) != live.version
+            if live is not None and stale and not live.busy:
+                self._drop(live)  # another process took a turn since: this copy is stale
+                live = None
+            if live is None:
+                live = self._load(session_id)
+        except BaseException:
+            if live is None or not live.busy:
+                self.leases.release(session_id)
+            raise
         self._idle.pop(session_id, None)
         return live
 
+    def _load(self, session_id: str) -> LiveSession:
+        saved = self.store.load(session_id)
+        if saved is None:
+            raise UnknownSession(session_id)
+        entry: HostEntry = "gateway" if saved.entry == "gateway" else "service"
+        live = self._open(entry, session_id, saved.history, saved.todos)
+        live.saved = list(live.session.history)
+        live.version = saved.version
+        return live
+
     def view(self, session_id: str) -> SessionView:
-        """The session's history and todo items, read from disk unless it is in memory.
+        """The session's history and todo items: from memory while it is used here, else disk.
 
         Raises:
             UnknownSession: no such session exists.
         """
         live = self._live.get(session_id)
-        if live is not None:
+        if live is not None and live.busy:
             history = list(live.session.history)
             return SessionView(session_id, history, live.todo_items(), live.running)
         saved = self.store.load(session_id)
@@ -177,7 +186,7 @@ class SessionHub:
         self, entry: HostEntry, session_id: str | None, history: Sequence[Any], todos: str | None
     ) -> LiveSession:
         holder: list[LiveSession] = []
-        clarify = self._clarify_for(holder) if entry == "gateway" else None
+        clarify = self.clarify.clarify_for(holder) if entry == "gateway" else None
         todo_store = _restored_todos(todos)
         session = self.agent.new_session(
             session_id=session_id,
@@ -185,10 +194,11 @@ class SessionHub:
             clarify=clarify,
             history=history,
             todo_store=todo_store,
-            provider=_SavingProvider(self._new_provider(), lambda: self._save(holder[0])),
+            provider=SavingProvider(self._new_provider(), lambda: self.saver.save(holder[0])),
             clarify_timeout=self.config.clarify_timeout + QUESTION_DEADLINE_MARGIN,
         )
         live = LiveSession(session, saved_todos=todo_store.snapshot().revision)
+        session.tools = guard_tools(session.tools, lambda: live.failure)
         holder.append(live)
         self._live[session.session_id] = live
         return live
@@ -208,52 +218,93 @@ class SessionHub:
         Idle sessions beyond ``max_idle_sessions`` are dropped from memory, the least recently
         used first; they stay on disk and are loaded again when used.
         """
-        busy = live.closed or live.running or bool(live.outboxes)
-        if busy or self._live.get(live.session_id) is not live:
+        if live.closed or live.busy or self._live.get(live.session_id) is not live:
             return
+        self.leases.release(live.session_id)  # another process may take it over now
         self._idle[live.session_id] = None
         self._idle.move_to_end(live.session_id)
         while len(self._idle) > self.config.max_idle_sessions:
             session_id, _ = self._idle.popitem(last=False)
-            dropped = self._live.pop(session_id)
-            dropped.closed = True
-            self.agent.end_session(dropped.session)
+            self._drop(self._live[session_id])
+
+    def _drop(self, live: LiveSession) -> None:
+        """Forget an idle session in memory (it stays on disk)."""
+        self._live.pop(live.session_id, None)
+        self._idle.pop(live.session_id, None)
+        live.closed = True
+        self.agent.end_session(live.session)
 
     async def delete(self, session_id: str) -> None:
         """End a session: forget it on disk, cancel its run and questions, close its clients.
 
         Raises:
             UnknownSession: no such session exists.
+            SessionOwned: another server process runs the session now.
         """
-        live = self._live.pop(session_id, None)
-        self._idle.pop(session_id, None)
-        if live is None and not self.store.exists(session_id):
-            raise UnknownSession(session_id)
+        self.leases.claim(session_id)
+        live = self._live.get(session_id)
         # Gone from disk first, so that nobody can load it again while its run stops.
         self.store.delete(session_id)
+        self._live.pop(session_id, None)
+        self._idle.pop(session_id, None)
         if live is None:
             return
         live.closed = True
         await self._stop_run(live)
-        for asked in self.questions.forget_session(session_id):
-            self._publish_resolved(live, asked, "cancelled")
-        message = "the session was deleted"
-        self.publish(live, error_frame(session_id, "session_deleted", message))
+        self.clarify.forget(live)
+        deleted = SessionDeleted(session_id)
+        live.publish(error_frame(session_id, deleted))
         for outbox in list(live.outboxes):
-            outbox.close(1000, message)
+            outbox.close(1000, str(deleted))
         live.outboxes.clear()
         self.agent.end_session(live.session)
 
     async def shutdown(self) -> None:
-        """Stop every run (their state is saved) before the process exits."""
+        """Stop every run (their state is saved) before the process exits.
+
+        A question still waiting is lost to the restart: its clients are told
+        (``server_restarted``, again when they reconnect) and its history gets a note.
+        """
         lives = list(self._live.values())
+        lost = {live.session_id: self.clarify.lose_pending(live) for live in lives}
         await asyncio.gather(*(self._stop_run(live) for live in lives))
         for live in lives:
+            if lost[live.session_id] and note_lost_questions(
+                live.session.history, lost[live.session_id]
+            ):
+                with contextlib.suppress(HostError):  # its run's end released the lease
+                    self.leases.claim(live.session_id)
+                    self.saver.save(live, stop=False)
             live.closed = True
             self.agent.end_session(live.session)
         self._live.clear()
         self._idle.clear()
+        await self.clients.aclose()
+        with contextlib.suppress(StorageUnavailable):
+            await self.leases.stop()
         self.store.close()
+
+    def _adopt_orphans(self) -> list[StoredQuestion]:
+        """Note the questions a process that is gone left waiting, in their sessions' history."""
+        lost = self.store.lose_questions()
+        by_session: dict[str, list[StoredQuestion]] = {}
+        for question in lost:
+            by_session.setdefault(question.session_id, []).append(question)
+        for session_id, questions in by_session.items():
+            try:
+                self.leases.claim(session_id)
+            except HostError:  # taken over meanwhile, or deleted: its new owner decides
+                continue
+            try:
+                saved = self.store.load(session_id)
+                if saved is not None and note_lost_questions(saved.history, questions):
+                    self.store.save(session_id, saved.history, owner=self.leases.owner)
+            except HostError as exc:
+                _log.warning("could not note lost questions of %s: %s", session_id, exc)
+            finally:
+                if session_id not in self._live or not self._live[session_id].busy:
+                    self.leases.release(session_id)
+        return lost
 
     # -- runs -------------------------------------------------------------------------------
 
@@ -261,17 +312,21 @@ class SessionHub:
         """Start a run of ``text`` in the background; its events go to the session's clients.
 
         The task never fails: a cancelled run ends with outcome ``cancelled``, one that
-        raised with outcome ``error``.
+        raised with outcome ``error``. A run whose session cannot be saved stops with outcome
+        ``error``; ``live.failure`` then holds the ``StorageUnavailable`` its clients were sent.
 
         Raises:
             Busy: the session already has a run in progress.
             UnknownSession: the session was deleted.
+            SessionOwned: another server process runs the session now.
         """
         if live.closed:
             raise UnknownSession(live.session_id)
         if live.running:
             raise Busy(live.session_id)
+        self.leases.claim(live.session_id)
         self._idle.pop(live.session_id, None)
+        live.failure = None
         live.run = asyncio.create_task(self._run(live, text))
         live.run.add_done_callback(lambda _: self.release(live))
         return live.run
@@ -280,22 +335,34 @@ class SessionHub:
         events: list[Any] = []
 
         def forward(event: Any) -> None:
+            if isinstance(event, _SAVE_ON) and live.failure is None:
+                with contextlib.suppress(HostError):  # the run is being stopped
+                    self.saver.save(live)
+            if live.failure is not None and isinstance(event, RunFinished):
+                reason = f"stopped: {live.failure}"
+                event = event.model_copy(update={"outcome": "error", "reason": reason})
             events.append(event)
-            if isinstance(event, _SAVE_ON):
-                self._save(live)
-            self.publish(live, event_frame(live.session_id, event))
+            live.publish(event_frame(live.session_id, event))
 
         try:
-            return await self.agent.run(text, session=live.session, on_event=forward)
-        except asyncio.CancelledError:
+            with self.clients.active():
+                return await self.agent.run(text, session=live.session, on_event=forward)
+        except (asyncio.CancelledError, HostError):
             # only the hub cancels runs, and it waits for them to end: no one else to tell
+            if live.failure is not None:
+                return self._ended(live, events, forward, "error", f"stopped: {live.failure}")
             return self._ended(live, events, forward, "cancelled", "the run was cancelled")
         except Exception as exc:  # a plugin or provider bug must not leave clients waiting
             _log.exception("run of session %s failed", live.session_id)
             reason = f"the run failed: {type(exc).__name__}: {exc}"
             return self._ended(live, events, forward, "error", reason)
         finally:
-            self._save(live)
+            if live.failure is None:
+                with contextlib.suppress(HostError):
+                    self.saver.save(live, stop=False)
+            if live.failure is not None:
+                # memory goes back to what is on disk: no client reads a turn that was lost
+                live.session.history[:] = live.saved
 
     @staticmethod
     def _ended(
@@ -333,86 +400,10 @@ class SessionHub:
         run.cancel()
         # Settle its questions now, in the same step: an answer arriving while the run
         # unwinds is then refused as expired rather than accepted and thrown away.
-        for asked in self.questions.pending_for(live.session_id):
-            self._settle(live, asked, "cancelled")
+        self.clarify.cancel_pending(live)
         await asyncio.wait({run})
 
-    def publish(self, live: LiveSession, frame: dict[str, Any]) -> None:
-        """Send ``frame`` to every client connected to the session."""
-        for outbox in list(live.outboxes):
-            outbox.put(frame)
-
-    def _save(self, live: LiveSession) -> None:
-        """Write what changed in the session's history and todo list since the last save."""
-        if live.closed:
-            return
-        history = live.session.history
-        start = 0
-        for saved, current in zip(live.saved, history, strict=False):
-            if saved is not current:
-                break
-            start += 1
-        todo_store = live.session.context.todo_store
-        revision = todo_store.snapshot().revision if todo_store is not None else None
-        todos_changed = revision != live.saved_todos
-        if start == len(history) == len(live.saved) and not todos_changed:
-            return
-        try:
-            self.store.save(
-                live.session_id,
-                history[start:],
-                start=start,
-                todos=todo_store.snapshot().to_json()
-                if todos_changed and todo_store is not None
-                else None,
-            )
-        except (sqlite3.Error, ValueError):  # a full disk, text that is not valid Unicode
-            _log.exception("could not save session %s", live.session_id)
-            return
-        live.saved = list(history)
-        live.saved_todos = revision
-
     # -- questions --------------------------------------------------------------------------
-
-    def _clarify_for(self, holder: list[LiveSession]) -> ClarifyFn:
-        async def clarify(question: str, choices: Sequence[str] | None) -> str:
-            """Ask the session's clients; raise ``TimeoutError`` when nobody answers in time."""
-            live = holder[0]
-            asked = self.questions.ask(
-                live.session_id, question, list(choices) if choices else None
-            )
-            expiry = asyncio.get_running_loop().call_later(
-                self.config.clarify_timeout, self._settle, live, asked, "timed_out"
-            )
-            announced = False
-            try:
-                if not live.closed:
-                    self.store.add_question(
-                        StoredQuestion(asked.request_id, live.session_id, question, asked.choices)
-                    )
-                self._save(live)
-                live.session.dispatch(
-                    ClarifyRequest(
-                        request_id=asked.request_id, question=question, choices=asked.choices
-                    )
-                )
-                announced = True
-                answer = await asked.future
-            finally:
-                expiry.cancel()
-                # cancelled, or failed before it could wait: nobody may answer it any more
-                if announced:
-                    self._settle(live, asked, "cancelled")
-                else:
-                    self.questions.close(asked, "cancelled")
-                if not live.closed:
-                    with contextlib.suppress(sqlite3.Error):
-                        self.store.remove_question(asked.request_id)
-            if answer is None:
-                raise TimeoutError(TIMEOUT_TEXT)
-            return answer
-
-        return clarify
 
     def answer(self, live: LiveSession, request_id: str, answer: str) -> None:
         """Deliver a client's answer to a question of ``live``'s session.
@@ -420,34 +411,15 @@ class SessionHub:
         Raises:
             AnswerRefused: see ``QuestionRegistry.answer``.
         """
-        asked = self.questions.answer(request_id, live.session_id, answer)
-        self._publish_resolved(live, asked, "answered")
+        self.clarify.answer(live, request_id, answer)
 
-    def _settle(
-        self, live: LiveSession, asked: Question, outcome: Literal["timed_out", "cancelled"]
-    ) -> None:
-        if self.questions.close(asked, outcome):
-            self._publish_resolved(live, asked, outcome)
-
-    def _publish_resolved(self, live: LiveSession, asked: Question, outcome: str) -> None:
-        data = {"requestId": asked.request_id, "outcome": outcome}
-        self.publish(live, frame("clarify_resolved", live.session_id, data))
-
-    def pending_questions(self, session_id: str) -> list[dict[str, object]]:
+    def pending_questions(self, session_id: str) -> list[PendingQuestion]:
         """The session's unanswered questions, as sent in ``session_ready``."""
-        return [q.public() for q in self.questions.pending_for(session_id)]
+        return self.clarify.pending(session_id)
+
+    def tell_lost_questions(self, live: LiveSession) -> None:
+        """Tell the session's clients which of its questions a restart ended (once)."""
+        self.clarify.tell_lost(live)
 
 
-__all__ = [
-    "AnswerRefused",
-    "Busy",
-    "HostConfig",
-    "LiveSession",
-    "SessionHub",
-    "SessionView",
-    "UnknownSession",
-    "check_exposure",
-    "error_frame",
-    "event_frame",
-    "frame",
-]
+__all__ = ["SessionHub", "SessionView"]

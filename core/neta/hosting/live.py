@@ -6,6 +6,7 @@ import asyncio
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from neta.errors import HostError
 from neta.messages import Message
 from neta.runtime.agent import AgentSession, RunResult
 
@@ -32,6 +33,8 @@ class LiveSession:
         saved: the history as last saved (its messages are immutable, so identity tells
             what changed since).
         saved_todos: the todo list revision last saved.
+        version: the store's version of the session as this copy last saw it.
+        failure: why the current or last run could not be saved, if it could not.
     """
 
     session: AgentSession
@@ -40,6 +43,8 @@ class LiveSession:
     closed: bool = False
     saved: list[Message] = field(default_factory=list)
     saved_todos: int | None = None
+    version: int = 0
+    failure: HostError | None = None
 
     @property
     def session_id(self) -> str:
@@ -50,6 +55,16 @@ class LiveSession:
     def running(self) -> bool:
         """Whether a run is in progress."""
         return self.run is not None and not self.run.done()
+
+    @property
+    def busy(self) -> bool:
+        """Whether the session runs or has a client (this process then holds its lease)."""
+        return self.running or bool(self.outboxes)
+
+    def publish(self, frame: dict[str, Any]) -> None:
+        """Send ``frame`` to every client connected to the session."""
+        for outbox in list(self.outboxes):
+            outbox.put(frame)
 
     def todo_items(self) -> list[dict[str, object]]:
         """The session's todo items as plain data (none without a todo store)."""

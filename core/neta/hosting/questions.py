@@ -16,17 +16,12 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Literal
 
-State = Literal["pending", "answered", "timed_out", "cancelled"]
+from neta.errors import AnswerRefused
+
+State = Literal["pending", "answered", "timed_out", "cancelled", "server_restarted"]
+Closing = Literal["timed_out", "cancelled", "server_restarted"]
 
 _REMEMBERED = 10_000  # tombstones kept to tell duplicates and late answers apart
-
-
-class AnswerRefused(Exception):
-    """An answer was not accepted; ``code`` is the error code sent to the client."""
-
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(message)
-        self.code = code
 
 
 @dataclass
@@ -94,22 +89,25 @@ class QuestionRegistry:
         if asked is None:
             closed = self._closed.get(request_id)
             if closed is None:
-                raise AnswerRefused("unknown_request", f"no question has id {request_id!r}")
+                raise AnswerRefused(f"no question has id {request_id!r}", code="unknown_request")
             owner, state = closed
             if owner != session_id:
-                raise AnswerRefused("forbidden", "this question belongs to another session")
+                raise AnswerRefused("this question belongs to another session", code="forbidden")
             if state == "answered":
-                raise AnswerRefused("already_resolved", "this question was already answered")
-            raise AnswerRefused("expired", f"this question is closed ({state})")
+                raise AnswerRefused("this question was already answered", code="already_resolved")
+            if state == "server_restarted":
+                message = "the server restarted before this question was answered"
+                raise AnswerRefused(message, code="expired")
+            raise AnswerRefused(f"this question is closed ({state})", code="expired")
         if asked.session_id != session_id:
-            raise AnswerRefused("forbidden", "this question belongs to another session")
+            raise AnswerRefused("this question belongs to another session", code="forbidden")
         if not answer.strip():
-            raise AnswerRefused("invalid_answer", "the answer is empty")
+            raise AnswerRefused("the answer is empty", code="invalid_answer")
         self._retire(asked, "answered")
         asked.future.set_result(answer)
         return asked
 
-    def close(self, asked: Question, state: Literal["timed_out", "cancelled"]) -> bool:
+    def close(self, asked: Question, state: Closing) -> bool:
         """End a pending question without an answer; whether it was still pending."""
         if asked.state != "pending":
             return False
@@ -124,7 +122,11 @@ class QuestionRegistry:
     def _retire(self, asked: Question, state: State) -> None:
         asked.state = state
         self._pending.pop(asked.request_id, None)
-        self._closed[asked.request_id] = (asked.session_id, state)
+        self.remember(asked.request_id, asked.session_id, state)
+
+    def remember(self, request_id: str, session_id: str, state: State) -> None:
+        """Keep the tombstone of a closed question (one closed elsewhere, or before a restart)."""
+        self._closed[request_id] = (session_id, state)
         while len(self._closed) > _REMEMBERED:
             self._closed.popitem(last=False)
 

@@ -22,6 +22,8 @@ import asyncio
 import os
 import random
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +33,7 @@ import openai
 from neta.errors import ConfigError, ProviderError
 from neta.messages import Usage
 from neta.providers.base import ModelRequest, ModelResponse, TextSink
+from neta.providers.client_pool import active_pool
 from neta.providers.retry import parse_retry_after
 from neta.tools import ToolCall
 
@@ -123,9 +126,7 @@ class OpenAIProvider:
         if request.tools:
             params["tools"] = request.tools
         try:
-            # A client per request, closed with it: a provider may serve several event loops
-            # (the CLI runs one per command), and a model turn dwarfs the set-up cost.
-            async with openai.AsyncOpenAI(**self._client_options) as client:
+            async with self._client() as client:
                 if self.stream:
                     return await self._streamed(client, params, on_text)
                 return await self._whole(client, params, on_text)
@@ -162,6 +163,17 @@ class OpenAIProvider:
             raise ProviderError(f"model API sent a malformed reply: {_short(str(exc))}") from exc
         except httpx.TransportError as exc:  # the connection broke mid-reply
             raise _CutOff(f"the connection broke ({type(exc).__name__})") from exc
+
+    @asynccontextmanager
+    async def _client(self) -> AsyncIterator[openai.AsyncOpenAI]:
+        """The host's pooled client for this configuration, or one made for this call alone."""
+        pool = active_pool()
+        if pool is None:
+            async with openai.AsyncOpenAI(**self._client_options) as client:
+                yield client
+            return
+        key = ("openai", *sorted(self._client_options.items()))
+        yield pool.get(key, lambda: openai.AsyncOpenAI(**self._client_options), _close)
 
     async def _whole(
         self, client: openai.AsyncOpenAI, params: dict[str, Any], on_text: TextSink
@@ -286,6 +298,10 @@ def _backoff(tries: int) -> float:
     """Seconds before try ``tries + 1``: doubling from half a second, at most 8, jittered."""
     delay: float = min(8.0, 0.5 * 2.0 ** (tries - 1))
     return delay * random.uniform(0.75, 1.0)
+
+
+async def _close(client: openai.AsyncOpenAI) -> None:
+    await client.close()
 
 
 def _new_call_id() -> str:

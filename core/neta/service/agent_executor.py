@@ -1,47 +1,19 @@
-"""REST endpoints under ``/v1``: create a session, send it messages, read it, delete it."""
+"""REST endpoints under ``/v1``: create a session, send it messages, read it, delete it.
+
+A refusal is a ``HostError``; the app answers it once for every route (``neta.server``).
+"""
 
 from __future__ import annotations
 
 import asyncio
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Depends, Header, HTTPException, Request, Response, status
-from pydantic import BaseModel
+from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response, status
 
+from neta.errors import UnknownSession
 from neta.hosting.auth import refusal
-from neta.hosting.hub import Busy, SessionHub, UnknownSession
-from neta.hosting.inputs import UserText
-
-
-class NewSession(BaseModel):
-    """A created session."""
-
-    sessionId: str
-
-
-class MessageIn(BaseModel):
-    """A user message."""
-
-    text: UserText
-
-
-class MessageOut(BaseModel):
-    """The outcome of one run: the reply (a question when ``awaiting_input``), events, todos."""
-
-    reply: str
-    outcome: str
-    reason: str
-    events: list[dict[str, Any]]
-    todos: list[dict[str, Any]]
-
-
-class SessionOut(BaseModel):
-    """A session's history and todo list."""
-
-    sessionId: str
-    messages: list[dict[str, Any]]
-    todos: list[dict[str, Any]]
-    running: bool
+from neta.hosting.hub import SessionHub
+from neta.hosting.protocol import MessageIn, MessageOut, NewSession, Refusal, SessionOut
 
 
 def _hub(request: Request) -> SessionHub:
@@ -49,15 +21,24 @@ def _hub(request: Request) -> SessionHub:
     return hub
 
 
-def _authorized(
+def authorized(
     request: Request,
     authorization: Annotated[str | None, Header()] = None,
     origin: Annotated[str | None, Header()] = None,
+    host: Annotated[str | None, Header()] = None,
+    token: Annotated[str | None, Query(include_in_schema=False)] = None,
 ) -> None:
+    """Refuse (401, 403) a request that may not reach the agent (see ``refusal``).
+
+    The token comes in ``Authorization: Bearer``, or, for the API docs a browser opens, in
+    ``?token=``.
+    """
     refused = refusal(
         _hub(request).config.token,
         authorization=authorization,
+        query_token=token,
         origin=origin,
+        host=host,
         server=request.scope.get("server"),
     )
     if refused is not None:
@@ -67,14 +48,17 @@ def _authorized(
 
 
 HubDep = Annotated[SessionHub, Depends(_hub)]
-router = APIRouter(prefix="/v1", tags=["sessions"], dependencies=[Depends(_authorized)])
+router = APIRouter(prefix="/v1", tags=["sessions"], dependencies=[Depends(authorized)])
 
 
-def _not_found(session_id: str) -> HTTPException:
-    return HTTPException(status.HTTP_404_NOT_FOUND, f"no session {session_id!r}")
+_REFUSALS: dict[int | str, dict[str, Any]] = {
+    404: {"model": Refusal, "description": "No such session"},
+    409: {"model": Refusal, "description": "Busy, or run by another server process"},
+    503: {"model": Refusal, "description": "The session store cannot write"},
+}
 
 
-@router.post("/sessions", status_code=status.HTTP_201_CREATED)
+@router.post("/sessions", status_code=status.HTTP_201_CREATED, responses={503: _REFUSALS[503]})
 async def create_session(hub: HubDep) -> NewSession:
     """Start a session (no live channel: a clarify question ends the turn)."""
     live = hub.create("service")
@@ -82,27 +66,21 @@ async def create_session(hub: HubDep) -> NewSession:
     return NewSession(sessionId=live.session_id)
 
 
-@router.post(
-    "/sessions/{session_id}/messages",
-    responses={404: {"description": "No such session"}, 409: {"description": "Busy"}},
-)
+@router.post("/sessions/{session_id}/messages", responses=_REFUSALS)
 async def send_message(session_id: str, body: MessageIn, hub: HubDep) -> MessageOut:
     """Run the agent on a message and answer with its reply.
 
     409 while the session has a run in progress (this client's or a WebSocket client's);
     404 if the session does not exist or is deleted before the run ends.
     """
-    try:
-        live = hub.get(session_id)
-        run = hub.start_run(live, body.text)
-    except UnknownSession:
-        raise _not_found(session_id) from None
-    except Busy:
-        raise HTTPException(status.HTTP_409_CONFLICT, "a run is already in progress") from None
+    live = hub.get(session_id)
+    run = hub.start_run(live, body.text)
     # The run belongs to the hub: should this request be cancelled, the run goes on.
     await asyncio.wait({run})
     if not hub.store.exists(session_id):
-        raise _not_found(session_id)
+        raise UnknownSession(session_id)
+    if live.failure is not None:  # the run stopped: the session could not be saved
+        raise live.failure
     todos = live.todo_items()
     if run.cancelled():  # cancelled before it began
         return MessageOut(
@@ -118,13 +96,10 @@ async def send_message(session_id: str, body: MessageIn, hub: HubDep) -> Message
     )
 
 
-@router.get("/sessions/{session_id}", responses={404: {"description": "No such session"}})
+@router.get("/sessions/{session_id}", responses={404: _REFUSALS[404]})
 async def read_session(session_id: str, hub: HubDep) -> SessionOut:
     """The session's history and todo list."""
-    try:
-        view = hub.view(session_id)
-    except UnknownSession:
-        raise _not_found(session_id) from None
+    view = hub.view(session_id)
     return SessionOut(
         sessionId=session_id,
         messages=[m.model_dump(mode="json", exclude_defaults=True) for m in view.history],
@@ -136,12 +111,9 @@ async def read_session(session_id: str, hub: HubDep) -> SessionOut:
 @router.delete(
     "/sessions/{session_id}",
     status_code=status.HTTP_204_NO_CONTENT,
-    responses={404: {"description": "No such session"}},
+    responses={404: _REFUSALS[404], 409: _REFUSALS[409]},
 )
 async def delete_session(session_id: str, hub: HubDep) -> Response:
     """End the session (cancelling its run and questions) and forget it."""
-    try:
-        await hub.delete(session_id)
-    except UnknownSession:
-        raise _not_found(session_id) from None
+    await hub.delete(session_id)
     return Response(status_code=status.HTTP_204_NO_CONTENT)

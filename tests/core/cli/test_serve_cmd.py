@@ -12,7 +12,7 @@ import pytest
 
 from neta.errors import ConfigError
 from neta.hosting.auth import check_exposure
-from neta.hosting.store import SessionStore
+from neta.hosting.sqlite_store import SqliteStore
 
 
 def env():
@@ -52,7 +52,7 @@ def free_port():
         return sock.getsockname()[1]
 
 
-def start_serve(tmp_path, turns):
+def start_serve(tmp_path, turns, *extra):
     """``neta serve`` with a scripted provider on a free port; returns the process and URL."""
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"turns": turns}))
@@ -72,6 +72,7 @@ def start_serve(tmp_path, turns):
             str(script),
             "-w",
             str(tmp_path),
+            *extra,
         ],
         env={**env(), "NETA_HOME": str(tmp_path / "home")},
         stdout=log,
@@ -129,7 +130,64 @@ def test_stopping_serve_does_not_wait_for_a_long_run_and_keeps_its_message(tmp_p
         if proc.poll() is None:
             proc.kill()
             proc.wait()
-    store = SessionStore(tmp_path / "home" / "neta.db")
+    store = SqliteStore(tmp_path / "home" / "neta.db")
     history = store.load(sid).history
     store.close()
     assert [m.content for m in history] == ["take your time"]
+
+
+def _get_on(sock):
+    """Send a keep-alive GET on ``sock``; the status line of the answer, or b"" if it was closed."""
+    sock.sendall(b"GET /v1/sessions/nope HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    received = b""
+    while b"\r\n\r\n" not in received:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return b""
+        received += chunk
+    head, _, body = received.partition(b"\r\n\r\n")
+    length = int(
+        next(
+            h.split(b":")[1] for h in head.split(b"\r\n") if h.lower().startswith(b"content-length")
+        )
+    )
+    while len(body) < length:
+        body += sock.recv(65536)
+    return head.split(b"\r\n")[0]
+
+
+def _closed_by_peer(sock, within):
+    sock.settimeout(within)
+    try:
+        return sock.recv(1) == b""
+    except TimeoutError:
+        return False
+
+
+def test_idle_keep_alive_connections_outlive_the_clients_pool_expiry_by_default(tmp_path):
+    # httpx drops an idle pooled connection after 5 s; a server closing at the same moment
+    # races it, and the client's next request on that connection fails with ReadError
+    proc, base = start_serve(tmp_path, [])
+    port = int(base.rsplit(":", 1)[1])
+    try:
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            assert _get_on(sock) == b"HTTP/1.1 404 Not Found"
+            assert not _closed_by_peer(sock, within=httpx.Limits().keepalive_expiry + 0.5)
+            assert _get_on(sock) == b"HTTP/1.1 404 Not Found"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+
+
+def test_timeout_keep_alive_option_closes_idle_connections_after_that_long(tmp_path):
+    proc, base = start_serve(tmp_path, [], "--timeout-keep-alive", "1")
+    port = int(base.rsplit(":", 1)[1])
+    try:
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            assert _get_on(sock) == b"HTTP/1.1 404 Not Found"
+            started = time.monotonic()
+            assert _closed_by_peer(sock, within=5)
+            assert 0.5 < time.monotonic() - started < 3
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)

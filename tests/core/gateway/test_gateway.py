@@ -9,24 +9,17 @@ import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, ConnectionClosedOK, InvalidStatus
 
-from neta.providers.scripted import ScriptedProvider
 from tests.core.gateway import path_plugin
-from tests.core.gateway.conftest import ASK, builtin_pm
-from tests.core.gateway.server_harness import drive, open_client, wait_until
+from tests.core.hosting.server_harness import (
+    ASK,
+    ExplodingOnce,
+    builtin_pm,
+    drive,
+    open_client,
+    wait_until,
+)
 
 TIMED_OUT = "The user did not answer in time. Decide for yourself from what you know and continue."
-
-
-class ExplodingOnce(ScriptedProvider):
-    """A provider whose first call fails with a bug (not a ``ProviderError``)."""
-
-    exploded = False
-
-    async def complete(self, request, on_text):
-        if not self.exploded:
-            self.exploded = True
-            raise RuntimeError("boom")
-        return await super().complete(request, on_text)
 
 
 def test_clarify_round_trip_resumes_the_run_with_the_answer(serve):

@@ -1,4 +1,5 @@
-"""A real uvicorn server on a free 127.0.0.1 port, in a thread, and a WebSocket client helper."""
+"""Host test helpers: a real uvicorn server on a free 127.0.0.1 port, in a thread, the ``serve``
+fixture that starts them, and a WebSocket client."""
 
 from __future__ import annotations
 
@@ -10,11 +11,49 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+import pytest
 import uvicorn
 from websockets.asyncio.client import ClientConnection, connect
 
-from neta.hosting.hub import HostConfig, SessionHub
-from neta.server import create_app, ws_max_size
+import neta
+import neta_base.plugin
+import neta_interaction.plugin
+import neta_planning.plugin
+from neta.hosting.config import HostConfig
+from neta.hosting.hub import SessionHub
+from neta.providers.scripted import ScriptedProvider
+from neta.server import create_app, uvicorn_options
+
+ASK = {
+    "tool_calls": [
+        {"name": "clarify", "arguments": {"question": "Which colour?", "choices": ["red", "blue"]}}
+    ]
+}
+
+
+def builtin_pm(*extra: Any) -> neta.NetaPluginManager:
+    """A plugin manager with the built-in plugins these tests use, and ``extra`` ones."""
+    return neta.create_plugin_manager(
+        load_entrypoints=False,
+        plugins=[
+            ("base", neta_base.plugin),
+            ("planning", neta_planning.plugin),
+            ("interaction", neta_interaction.plugin),
+            *extra,
+        ],
+    )
+
+
+class ExplodingOnce(ScriptedProvider):
+    """A provider whose first call fails with a bug (not a ``ProviderError``)."""
+
+    exploded = False
+
+    async def complete(self, request: Any, on_text: Any) -> Any:
+        if not self.exploded:
+            self.exploded = True
+            raise RuntimeError("boom")
+        return await super().complete(request, on_text)
 
 
 @dataclass
@@ -51,7 +90,7 @@ def start_server(config: HostConfig) -> RunningServer:
             app,
             log_level="warning",
             lifespan="on",
-            ws_max_size=ws_max_size(config.max_frame_bytes),
+            **uvicorn_options(config),
         )
     )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
@@ -121,3 +160,25 @@ async def wait_until(condition: Any, timeout: float = 5) -> None:
     while not condition():
         assert asyncio.get_running_loop().time() < deadline, "condition not met in time"
         await asyncio.sleep(0.01)
+
+
+@pytest.fixture
+def serve(tmp_path: Any) -> Any:
+    """Start servers whose sessions each replay ``turns``; all are stopped at the end."""
+    running = []
+    workspace = tmp_path / "ws"
+    workspace.mkdir(exist_ok=True)
+
+    def start(turns: Any, **options: Any) -> RunningServer:
+        options.setdefault("home", tmp_path / "home")
+        options.setdefault("provider_factory", lambda: ScriptedProvider(turns))
+        options.setdefault("plugin_manager", builtin_pm())
+        config = HostConfig(workspace=workspace, **options)
+        server = start_server(config)
+        running.append(server)
+        return server
+
+    yield start
+    for server in running:
+        if server.thread.is_alive():
+            server.stop()

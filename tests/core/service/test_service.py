@@ -4,12 +4,19 @@ import asyncio
 
 import httpx
 
-from neta.hosting.hub import HostConfig, SessionHub
-from neta.hosting.store import SessionStore, StoredQuestion
+from neta.hosting.config import HostConfig
+from neta.hosting.hub import SessionHub
+from neta.hosting.sqlite_store import SqliteStore
+from neta.hosting.store import StoredQuestion
 from neta.providers.scripted import ScriptedProvider
-from tests.core.gateway.conftest import ASK, builtin_pm
-from tests.core.gateway.server_harness import drive, open_client, wait_until
-from tests.core.gateway.test_gateway import ExplodingOnce
+from tests.core.hosting.server_harness import (
+    ASK,
+    ExplodingOnce,
+    builtin_pm,
+    drive,
+    open_client,
+    wait_until,
+)
 
 ASK_REST = {
     "tool_calls": [
@@ -107,7 +114,7 @@ def test_restart_with_the_same_home_keeps_the_history(serve):
         assert len(http.get(f"/v1/sessions/{sid}").json()["messages"]) == 4
 
 
-def test_question_pending_at_restart_is_cancelled_and_the_session_continues(serve):
+def test_question_pending_at_restart_is_noted_and_the_rest_session_continues(serve):
     server = serve([ASK, {"text": "never"}])
 
     async def ask():
@@ -128,7 +135,7 @@ def test_question_pending_at_restart_is_cancelled_and_the_session_continues(serv
         assert reply["outcome"] == "completed", reply["reason"]
         messages = http.get(f"/v1/sessions/{sid}").json()["messages"]
     clarify_result = next(m for m in messages if m["role"] == "tool")
-    assert "interrupted" in clarify_result["content"]
+    assert "server restarted" in clarify_result["content"]
 
 
 def test_deleting_a_session_leaves_no_question_or_task_behind(serve):
@@ -153,9 +160,9 @@ def test_deleting_a_session_leaves_no_question_or_task_behind(serve):
     drive(scenario())
 
 
-def test_question_left_in_the_store_by_a_crash_is_cancelled_at_start(tmp_path):
+def test_question_left_in_the_store_by_a_crash_is_lost_at_start(tmp_path):
     home = tmp_path / "home"
-    store = SessionStore(home / "neta.db")
+    store = SqliteStore(home / "neta.db")
     store.create("s1", "gateway")
     store.add_question(StoredQuestion("r1", "s1", "Which?", ["a", "b"]))
     store.close()  # the process died here, the question still pending
@@ -169,8 +176,8 @@ def test_question_left_in_the_store_by_a_crash_is_cancelled_at_start(tmp_path):
         )
     )
     try:
-        assert hub.cancelled_at_start == [StoredQuestion("r1", "s1", "Which?", ["a", "b"])]
-        assert hub.store.take_questions() == []
+        assert hub.lost_at_start == [StoredQuestion("r1", "s1", "Which?", ["a", "b"])]
+        assert hub.store.lose_questions() == []
         assert hub.pending_questions("s1") == []
     finally:
         hub.store.close()
@@ -271,3 +278,55 @@ def test_rest_body_over_the_frame_limit_is_413_and_runs_nothing(serve):
         assert http.get(f"/v1/sessions/{sid}").json()["messages"] == []
         small = http.post(f"/v1/sessions/{sid}/messages", json={"text": "hi"})
         assert small.json()["reply"] == "never"
+
+
+def test_chunked_rest_body_over_the_limit_is_413_as_it_streams_and_runs_nothing(serve):
+    model = ScriptedProvider([{"text": "never"}])
+    server = serve([], provider_factory=lambda: model, max_frame_bytes=64 * 1024)
+    sent = []
+
+    def body():
+        yield b'{"text": "'
+        for _ in range(4096):  # 16 MiB, without a Content-Length
+            sent.append(4096)
+            yield b"x" * 4096
+        yield b'"}'
+
+    with httpx.Client(base_url=server.http, timeout=30) as http:
+        sid = http.post("/v1/sessions").json()["sessionId"]
+        try:
+            big = http.post(
+                f"/v1/sessions/{sid}/messages",
+                content=body(),
+                headers={"content-type": "application/json"},
+            )
+        except httpx.TransportError:  # the server may close before the client is done sending
+            big = None
+        if big is not None:
+            assert big.status_code == 413
+            assert big.json()["code"] == "frame_too_large"
+        assert sum(sent) < 16 * 1024 * 1024  # the server stopped reading long before the end
+        assert http.get(f"/v1/sessions/{sid}").json()["messages"] == []
+    assert model.remaining == 1
+
+
+def test_message_text_has_a_maximum_length_on_rest_and_websocket(serve):
+    from neta.hosting.protocol import MAX_TEXT_CHARS
+
+    model = ScriptedProvider([{"text": "never"}])
+    server = serve([], provider_factory=lambda: model, max_frame_bytes=4 * MAX_TEXT_CHARS)
+    too_long = "y" * (MAX_TEXT_CHARS + 1)
+    with httpx.Client(base_url=server.http, timeout=30) as http:
+        sid = http.post("/v1/sessions").json()["sessionId"]
+        refused = http.post(f"/v1/sessions/{sid}/messages", json={"text": too_long})
+        assert refused.status_code == 422
+
+    async def scenario():
+        client, ready = await open_client(server.ws_url())
+        await client.send("user_message", ready["data"]["sessionId"], text=too_long)
+        error = await client.next()
+        assert error["data"]["code"] == "invalid_frame"
+        assert "at most" in error["data"]["message"]
+
+    drive(scenario())
+    assert model.remaining == 1

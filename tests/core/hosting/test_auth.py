@@ -1,6 +1,7 @@
 """Who may reach the agent: token, browser origin, and the address a request arrived on."""
 
 import asyncio
+import socket
 import sqlite3
 import stat
 
@@ -8,11 +9,11 @@ import httpx
 import pytest
 
 from neta.hosting.auth import is_loopback, refusal
-from neta.hosting.hub import HostConfig
-from neta.hosting.store import SessionStore
+from neta.hosting.config import HostConfig
+from neta.hosting.sqlite_store import SqliteStore
 from neta.providers.scripted import ScriptedProvider
 from neta.server import create_app
-from tests.core.gateway.conftest import builtin_pm
+from tests.core.hosting.server_harness import builtin_pm
 
 
 def test_request_arriving_off_loopback_without_a_token_is_refused_before_any_state(tmp_path):
@@ -78,7 +79,44 @@ def test_loopback_addresses(host, loopback):
 
 
 def test_the_session_database_is_readable_by_its_owner_only(tmp_path):
-    store = SessionStore(tmp_path / "home" / "neta.db")
+    store = SqliteStore(tmp_path / "home" / "neta.db")
     store.close()
     assert stat.S_IMODE((tmp_path / "home").stat().st_mode) == 0o700
     assert stat.S_IMODE((tmp_path / "home" / "neta.db").stat().st_mode) == 0o600
+
+
+def test_without_a_token_a_request_for_another_host_name_is_refused(serve):
+    # DNS rebinding: a page of evil.example whose name now resolves to 127.0.0.1 makes
+    # same-origin requests; they arrive on loopback, with no Origin, but Host: evil.example
+    server = serve([])
+    with httpx.Client(base_url=server.http, timeout=30) as http:
+        for path in ("/v1/sessions/nope", "/docs", "/openapi.json"):
+            refused = http.get(path, headers={"Host": "evil.example:8765"})
+            assert refused.status_code == 403, path
+        assert http.post("/v1/sessions", headers={"Host": "evil.example"}).status_code == 403
+        for host in ("127.0.0.1:8765", "localhost", "[::1]:8765", "localhost.:8765"):
+            assert http.get("/openapi.json", headers={"Host": host}).status_code == 200, host
+    with sqlite3.connect(server.hub.store.path) as db:
+        assert db.execute("SELECT id FROM sessions").fetchall() == []
+
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as sock:
+        sock.sendall(
+            b"GET /ws HTTP/1.1\r\nHost: evil.example\r\nUpgrade: websocket\r\n"
+            b"Connection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\n"
+            b"Sec-WebSocket-Version: 13\r\n\r\n"
+        )
+        assert sock.recv(100).startswith(b"HTTP/1.1 403")
+
+
+def test_with_a_token_the_api_docs_need_it_too(serve):
+    server = serve([], token="s3cret")
+    with httpx.Client(base_url=server.http, timeout=30) as http:
+        for path in ("/docs", "/redoc", "/openapi.json"):
+            assert http.get(path).status_code == 401, path
+            bearer = http.get(path, headers={"Authorization": "Bearer s3cret"})
+            assert bearer.status_code == 200, path
+        page = http.get("/docs?token=s3cret")
+        assert page.status_code == 200
+        spec_url = "/openapi.json?token=s3cret"
+        assert spec_url in page.text  # the page can fetch the spec it describes
+        assert http.get(spec_url).json()["info"]["title"] == "Neta"

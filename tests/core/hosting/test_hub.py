@@ -2,16 +2,17 @@
 
 import asyncio
 import gc
-import sqlite3
 import tracemalloc
 
 import pytest
 
-from neta.hosting.hub import HostConfig, SessionHub, UnknownSession
-from neta.hosting.questions import AnswerRefused, QuestionRegistry
-from neta.hosting.store import SessionStore
+from neta.errors import AnswerRefused, StorageUnavailable, UnknownSession
+from neta.hosting.config import HostConfig
+from neta.hosting.hub import SessionHub
+from neta.hosting.questions import QuestionRegistry
+from neta.hosting.sqlite_store import SqliteStore
 from neta.providers.scripted import ScriptedProvider
-from tests.core.gateway.conftest import ASK, builtin_pm
+from tests.core.hosting.server_harness import ASK, builtin_pm
 
 PLAN = {
     "tool_calls": [
@@ -52,9 +53,9 @@ def hub_for(tmp_path):
     """Build hubs on one home; call inside the event loop that drives them."""
 
     def build(turns, **options):
+        options.setdefault("provider_factory", lambda: ScriptedProvider(turns))
         return SessionHub(
             HostConfig(
-                provider_factory=lambda: ScriptedProvider(turns),
                 home=tmp_path / "home",
                 workspace=tmp_path,
                 plugin_manager=builtin_pm(),
@@ -124,7 +125,7 @@ def test_user_message_tool_calls_and_todos_are_on_disk_while_the_run_is_still_go
         hub.start_run(live, "paint the fence")
         await out.until("tool_result")
         # the model is now thinking about its next turn; what would a crash leave on disk?
-        other = SessionStore(tmp_path / "home" / "neta.db")
+        other = SqliteStore(tmp_path / "home" / "neta.db")
         deadline = asyncio.get_running_loop().time() + 2
         while len((saved := other.load(live.session.session_id)).history) < 3:
             if asyncio.get_running_loop().time() > deadline:
@@ -185,20 +186,23 @@ def test_idle_sessions_are_dropped_from_memory_but_never_while_running_or_connec
     asyncio.run(scenario())
 
 
-def test_question_that_cannot_be_saved_fails_the_tool_call_and_leaves_nothing_pending(hub_for):
+def test_question_that_cannot_be_saved_stops_the_run_and_leaves_nothing_pending(hub_for):
     async def scenario():
-        hub = hub_for([ASK, {"text": "asked nobody"}])
+        model = ScriptedProvider([ASK, {"text": "asked nobody"}])
+        hub = hub_for([], provider_factory=lambda: model)
         live = hub.create("gateway")
         out = Frames()
         live.outboxes.add(out)
 
         def disk_full(question):
-            raise sqlite3.OperationalError("database or disk is full")
+            raise StorageUnavailable("the session store cannot write: database or disk is full")
 
         hub.store.add_question = disk_full
-        hub.start_run(live, "go")
-        assert (await out.until("run_finished"))["text"] == "asked nobody"
-        assert out.of("tool_result")[0]["is_error"] is True
+        result = await hub.start_run(live, "go")
+        assert result.outcome == "error"
+        assert model.remaining == 1  # the model never read a tool error about it
+        assert out.of("error")[0]["code"] == "storage_unavailable"
+        assert out.of("run_finished")[-1]["outcome"] == "error"
         assert out.of("clarify_request") == out.of("clarify_resolved") == []
         assert len(hub.questions) == 0
         await hub.shutdown()
@@ -242,7 +246,7 @@ def test_answer_to_a_question_whose_asker_was_just_cancelled_is_expired():
     asyncio.run(scenario())
 
 
-def test_shutdown_cancels_waiting_questions_and_leaves_no_task(hub_for):
+def test_shutdown_ends_waiting_questions_as_server_restarted_and_leaves_no_task(hub_for):
     async def scenario():
         hub = hub_for([ASK, {"text": "never"}])
         live = hub.create("gateway")
@@ -252,7 +256,7 @@ def test_shutdown_cancels_waiting_questions_and_leaves_no_task(hub_for):
         await out.until("clarify_request")
         await hub.shutdown()
         assert run.done()
-        assert [r["outcome"] for r in out.of("clarify_resolved")] == ["cancelled"]
+        assert [r["outcome"] for r in out.of("clarify_resolved")] == ["server_restarted"]
         assert len(hub.questions) == 0
         assert hub._live == {}
         assert asyncio.all_tasks() == {asyncio.current_task()}
@@ -264,7 +268,7 @@ def test_agent_options_reach_the_hosted_agent(tmp_path):
     from neta.hosting.config import HostConfig
     from neta.hosting.hub import SessionHub
     from neta.providers.scripted import ScriptedProvider
-    from tests.core.gateway.conftest import builtin_pm
+    from tests.core.hosting.server_harness import builtin_pm
 
     hub = SessionHub(
         HostConfig(

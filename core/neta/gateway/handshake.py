@@ -1,0 +1,72 @@
+"""The HTTP and WebSocket protocols ``neta serve`` runs: uvicorn's, with bounded handshakes.
+
+Two gaps are closed here. A request head (the request line and headers) must arrive within
+``head_seconds`` of its first byte, or of the connection opening, so that a client sending it
+a byte at a time (slow-loris) cannot hold a socket for ever. And a WebSocket upgrade the
+WebSocket parser refuses (a request line over 8 KiB, a malformed header) is answered with the
+parser's 400 and closed instead of being left without an answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import h11
+from uvicorn.protocols.http.h11_impl import H11Protocol
+from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
+
+DEFAULT_HEAD_SECONDS = 10.0
+
+
+class _HeadTimedH11(H11Protocol):
+    """HTTP/1.1 whose request heads must arrive within ``head_seconds``."""
+
+    head_seconds = DEFAULT_HEAD_SECONDS
+
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        super().connection_made(transport)
+        self._head_timer: asyncio.TimerHandle | None = None
+        self._arm_head_timer()
+
+    def data_received(self, data: bytes) -> None:
+        if self._head_timer is None and self.conn.their_state is h11.IDLE:
+            self._arm_head_timer()  # the first byte of the next request on this connection
+        super().data_received(data)
+        if self.conn.their_state is not h11.IDLE or self.transport.get_protocol() is not self:
+            self._disarm_head_timer()  # the head is complete (or the connection upgraded)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._disarm_head_timer()
+        super().connection_lost(exc)
+
+    def _arm_head_timer(self) -> None:
+        self._head_timer = self.loop.call_later(self.head_seconds, self._head_too_slow)
+
+    def _disarm_head_timer(self) -> None:
+        if self._head_timer is not None:
+            self._head_timer.cancel()
+            self._head_timer = None
+
+    def _head_too_slow(self) -> None:
+        self._head_timer = None
+        if self.transport.get_protocol() is self and not self.transport.is_closing():
+            self.transport.close()
+
+
+class _AnsweringWebSocketProtocol(WebSocketsSansIOProtocol):
+    """The WebSocket protocol, answering a handshake its parser refused."""
+
+    def data_received(self, data: bytes) -> None:
+        super().data_received(data)
+        if not self.handshake_initiated and self.conn.handshake_exc is not None:
+            self.transport.write(b"".join(self.conn.data_to_send()))  # the parser's 400
+            self.handshake_complete = True
+            self.close_sent = True
+            self.transport.close()
+
+
+def protocol_options(head_seconds: float = DEFAULT_HEAD_SECONDS) -> dict[str, Any]:
+    """The ``http`` and ``ws`` protocol classes to give uvicorn (``uvicorn.Config(**...)``)."""
+    http = type("NetaHTTPProtocol", (_HeadTimedH11,), {"head_seconds": head_seconds})
+    return {"http": http, "ws": _AnsweringWebSocketProtocol}

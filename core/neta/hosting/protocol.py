@@ -1,0 +1,283 @@
+"""What host apps and their clients say to each other: WebSocket frames both ways, REST bodies.
+
+Every WebSocket frame is a JSON object ``{"type", "sessionId", "data"}``; clients may also put
+the fields of ``data`` at the top level. Text frames are expected; a binary frame is read as
+UTF-8 text.
+
+```
+dir  type               data
+---  -----------------  ---------------------------------------------------------------------
+c→s  user_message       {text}: run the agent on text (1 to MAX_TEXT_CHARS characters)
+c→s  clarify_response   {requestId, answer}: answer a pending question
+c→s  cancel_run         {}: cancel the session's run
+c→s  ping               {}: answered with pong
+s→c  session_ready      {sessionId, pendingClarify: [{requestId, question, choices}]}
+s→c  run_started, text_delta, tool_call_start, tool_result, todo_update, run_finished:
+                        the runtime's events (neta.events) without type and session_id
+s→c  clarify_request    {requestId, question, choices}
+s→c  clarify_resolved   {requestId, outcome}: answered | timed_out | cancelled | server_restarted
+s→c  pong               {}
+s→c  error              {code, message}: code is a key of HTTP_STATUS
+```
+
+REST (``/v1``) takes and returns the models at the end of this module (``MessageIn``,
+``MessageOut``, ``NewSession``, ``SessionOut``); a refusal is ``{"detail", "code"}`` with the
+status the same table gives.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    TypeAdapter,
+    ValidationError,
+)
+
+from neta.errors import BadFrame, HostError
+from neta.events import ClarifyRequest
+
+MAX_TEXT_CHARS = 200_000
+"""The longest message text (about 50,000 tokens); a longer one is refused as invalid."""
+
+HTTP_STATUS: dict[str, int] = {
+    "frame_too_large": 413,
+    "invalid_json": 400,
+    "unknown_type": 400,
+    "invalid_frame": 422,
+    "forbidden": 403,
+    "busy": 409,
+    "session_owned": 409,
+    "not_running": 409,
+    "unknown_request": 404,
+    "already_resolved": 409,
+    "expired": 410,
+    "invalid_answer": 422,
+    "unknown_session": 404,
+    "session_deleted": 404,
+    "storage_unavailable": 503,
+    "internal": 500,
+}
+"""Every error code a client can get, and the HTTP status that means the same."""
+
+
+def http_status(error: HostError) -> int:
+    """The HTTP status of a host error (500 for a code missing from ``HTTP_STATUS``)."""
+    return HTTP_STATUS.get(error.code, 500)
+
+
+# -- text clients send -------------------------------------------------------------------------
+
+
+def _storable(text: str) -> str:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        # JSON lets "\ud800" through; such a message could never be saved or sent to a model
+        raise ValueError("text contains an unpaired surrogate (not valid Unicode)") from None
+    return text
+
+
+UserText = Annotated[
+    str, StringConstraints(min_length=1, max_length=MAX_TEXT_CHARS), AfterValidator(_storable)
+]
+"""A user's message: 1 to ``MAX_TEXT_CHARS`` characters of valid Unicode."""
+
+AnswerText = Annotated[str, StringConstraints(max_length=MAX_TEXT_CHARS), AfterValidator(_storable)]
+"""An answer to a question: valid Unicode (the registry refuses an empty one)."""
+
+
+# -- client → server ---------------------------------------------------------------------------
+
+
+class _Frame(BaseModel):
+    model_config = ConfigDict(extra="ignore", populate_by_name=True)
+
+    session_id: str | None = Field(default=None, alias="sessionId")
+
+
+class UserMessage(_Frame):
+    """Run the agent on ``text``."""
+
+    type: Literal["user_message"]
+    text: UserText
+
+
+class ClarifyResponse(_Frame):
+    """Answer the pending question ``request_id``."""
+
+    type: Literal["clarify_response"]
+    request_id: str = Field(alias="requestId", min_length=1)
+    answer: AnswerText
+
+
+class CancelRun(_Frame):
+    """Cancel the session's run."""
+
+    type: Literal["cancel_run"]
+
+
+class Ping(_Frame):
+    """Check the connection; answered with ``pong``."""
+
+    type: Literal["ping"]
+
+
+ClientFrame = Annotated[
+    UserMessage | ClarifyResponse | CancelRun | Ping, Field(discriminator="type")
+]
+_CLIENT_FRAME: TypeAdapter[ClientFrame] = TypeAdapter(ClientFrame)
+_CLIENT_TYPES = ("user_message", "clarify_response", "cancel_run", "ping")
+
+
+def parse_frame(payload: str | bytes, max_bytes: int) -> ClientFrame:
+    """Read one client frame (a binary frame must hold UTF-8 JSON text).
+
+    Raises:
+        BadFrame: ``frame_too_large``, ``invalid_json``, ``unknown_type`` or ``invalid_frame``.
+    """
+    if isinstance(payload, bytes):
+        size = len(payload)
+    else:
+        size = len(payload.encode("utf-8", "surrogatepass"))
+    if size > max_bytes:
+        raise BadFrame(
+            f"frame of {size} bytes exceeds the {max_bytes}-byte limit", code="frame_too_large"
+        )
+    try:
+        text = payload.decode("utf-8") if isinstance(payload, bytes) else payload
+        raw: Any = json.loads(text)
+    except UnicodeDecodeError:
+        raise BadFrame("binary frame is not UTF-8 text", code="invalid_json") from None
+    except ValueError as exc:
+        raise BadFrame(f"frame is not valid JSON: {exc}", code="invalid_json") from None
+    except RecursionError:
+        raise BadFrame("frame is nested too deeply", code="invalid_json") from None
+    if not isinstance(raw, dict):
+        raise BadFrame("a frame must be a JSON object")
+    data = raw.get("data")
+    merged = {**data, **raw} if isinstance(data, dict) else raw
+    kind = merged.get("type")
+    if kind not in _CLIENT_TYPES:
+        raise BadFrame(f"unknown frame type {repr(kind)[:80]}", code="unknown_type")
+    try:
+        return _CLIENT_FRAME.validate_python(merged)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"][1:]) or "frame"
+        raise BadFrame(f"{kind}: {where}: {first['msg']}") from None
+
+
+# -- server → client ---------------------------------------------------------------------------
+
+
+class _Data(BaseModel):
+    model_config = ConfigDict(populate_by_name=True)
+
+
+class PendingQuestion(_Data):
+    """A question waiting for its answer (``clarify_request`` data, ``pendingClarify`` items)."""
+
+    request_id: str = Field(alias="requestId")
+    question: str
+    choices: list[str] | None
+
+
+class SessionReady(_Data):
+    """The first frame of a connection: the session and the questions it waits on."""
+
+    session_id: str = Field(alias="sessionId")
+    pending_clarify: list[PendingQuestion] = Field(alias="pendingClarify")
+
+
+ResolvedOutcome = Literal["answered", "timed_out", "cancelled", "server_restarted"]
+
+
+class ClarifyResolved(_Data):
+    """A question is over: answered, timed out, cancelled, or lost to a server restart."""
+
+    request_id: str = Field(alias="requestId")
+    outcome: ResolvedOutcome
+
+
+class ErrorData(_Data):
+    """What a client asked for was refused (``code`` as in ``HTTP_STATUS``)."""
+
+    code: str
+    message: str
+
+
+def frame(kind: str, session_id: str, data: dict[str, Any] | _Data) -> dict[str, Any]:
+    """A server-to-client frame: ``{"type", "sessionId", "data"}``."""
+    if isinstance(data, _Data):
+        data = data.model_dump(mode="json", by_alias=True)
+    return {"type": kind, "sessionId": session_id, "data": data}
+
+
+def error_frame(session_id: str, error: HostError) -> dict[str, Any]:
+    """An ``error {code, message}`` frame telling the client why ``error`` happened."""
+    return frame("error", session_id, ErrorData(code=error.code, message=str(error)))
+
+
+def event_frame(session_id: str, event: Any) -> dict[str, Any]:
+    """A runtime event as a frame of ``session_id``, its data plain JSON values.
+
+    A clarify request carries the fields clients answer with. A crew child's events belong to
+    the session too; their ``agent_id`` tells them apart.
+    """
+    if isinstance(event, ClarifyRequest):
+        data: dict[str, Any] = {
+            "requestId": event.request_id,
+            "question": event.question,
+            "choices": event.choices,
+        }
+    else:
+        data = event.model_dump(mode="json", exclude={"type", "session_id"})
+    return frame(event.type, session_id, data)
+
+
+# -- REST --------------------------------------------------------------------------------------
+
+
+class NewSession(BaseModel):
+    """A created session."""
+
+    sessionId: str
+
+
+class MessageIn(BaseModel):
+    """A user message."""
+
+    text: UserText
+
+
+class MessageOut(BaseModel):
+    """The outcome of one run: the reply (a question when ``awaiting_input``), events, todos."""
+
+    reply: str
+    outcome: str
+    reason: str
+    events: list[dict[str, Any]]
+    todos: list[dict[str, Any]]
+
+
+class SessionOut(BaseModel):
+    """A session's history and todo list."""
+
+    sessionId: str
+    messages: list[dict[str, Any]]
+    todos: list[dict[str, Any]]
+    running: bool
+
+
+class Refusal(BaseModel):
+    """A refused REST request: the message and the same code a WebSocket client would get."""
+
+    detail: str
+    code: str

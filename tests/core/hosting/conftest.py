@@ -1,0 +1,3 @@
+"""Fixtures for the host tests."""
+
+from tests.core.hosting.server_harness import serve  # noqa: F401
