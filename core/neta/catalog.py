@@ -6,8 +6,10 @@ import copy
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PydanticUserError
+from jsonschema import SchemaError
+from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, model_validator
 
+from neta.arguments import check_json_schema, validate_with_json_schema, validate_with_model
 from neta.errors import ConfigError, PluginError, ToolConflictError
 from neta.suggest import unknown_name_message
 
@@ -23,11 +25,17 @@ _SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions", "patternProperti
 class ToolSchema(BaseModel):
     """What a tool is, independent of any session.
 
+    The arguments are described either by a pydantic model (``args``; the tool receives an
+    instance of it) or by a JSON Schema (``json_schema``, for tools whose arguments are only
+    known at run time, such as an MCP server's; the tool receives the checked ``dict``).
+    Exactly one of the two is given.
+
     Attributes:
         name: the name the model calls (``^[A-Za-z0-9_-]{1,64}$``).
         toolset: the toolset the tool belongs to.
         description: what the tool does, sent to the model with the schema.
         args: the pydantic model the arguments are validated with.
+        json_schema: the JSON Schema the arguments are validated with (``jsonschema``).
         guidance: a block for the system prompt on how to use the tool well.
         when_to_use: one line: the situation in which the model must use this tool.
     """
@@ -37,14 +45,38 @@ class ToolSchema(BaseModel):
     name: str = Field(pattern=TOOL_NAME_PATTERN)
     toolset: str = Field(min_length=1)
     description: str = Field(min_length=1)
-    args: type[BaseModel]
+    args: type[BaseModel] | None = None
+    json_schema: dict[str, Any] | None = None
     guidance: str = ""
     when_to_use: str = ""
 
+    @model_validator(mode="after")
+    def _one_description(self) -> ToolSchema:
+        if (self.args is None) == (self.json_schema is None):
+            raise ValueError("give exactly one of args (a pydantic model) and json_schema")
+        return self
+
     def parameters(self, *, strict: bool = False) -> dict[str, Any]:
         """The JSON schema of the arguments (strict: OpenAI strict-mode compatible)."""
-        schema = self.args.model_json_schema()
+        if self.json_schema is not None:
+            schema = copy.deepcopy(self.json_schema)
+        else:
+            assert self.args is not None  # one of the two, checked at construction
+            schema = self.args.model_json_schema()
         return _strict_schema(schema) if strict else schema
+
+    def validate_arguments(self, data: dict[str, Any]) -> Any:
+        """Check a call's decoded arguments: the ``args`` instance, or the checked ``dict``.
+
+        ``null`` for an optional argument counts as leaving it out.
+
+        Raises:
+            ToolError: the arguments do not fit; the message says where and why.
+        """
+        if self.json_schema is not None:
+            return validate_with_json_schema(self.name, self.json_schema, data)
+        assert self.args is not None
+        return validate_with_model(self.name, self.args, data)
 
     def openai_tool(self, *, strict: bool = False) -> dict[str, Any]:
         """The tool in the OpenAI Chat Completions ``tools`` format."""
@@ -75,8 +107,10 @@ class Catalog:
         if schema.name in self._schemas:
             raise ToolConflictError(schema.name, first=self._plugins[schema.name], second=plugin)
         try:
+            if schema.json_schema is not None:
+                check_json_schema(schema.json_schema)
             schema.parameters(strict=True)
-        except (PydanticUserError, TypeError, ValueError) as exc:
+        except (PydanticUserError, SchemaError, TypeError, ValueError) as exc:
             raise PluginError(
                 plugin, f"tool {schema.name!r}: its arguments have no JSON schema ({exc})"
             ) from exc

@@ -9,11 +9,9 @@ import logging
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, get_args, get_origin
+from typing import Any
 
-from pydantic import BaseModel, ValidationError
-from pydantic.fields import FieldInfo
-
+from neta.catalog import ToolSchema
 from neta.errors import ConfigError, ProviderError, ToolError
 from neta.events import (
     Outcome,
@@ -287,7 +285,7 @@ async def _execute(call: ToolCall, turn: _Turn) -> ToolResult:
     if bound is None:
         return _error(_unknown_tool(call.name, list(turn.tools)))
     try:
-        args = _parse_arguments(call, bound.schema.args, turn.stop_note)
+        args = _parse_arguments(call, bound.schema, turn.stop_note)
     except ToolError as exc:
         return _error(str(exc))
     timeout = bound.tool.timeout or turn.limits.tool_timeout
@@ -304,14 +302,14 @@ async def _execute(call: ToolCall, turn: _Turn) -> ToolResult:
         return _error(f"tool {call.name!r} failed: {type(exc).__name__}: {exc}")
 
 
-async def _invoke(bound: BoundTool, args: BaseModel) -> ToolResult:
+async def _invoke(bound: BoundTool, args: Any) -> ToolResult:
     try:
         return await bound.tool.invoke(args)
     except SystemExit as exc:  # caught inside the task: past it, asyncio would stop the loop
         return _error(f"tool {bound.name!r} failed: SystemExit: {exc}")
 
 
-def _parse_arguments(call: ToolCall, model: type[BaseModel], stop_note: str = "") -> BaseModel:
+def _parse_arguments(call: ToolCall, schema: ToolSchema, stop_note: str = "") -> Any:
     text = call.arguments.strip() or "{}"
     try:
         data = json.loads(text)
@@ -330,57 +328,7 @@ def _parse_arguments(call: ToolCall, model: type[BaseModel], stop_note: str = ""
         raise ToolError(
             f"arguments for {call.name!r} must be a JSON object, not {type(data).__name__}"
         )
-    try:
-        return model.model_validate(_without_nulls(data, model))
-    except ValidationError as exc:
-        raise ToolError(f"invalid arguments for {call.name!r}: {_describe(exc)}") from None
-
-
-def _without_nulls(data: dict[str, Any], model: type[BaseModel]) -> dict[str, Any]:
-    """Drop ``null`` for optional fields, in nested objects too, so their defaults apply.
-
-    Strict-mode schemas make every optional argument required but nullable: the model sends
-    ``null`` for what it means to leave out.
-    """
-    fields = {f.alias or name: f for name, f in model.model_fields.items()}
-    fields.update(model.model_fields)
-    cleaned: dict[str, Any] = {}
-    for key, value in data.items():
-        found = fields.get(key)
-        if found is None:
-            cleaned[key] = value
-        elif value is not None or found.is_required():
-            cleaned[key] = _nested_without_nulls(value, found)
-    return cleaned
-
-
-def _nested_without_nulls(value: Any, found: FieldInfo) -> Any:
-    nested = _single_model(found.annotation)
-    if nested is None:
-        return value
-    if isinstance(value, dict):
-        return _without_nulls(value, nested)
-    if isinstance(value, list):
-        return [_without_nulls(v, nested) if isinstance(v, dict) else v for v in value]
-    return value
-
-
-def _single_model(annotation: Any) -> type[BaseModel] | None:
-    """The one pydantic model in ``annotation`` (``M``, ``M | None``, ``list[M]``), if any."""
-    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
-        return annotation
-    if get_origin(annotation) in (dict, Mapping):
-        return None  # keys are data, not field names
-    found = {m for arg in get_args(annotation) if (m := _single_model(arg)) is not None}
-    return found.pop() if len(found) == 1 else None
-
-
-def _describe(exc: ValidationError) -> str:
-    parts = []
-    for error in exc.errors(include_url=False):
-        where = ".".join(str(p) for p in error["loc"]) or "(arguments)"
-        parts.append(f"{where}: {error['msg']}")
-    return "; ".join(parts)
+    return schema.validate_arguments(data)
 
 
 def _unknown_tool(name: str, available: list[str]) -> str:
