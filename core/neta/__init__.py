@@ -23,6 +23,7 @@ from neta.fuzzy_match.patching import PatchOutcome, patch_file
 from neta.fuzzy_match.textfile import TextFile, atomic_write, read_text
 from neta.home import neta_home
 from neta.hookspecs import hookimpl, hookspec
+from neta.host_settings import HostSettings
 from neta.plugins import NetaPluginManager, PluginInfo, create_plugin_manager
 from neta.providers.base import ModelRequest, ModelResponse, Provider, ProviderSpec
 from neta.providers.scripted import ScriptedProvider
@@ -69,6 +70,7 @@ __all__ = [
     "ConfigError",
     "EntryKind",
     "EventSink",
+    "HostSettings",
     "InMemoryTodoStore",
     "InvalidEditError",
     "MatchError",

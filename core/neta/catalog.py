@@ -36,6 +36,9 @@ class ToolSchema(BaseModel):
         description: what the tool does, sent to the model with the schema.
         args: the pydantic model the arguments are validated with.
         json_schema: the JSON Schema the arguments are validated with (``jsonschema``).
+        qualified_name: the name used instead when ``name`` is taken (e.g. prefixed with
+            the server it comes from). Schemas that have one register after those that do
+            not, so they are the ones that yield.
         guidance: a block for the system prompt on how to use the tool well.
         when_to_use: one line: the situation in which the model must use this tool.
     """
@@ -47,6 +50,7 @@ class ToolSchema(BaseModel):
     description: str = Field(min_length=1)
     args: type[BaseModel] | None = None
     json_schema: dict[str, Any] | None = None
+    qualified_name: str = Field(default="", pattern=r"^$|" + TOOL_NAME_PATTERN)
     guidance: str = ""
     when_to_use: str = ""
 
@@ -96,16 +100,25 @@ class Catalog:
     def __init__(self) -> None:
         self._schemas: dict[str, ToolSchema] = {}
         self._plugins: dict[str, str] = {}
+        self._renamed: dict[tuple[str, str], str] = {}
 
     def register_schema(self, schema: ToolSchema, *, plugin: str = "<host>") -> None:
         """Add ``schema``, registered by ``plugin``.
 
+        A schema whose name is taken but which has a free ``qualified_name`` is registered
+        under that name instead (see ``registered_name``).
+
         Raises:
-            ToolConflictError: the name is already registered.
-            PluginError: the arguments model has no JSON schema to offer a model.
+            ToolConflictError: the name (and the qualified name, if any) is already registered.
+            PluginError: the arguments have no JSON schema to offer a model.
         """
         if schema.name in self._schemas:
-            raise ToolConflictError(schema.name, first=self._plugins[schema.name], second=plugin)
+            fallback = schema.qualified_name
+            if not fallback or fallback in self._schemas:
+                first = self._plugins[schema.name]
+                raise ToolConflictError(schema.name, first=first, second=plugin)
+            self._renamed[(plugin, schema.name)] = fallback
+            schema = schema.model_copy(update={"name": fallback})
         try:
             if schema.json_schema is not None:
                 check_json_schema(schema.json_schema)
@@ -123,6 +136,10 @@ class Catalog:
             return self._schemas[name]
         except KeyError:
             raise ConfigError(unknown_name_message("tool", name, self._schemas)) from None
+
+    def registered_name(self, plugin: str, name: str) -> str:
+        """The name ``plugin``'s tool ``name`` got: its qualified name if ``name`` was taken."""
+        return self._renamed.get((plugin, name), name)
 
     def plugin_of(self, name: str) -> str:
         """The name of the plugin that registered tool ``name``."""

@@ -57,6 +57,16 @@ class ToolResultEvent(_Event):
     data: dict[str, Any] = Field(default_factory=dict)
 
 
+class ToolProgress(_Event):
+    """A running tool reports how far it got (an MCP server's progress notifications, say)."""
+
+    type: Literal["tool_progress"] = "tool_progress"
+    name: str
+    progress: float
+    total: float | None = None
+    message: str = ""
+
+
 class TodoUpdate(_Event):
     """The session's todo list changed; ``todos`` is the whole new list."""
 
@@ -90,6 +100,7 @@ Event = Annotated[
     | TextDelta
     | ToolCallStart
     | ToolResultEvent
+    | ToolProgress
     | TodoUpdate
     | ClarifyRequest
     | RunFinished,

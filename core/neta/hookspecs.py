@@ -5,6 +5,10 @@ found through an entry point in group ``neta`` (the entry-point name is the tool
 registered by a host with ``pm.register``. Hooks are always called with keyword arguments, so an
 implementation may accept fewer arguments than its spec.
 
+Every hook may also ask for ``host`` (a ``HostSettings``: the workspace and host options the
+plugin manager serves); the manager passes it to the implementations that name it. A plugin
+whose tools depend on the project's configuration reads it from there.
+
 Every ``collect`` hook is called once per plugin; core validates what each plugin returns and
 names the plugin when the value is malformed.
 """
@@ -18,6 +22,7 @@ import pluggy
 
 if TYPE_CHECKING:
     from neta.catalog import ToolSchema
+    from neta.host_settings import HostSettings
     from neta.providers.base import ProviderSpec
     from neta.session import SessionContext
     from neta.tools import Tool
@@ -36,7 +41,7 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
 @hookspec
-def neta_toolsets() -> Sequence[ToolsetSpec]:
+def neta_toolsets(host: HostSettings) -> Sequence[ToolsetSpec]:
     """Announce the toolsets this plugin provides.
 
     Called once when a catalog is built. Results of all plugins are concatenated; a toolset name
@@ -49,7 +54,7 @@ def neta_toolsets() -> Sequence[ToolsetSpec]:
 
 
 @hookspec
-def neta_tools() -> Sequence[ToolSchema]:
+def neta_tools(host: HostSettings) -> Sequence[ToolSchema]:
     """Register tool schemas into the catalog.
 
     Called once when a catalog is built. Schemas only: no session exists yet. Results are
@@ -85,7 +90,7 @@ def neta_commands(app: Any) -> None:
 
 
 @hookspec
-def neta_build_tools(session: SessionContext) -> Sequence[Tool]:
+def neta_build_tools(session: SessionContext, host: HostSettings) -> Sequence[Tool]:
     """Build this plugin's tool instances for one session.
 
     Called every time a session's tools are built. Tools are closures over ``session`` (its
@@ -95,11 +100,12 @@ def neta_build_tools(session: SessionContext) -> Sequence[Tool]:
 
     Args:
         session: the session the tools will serve.
+        host: the workspace and host options the plugin manager serves.
     """
 
 
 @hookspec
-def neta_session_start(session: SessionContext) -> None:
+def neta_session_start(session: SessionContext, host: HostSettings) -> None:
     """Notify that a session starts; every implementation is called.
 
     Called after the session's context is created and before its toolsets are resolved and
@@ -109,5 +115,5 @@ def neta_session_start(session: SessionContext) -> None:
 
 
 @hookspec
-def neta_session_end(session: SessionContext) -> None:
+def neta_session_end(session: SessionContext, host: HostSettings) -> None:
     """Notify that a session ends (flush, close, clean up); every implementation is called."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -124,6 +124,9 @@ class Agent:
             runner (1: top-level sessions have children, children have none; 0: no crew).
         crew_concurrency: how many children of one session run at once.
         crew_timeout: seconds a child may take (a parallel delegation as a whole, too).
+        mcp_servers: MCP servers for this host, in the ``mcpServers`` format of ``mcp.json``
+            (name → ``{"command", "args", "env", "cwd"}`` or ``{"url", "headers"}``); handed
+            to plugins as the host option ``"mcp_servers"`` (the ``mcp`` plugin reads it).
     """
 
     def __init__(
@@ -147,8 +150,12 @@ class Agent:
         crew_depth: int = 1,
         crew_concurrency: int = 3,
         crew_timeout: float = 600.0,
+        mcp_servers: Mapping[str, Mapping[str, Any]] | None = None,
     ) -> None:
         self.pm = plugin_manager if plugin_manager is not None else create_plugin_manager()
+        self.pm.configure_host(
+            Path(workspace).resolve(), {"mcp_servers": dict(mcp_servers)} if mcp_servers else {}
+        )
         if isinstance(provider, str):
             provider = create_provider(provider, self.pm, model=model, **(provider_options or {}))
         self.provider: Provider | None = provider
