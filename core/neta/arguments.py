@@ -10,20 +10,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, get_args, get_origin
 
-import jsonschema
-from jsonschema.exceptions import best_match
 from pydantic import BaseModel, ValidationError
 from pydantic.fields import FieldInfo
 
 from neta.errors import ToolError
 
 
-def check_json_schema(schema: Mapping[str, Any]) -> None:
-    """Raise ``jsonschema.SchemaError`` when ``schema`` is not a valid JSON Schema.
+def check_json_schema(schema: Mapping[str, Any]) -> str:
+    """Why ``schema`` is not a valid JSON Schema; empty when it is.
 
     The draft is the one the schema's ``$schema`` names (2020-12 when it names none).
     """
-    _validator_class(schema).check_schema(schema)
+    from jsonschema.exceptions import SchemaError  # imported on use: it is slow to import
+
+    try:
+        _validator_class(schema).check_schema(schema)
+    except SchemaError as exc:
+        return str(exc.message)
+    return ""
 
 
 def validate_with_json_schema(name: str, schema: Mapping[str, Any], data: dict[str, Any]) -> Any:
@@ -32,6 +36,8 @@ def validate_with_json_schema(name: str, schema: Mapping[str, Any], data: dict[s
     Raises:
         ToolError: the arguments break the schema; the message names where and why.
     """
+    from jsonschema.exceptions import best_match
+
     cleaned = _without_json_nulls(data, schema)
     validator = _validator_class(schema)(schema)
     error = best_match(validator.iter_errors(cleaned))
@@ -54,6 +60,8 @@ def validate_with_model(name: str, model: type[BaseModel], data: dict[str, Any])
 
 
 def _validator_class(schema: Mapping[str, Any]) -> Any:
+    import jsonschema
+
     return jsonschema.validators.validator_for(schema, default=jsonschema.Draft202012Validator)
 
 

@@ -6,7 +6,6 @@ import copy
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from jsonschema import SchemaError
 from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, model_validator
 
 from neta.arguments import check_json_schema, validate_with_json_schema, validate_with_model
@@ -119,11 +118,13 @@ class Catalog:
                 raise ToolConflictError(schema.name, first=first, second=plugin)
             self._renamed[(plugin, schema.name)] = fallback
             schema = schema.model_copy(update={"name": fallback})
+        if schema.json_schema is not None:
+            problem = check_json_schema(schema.json_schema)
+            if problem:
+                raise PluginError(plugin, f"tool {schema.name!r}: invalid JSON Schema ({problem})")
         try:
-            if schema.json_schema is not None:
-                check_json_schema(schema.json_schema)
             schema.parameters(strict=True)
-        except (PydanticUserError, SchemaError, TypeError, ValueError) as exc:
+        except (PydanticUserError, TypeError, ValueError) as exc:
             raise PluginError(
                 plugin, f"tool {schema.name!r}: its arguments have no JSON schema ({exc})"
             ) from exc
