@@ -109,15 +109,40 @@ class McpHost:
     def tool_schemas(self) -> list[ToolSchema]:
         """The tools every running server listed, with their JSON Schema as the arguments."""
         self.survey()
-        return [_schema(server, tool) for server, tools in self.listed.items() for tool in tools]
-
-    def build_tools(self, session: SessionContext) -> list[Tool]:
-        """Tool instances for ``session``: each calls its server through the session's link."""
+        names = self._names()
         return [
-            Tool(name=tool_name(tool.name), execute=self._executor(session, server, tool.name))
+            _schema(server, tool, names[server, tool.name])
             for server, tools in self.listed.items()
             for tool in tools
         ]
+
+    def build_tools(self, session: SessionContext) -> list[Tool]:
+        """Tool instances for ``session``: each calls its server through the session's link."""
+        names = self._names()
+        return [
+            Tool(
+                name=names[server, tool.name],
+                execute=self._executor(session, server, tool.name, names[server, tool.name]),
+            )
+            for server, tools in self.listed.items()
+            for tool in tools
+        ]
+
+    def _names(self) -> dict[tuple[str, str], str]:
+        """Each server tool's Neta name: its own, or ``SERVER_TOOL`` when a server before took it.
+
+        (A name another plugin's tool has is resolved by the catalog, with the same prefix.)
+        """
+        names: dict[tuple[str, str], str] = {}
+        taken: set[str] = set()
+        for server, tools in self.listed.items():
+            for tool in tools:
+                name = tool_name(tool.name)
+                if name in taken:
+                    name = qualified_tool_name(server, tool.name)
+                taken.add(name)
+                names[server, tool.name] = name
+        return names
 
     def end_session(self, session: SessionContext) -> None:
         """Close the session's connections, and those the catalog opened that nobody adopted."""
@@ -157,9 +182,8 @@ class McpHost:
         _LIVE.add(link)
         return link
 
-    def _executor(self, session: SessionContext, server: str, tool: str) -> Any:
+    def _executor(self, session: SessionContext, server: str, tool: str, name: str) -> Any:
         media = neta_home() / "mcp-media" / session.session_id
-        name = tool_name(tool)
 
         def progress(done: float, total: float | None, message: str | None) -> None:
             session.emit(ToolProgress(name=name, progress=done, total=total, message=message or ""))
@@ -179,15 +203,16 @@ class McpHost:
         return execute
 
 
-def _schema(server: str, tool: Any) -> ToolSchema:
+def _schema(server: str, tool: Any, name: str) -> ToolSchema:
     description = (tool.description or tool.title or f"The {tool.name} tool").strip()
     summary = description.split("\n", 1)[0].split(". ", 1)[0].rstrip(".")[:160]
+    qualified = qualified_tool_name(server, tool.name)
     return ToolSchema(
-        name=tool_name(tool.name),
-        qualified_name=qualified_tool_name(server, tool.name),
+        name=name,
+        qualified_name=qualified if qualified != name else "",
         toolset=toolset_name(server),
         description=f"{description}\n(from MCP server {server!r})",
         json_schema={"type": "object", **dict(tool.input_schema)},
         when_to_use=f"When the task needs {summary[:1].lower()}{summary[1:]}, use "
-        f"{tool_name(tool.name)} (MCP server {server!r}).",
+        f"{name} (MCP server {server!r}).",
     )
