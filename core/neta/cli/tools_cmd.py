@@ -78,6 +78,8 @@ def call_tool(
 ) -> None:
     """Build a terminal session, validate the arguments and run one tool; print its result."""
     pm = plugin_manager(ctx)
+    if workspace is not None:  # the workspace's configuration may bring tools of its own
+        pm.configure_host(workspace.resolve())
     schema = pm.catalog().get(name)
     try:
         data = json.loads(args)
