@@ -1,11 +1,17 @@
-"""``neta mcp serve`` driven by the MCP SDK's own client, over stdio and streamable HTTP."""
+"""``neta mcp serve`` driven by the MCP SDK's own client, over stdio and streamable HTTP.
+
+Starting ``neta`` costs seconds, so each scenario runs one server and one client session
+(module-scoped fixtures) and the tests read what it recorded.
+"""
 
 import asyncio
+import contextlib
 import os
 import socket
 import subprocess
 import sys
 import time
+from dataclasses import dataclass, field
 
 import httpx
 import httpx2
@@ -14,23 +20,33 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
-
-@pytest.fixture
-def workspace(tmp_path):
-    root = tmp_path / "ws"
-    root.mkdir()
-    (root / "greet.py").write_text('def greet():\n    return "hello"\n')
-    return root
+PLAN = [{"id": "1", "content": "write tests", "status": "in_progress"}]
+CHOICE = {"question": "Tabs or spaces?", "choices": ["tabs", "spaces"]}
 
 
-@pytest.fixture
-def home(tmp_path):
-    path = tmp_path / "home"
-    path.mkdir()
-    return path
+@dataclass
+class Record:
+    """What one client session saw."""
+
+    tools: dict = field(default_factory=dict)
+    results: dict = field(default_factory=dict)
+    asked: list = field(default_factory=list)
+    logged: list = field(default_factory=list)
 
 
-def stdio(workspace, home, *options):
+@pytest.fixture(scope="module")
+def dirs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("serve")
+    workspace, home = root / "ws", root / "home"
+    workspace.mkdir()
+    home.mkdir()
+    (workspace / "greet.py").write_text('def greet():\n    return "hello"\n')
+    (root / "secret.txt").write_text("outside")
+    return workspace, home
+
+
+def stdio(dirs, *options):
+    workspace, home = dirs
     return StdioServerParameters(
         command=sys.executable,
         args=["-m", "neta", "mcp", "serve", "-w", str(workspace), *options],
@@ -38,10 +54,33 @@ def stdio(workspace, home, *options):
     )
 
 
-def with_client(target, work, **client_options):
+def session_with(target, calls, *, elicit=None, headers=None):
+    """Run ``calls`` in one client session; answer elicitations from ``elicit``.
+
+    With ``headers``, ``target`` is a streamable HTTP URL and every request carries them.
+    """
+    record = Record()
+
+    async def answer(context, params):
+        record.asked.append(params)
+        return elicit.pop(0)
+
+    async def log(params):
+        record.logged.append(params)
+
     async def main():
-        async with Client(target, mode="legacy", **client_options) as client:
-            return await work(client)
+        extra = {"elicitation_callback": answer} if elicit is not None else {}
+        async with contextlib.AsyncExitStack() as stack:
+            transport = target
+            if headers is not None:
+                http = await stack.enter_async_context(httpx2.AsyncClient(headers=headers))
+                transport = streamable_http_client(target, http_client=http)
+            c = Client(transport, mode="legacy", logging_callback=log, **extra)
+            await stack.enter_async_context(c)
+            record.tools = {tool.name: tool for tool in (await c.list_tools()).tools}
+            for key, name, arguments in calls:
+                record.results[key] = await c.call_tool(name, arguments)
+        return record
 
     return asyncio.run(main())
 
@@ -50,104 +89,86 @@ def text_of(result):
     return "".join(block.text for block in result.content if block.type == "text")
 
 
-def test_serve_lists_the_session_tools_with_the_catalog_schemas(workspace, home):
-    async def work(client):
-        return (await client.list_tools()).tools
-
-    tools = {tool.name: tool for tool in with_client(stdio(workspace, home), work)}
-    assert {"read_file", "write_file", "patch", "todo", "clarify"} <= set(tools)
-    assert "delegate_task" not in tools  # no model here: no sub-agents
-    assert tools["patch"].input_schema["required"] == ["path", "old_string", "new_string"]
-
-
-def test_toolset_rules_decide_what_is_served(workspace, home):
-    async def work(client):
-        return {tool.name for tool in (await client.list_tools()).tools}
-
-    denied = with_client(stdio(workspace, home, "--deny", "base"), work)
-    assert "patch" not in denied
-    assert "todo" in denied
-    only = with_client(stdio(workspace, home, "--only", "planning"), work)
-    assert only == {"todo"}
+@pytest.fixture(scope="module")
+def capable(dirs):
+    """A client that declared elicitation: patch, confinement, clarify, todo."""
+    edit = {"path": "greet.py", "old_string": 'return "hello"', "new_string": 'return "hi"'}
+    calls = [
+        ("patch", "patch", edit),
+        ("outside", "read_file", {"path": "../secret.txt"}),
+        ("invalid", "patch", {"path": "greet.py"}),
+        ("accepted", "clarify", CHOICE),
+        ("declined", "clarify", {"question": "Deploy now?"}),
+        ("todo", "todo", {"todos": PLAN}),
+    ]  # fmt: skip
+    answers = [
+        mcp_types.ElicitResult(action="accept", content={"answer": "tabs"}),
+        mcp_types.ElicitResult(action="decline"),
+    ]
+    return session_with(stdio(dirs), calls, elicit=answers)
 
 
-def test_patch_edits_a_file_in_the_workspace_and_stays_confined_to_it(workspace, home, tmp_path):
-    (tmp_path / "secret.txt").write_text("outside")
+@pytest.fixture(scope="module")
+def plain(dirs):
+    """A client without elicitation."""
+    return session_with(stdio(dirs), [("clarify", "clarify", CHOICE)])
 
-    async def work(client):
-        patched = await client.call_tool(
-            "patch",
-            {"path": "greet.py", "old_string": 'return "hello"', "new_string": 'return "hi"'},
-        )
-        outside = await client.call_tool("read_file", {"path": "../secret.txt"})
-        invalid = await client.call_tool("patch", {"path": "greet.py"})
-        return patched, outside, invalid
 
-    patched, outside, invalid = with_client(stdio(workspace, home), work)
-    assert not patched.is_error, text_of(patched)
+def test_serve_lists_the_session_tools_with_the_catalog_schemas(capable):
+    assert {"read_file", "write_file", "patch", "todo", "clarify"} <= set(capable.tools)
+    assert "delegate_task" not in capable.tools  # no model here: no sub-agents
+    assert capable.tools["patch"].input_schema["required"] == ["path", "old_string", "new_string"]
+
+
+def test_patch_edits_a_file_in_the_workspace(capable, dirs):
+    workspace, _ = dirs
+    assert not capable.results["patch"].is_error, text_of(capable.results["patch"])
     assert (workspace / "greet.py").read_text() == 'def greet():\n    return "hi"\n'
+
+
+def test_file_tools_stay_confined_to_the_workspace(capable):
+    outside = capable.results["outside"]
     assert outside.is_error
     assert "outside" not in text_of(outside).replace("outside the workspace", "")
-    assert invalid.is_error
-    assert "invalid arguments for 'patch'" in text_of(invalid)
 
 
-def test_clarify_is_an_elicitation_with_the_choices_as_an_enum(workspace, home):
-    asked = []
-
-    async def answer(context, params):
-        asked.append(params)
-        return mcp_types.ElicitResult(action="accept", content={"answer": "tabs"})
-
-    async def work(client):
-        return await client.call_tool(
-            "clarify", {"question": "Tabs or spaces?", "choices": ["tabs", "spaces"]}
-        )
-
-    result = with_client(stdio(workspace, home), work, elicitation_callback=answer)
-    assert text_of(result) == "User answered: tabs"
-    [params] = asked
-    assert params.message == "Tabs or spaces?"
-    assert params.requested_schema["properties"]["answer"]["enum"] == ["tabs", "spaces"]
+def test_invalid_arguments_are_an_error_result_with_the_validation_message(capable):
+    assert capable.results["invalid"].is_error
+    assert "invalid arguments for 'patch'" in text_of(capable.results["invalid"])
 
 
-def test_a_declined_elicitation_lets_the_model_decide(workspace, home):
-    async def decline(context, params):
-        return mcp_types.ElicitResult(action="decline")
-
-    async def work(client):
-        return await client.call_tool("clarify", {"question": "Deploy now?"})
-
-    result = with_client(stdio(workspace, home), work, elicitation_callback=decline)
-    assert text_of(result).startswith("The user gave no answer. Decide for yourself")
+def test_clarify_is_an_elicitation_with_the_choices_as_an_enum(capable):
+    assert text_of(capable.results["accepted"]) == "User answered: tabs"
+    first = capable.asked[0]
+    assert first.message == "Tabs or spaces?"
+    assert first.requested_schema["properties"]["answer"]["enum"] == ["tabs", "spaces"]
 
 
-def test_clarify_degrades_as_over_rest_for_a_client_without_elicitation(workspace, home):
-    async def work(client):
-        return await client.call_tool(
-            "clarify", {"question": "Tabs or spaces?", "choices": ["tabs", "spaces"]}
-        )
-
-    result = with_client(stdio(workspace, home), work)
-    assert text_of(result) == "[clarify] Question: Tabs or spaces?\nChoices: 1. tabs; 2. spaces"
+def test_a_declined_elicitation_lets_the_model_decide(capable):
+    assert "enum" not in capable.asked[1].requested_schema["properties"]["answer"]
+    assert text_of(capable.results["declined"]).startswith("The user gave no answer.")
 
 
-def test_todo_updates_arrive_as_log_messages_before_the_result(workspace, home):
-    logged = []
-
-    async def log(params):
-        logged.append(params)
-
-    async def work(client):
-        plan = [{"id": "1", "content": "write tests", "status": "in_progress"}]
-        return await client.call_tool("todo", {"todos": plan})
-
-    result = with_client(stdio(workspace, home), work, logging_callback=log)
-    assert not result.is_error, text_of(result)
-    [entry] = logged
+def test_todo_updates_arrive_as_log_messages_before_the_result(capable):
+    assert not capable.results["todo"].is_error, text_of(capable.results["todo"])
+    [entry] = capable.logged
     assert entry.logger == "neta.todo"
     assert entry.data["todos"][0]["content"] == "write tests"
     assert entry.data["counts"]["in_progress"] == 1
+
+
+def test_clarify_degrades_as_over_rest_for_a_client_without_elicitation(plain):
+    assert plain.asked == []
+    expected = "[clarify] Question: Tabs or spaces?\nChoices: 1. tabs; 2. spaces"
+    assert text_of(plain.results["clarify"]) == expected
+
+
+def test_toolset_rules_decide_what_is_served(dirs):
+    denied = session_with(stdio(dirs, "--deny", "base"), [])
+    assert "patch" not in denied.tools
+    assert "todo" in denied.tools
+    only = session_with(stdio(dirs, "--only", "planning"), [])
+    assert set(only.tools) == {"todo"}
 
 
 def free_port():
@@ -156,15 +177,20 @@ def free_port():
         return sock.getsockname()[1]
 
 
-@pytest.fixture
-def http_server(workspace, home):
-    port = free_port()
+def neta_env(home):
     env = {k: v for k, v in os.environ.items() if not k.startswith("NETA_")}
     env["NETA_HOME"] = str(home)
+    return env
+
+
+@pytest.fixture(scope="module")
+def http_server(dirs):
+    workspace, home = dirs
+    port = free_port()
     process = subprocess.Popen(
         [sys.executable, "-m", "neta", "mcp", "serve", "-w", str(workspace),
          "--http", f"127.0.0.1:{port}", "--token", "s3cret"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env=neta_env(home), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
     )  # fmt: skip
     deadline = time.monotonic() + 60
     while True:
@@ -181,47 +207,41 @@ def http_server(workspace, home):
     process.stderr.close()
 
 
-def over_http(url, token, work):
-    async def main():
-        headers = {"Authorization": f"Bearer {token}"} if token else {}
-        async with httpx2.AsyncClient(headers=headers) as http:
-            transport = streamable_http_client(url, http_client=http)
-            async with Client(transport, mode="legacy") as client:
-                return await work(client)
-
-    return asyncio.run(main())
+def over_http(url, token, calls, **options):
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return session_with(url, calls, headers=headers, **options)
 
 
-def test_http_serves_the_tools_to_a_client_with_the_token(http_server, workspace):
-    async def work(client):
-        names = {tool.name for tool in (await client.list_tools()).tools}
-        read = await client.call_tool("read_file", {"path": "greet.py"})
-        return names, read
-
-    names, read = over_http(http_server, "s3cret", work)
-    assert "patch" in names
-    assert "return" in text_of(read)
+def test_http_serves_the_tools_and_elicits_for_a_client_with_the_token(http_server, dirs):
+    workspace, _ = dirs
+    (workspace / "http.txt").write_text("one\n")
+    calls = [
+        ("patch", "patch", {"path": "http.txt", "old_string": "one", "new_string": "two"}),
+        ("clarify", "clarify", CHOICE),
+    ]
+    answer = [mcp_types.ElicitResult(action="accept", content={"answer": "spaces"})]
+    record = over_http(http_server, "s3cret", calls, elicit=answer)
+    assert "patch" in record.tools
+    assert not record.results["patch"].is_error, text_of(record.results["patch"])
+    assert (workspace / "http.txt").read_text() == "two\n"
+    assert text_of(record.results["clarify"]) == "User answered: spaces"
 
 
 def test_http_refuses_a_client_without_the_token(http_server):
-    async def work(client):
-        return await client.list_tools()
-
     with pytest.raises(ExceptionGroup):  # the SDK's client cannot even initialize
-        over_http(http_server, None, work)
+        over_http(http_server, None, [])
     for headers in ({}, {"Authorization": "Bearer wrong"}):
         raw = httpx.post(http_server, json={"jsonrpc": "2.0"}, headers=headers, timeout=30)
         assert raw.status_code == 401
         assert raw.json() == {"error": "missing or wrong token"}
 
 
-def test_http_off_loopback_without_a_token_is_refused_at_start(workspace, home):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NETA_")}
-    env["NETA_HOME"] = str(home)
+def test_http_off_loopback_without_a_token_is_refused_at_start(dirs):
+    workspace, home = dirs
     done = subprocess.run(
         [sys.executable, "-m", "neta", "mcp", "serve", "-w", str(workspace),
          "--http", "0.0.0.0:8799"],
-        env=env, capture_output=True, text=True, timeout=60, check=False,
+        env=neta_env(home), capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert done.returncode == 2
     assert "NETA_TOKEN" in done.stderr
