@@ -20,6 +20,11 @@ TIME = {"command": sys.executable, "args": ["-m", "mcp_server_time", "--local-ti
 """The reference time server, over stdio."""
 
 
+def marked(server: dict[str, Any], mark: str) -> dict[str, Any]:
+    """``server`` with ``NETA_TEST_MARK=mark`` in its environment (see ``server_processes``)."""
+    return {**server, "env": {**server.get("env", {}), "NETA_TEST_MARK": mark}}
+
+
 def git_server(repo: Path) -> dict[str, Any]:
     """The reference git server for ``repo``, over stdio."""
     return {"command": sys.executable, "args": ["-m", "mcp_server_git", "--repository", str(repo)]}
@@ -37,19 +42,20 @@ def mcp_pm() -> neta.NetaPluginManager:
     return neta.create_plugin_manager(load_entrypoints=False, plugins=[("mcp", mcp_plugin)])
 
 
-def server_processes(module: str) -> list[int]:
-    """The pids of this process's children running ``python -m module``."""
+def server_processes(mark: str) -> list[int]:
+    """The pids of this process's children started with ``NETA_TEST_MARK=mark``."""
     found = []
+    wanted = f"NETA_TEST_MARK={mark}".encode()
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
         try:
             stat = (entry / "stat").read_text()
-            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
+            environ = (entry / "environ").read_bytes().split(b"\0")
         except OSError:
             continue
         parent = int(stat.rsplit(")", 1)[1].split()[1])
-        if parent == os.getpid() and module.encode() in cmdline:
+        if parent == os.getpid() and wanted in environ:
             found.append(int(entry.name))
     return found
 

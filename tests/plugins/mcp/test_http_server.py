@@ -100,7 +100,11 @@ def test_progress_notifications_become_tool_progress_events_of_the_run(workspace
         workspace=workspace,
         mcp_servers={"asker": {"url": asking.url}},
     )
-    result = asyncio.run(agent.run("count"))
+    session = agent.new_session()
+    try:
+        result = asyncio.run(agent.run("count", session=session))
+    finally:
+        agent.end_session(session)
     assert result.outcome == "completed", result.reason
     progress = [e for e in result.events if isinstance(e, ToolProgress)]
     assert [(e.name, e.progress, e.total, e.message) for e in progress] == [

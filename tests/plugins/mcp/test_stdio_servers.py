@@ -10,7 +10,7 @@ import time
 from neta.events import ToolResultEvent
 from neta.providers.scripted import ScriptedProvider
 from neta.runtime.agent import Agent
-from tests.plugins.mcp.conftest import TIME, git_server, mcp_pm, server_processes
+from tests.plugins.mcp.conftest import TIME, git_server, marked, mcp_pm, server_processes
 
 
 def agent_with(workspace, servers, turns=(), **options):
@@ -54,7 +54,11 @@ def test_a_scripted_run_calls_the_time_server_and_reads_its_answer(workspace):
         {"text": "It is now.", "expect": {"last_message_contains": '"timezone": "UTC"'}},
     ]
     agent = agent_with(workspace, {"time": TIME}, turns)
-    result = asyncio.run(agent.run("What time is it in UTC?"))
+    session = agent.new_session()
+    try:
+        result = asyncio.run(agent.run("What time is it in UTC?", session=session))
+    finally:
+        agent.end_session(session)
     assert result.outcome == "completed", result.reason
     first, second = [e for e in result.events if isinstance(e, ToolResultEvent)]
     assert first.is_error  # validated against the server's JSON Schema before any call
@@ -91,13 +95,13 @@ def test_a_server_that_cannot_start_is_unavailable_with_the_reason(workspace):
 
 
 def test_an_entry_with_enabled_false_is_off_and_never_started(workspace):
-    agent = agent_with(workspace, {"time": {**TIME, "enabled": False}})
+    agent = agent_with(workspace, {"time": {**marked(TIME, "off"), "enabled": False}})
     session = agent.new_session()
     try:
         decision = session.toolsets.decision("mcp-time")
         assert not decision.enabled
         assert '"enabled": false' in decision.reason
-        assert server_processes("mcp_server_time") == []
+        assert server_processes("off") == []
     finally:
         agent.end_session(session)
 
@@ -125,23 +129,23 @@ def test_a_tool_name_another_server_took_gets_the_server_prefix(workspace):
 
 
 def test_ending_the_session_stops_the_server_processes(workspace):
-    agent = agent_with(workspace, {"time": TIME})
+    agent = agent_with(workspace, {"time": marked(TIME, "ending")})
     session = agent.new_session()
     invoke(session, "get_current_time", {"timezone": "UTC"})
-    assert len(server_processes("mcp_server_time")) == 1  # the catalog's, adopted: one start
+    assert len(server_processes("ending")) == 1  # the catalog's, adopted: one start
     agent.end_session(session)
     deadline = time.monotonic() + 10
-    while server_processes("mcp_server_time") and time.monotonic() < deadline:
+    while server_processes("ending") and time.monotonic() < deadline:
         time.sleep(0.05)
-    assert server_processes("mcp_server_time") == []
+    assert server_processes("ending") == []
 
 
 def test_a_server_that_dies_mid_session_gives_an_error_result_then_restarts(workspace):
-    agent = agent_with(workspace, {"time": TIME})
+    agent = agent_with(workspace, {"time": marked(TIME, "dies")})
     session = agent.new_session()
     try:
         invoke(session, "get_current_time", {"timezone": "UTC"})
-        [pid] = server_processes("mcp_server_time")
+        [pid] = server_processes("dies")
         os.kill(pid, signal.SIGKILL)
         dead = invoke(session, "get_current_time", {"timezone": "UTC"})
         assert dead.is_error
