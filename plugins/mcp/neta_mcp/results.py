@@ -75,7 +75,8 @@ def _save(encoded: str, mime: str, media_dir: Path, server: str) -> Path | None:
     except (binascii.Error, ValueError):
         return None
     media_dir.mkdir(parents=True, exist_ok=True)
-    suffix = mimetypes.guess_extension(mime or "") or ".bin"
+    vendor = (mime or "").replace("/", "/x-", 1)  # audio/wav is known as audio/x-wav
+    suffix = mimetypes.guess_extension(mime or "") or mimetypes.guess_extension(vendor) or ".bin"
     path = media_dir / f"{server}-{uuid.uuid4().hex[:12]}{suffix}"
     path.write_bytes(raw)
     return path
