@@ -44,12 +44,16 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 def neta_toolsets(host: HostSettings) -> Sequence[ToolsetSpec]:
     """Announce the toolsets this plugin provides.
 
-    Called once when a catalog is built. Results of all plugins are concatenated; a toolset name
-    announced twice is reported as a plugin error and the first one is kept.
+    Called once when a catalog is built (again when the host's workspace or options change).
+    Results of all plugins are concatenated; a toolset name announced twice is reported as a
+    plugin error and the first one is kept.
+
+    Args:
+        host: the workspace and host options, for toolsets that depend on configuration.
 
     Returns:
         The plugin's ``ToolsetSpec`` objects (name, description, whether on by default, which
-        session capability it requires).
+        session capability it requires, why it is unavailable if it is).
     """
 
 
@@ -58,11 +62,15 @@ def neta_tools(host: HostSettings) -> Sequence[ToolSchema]:
     """Register tool schemas into the catalog.
 
     Called once when a catalog is built. Schemas only: no session exists yet. Results are
-    concatenated; a tool name registered by two plugins raises ``ToolConflictError``.
+    concatenated; a tool name registered by two plugins raises ``ToolConflictError`` (unless
+    the later one has a free ``qualified_name``, which it then gets).
+
+    Args:
+        host: the workspace and host options, for tools that depend on configuration.
 
     Returns:
-        The plugin's ``ToolSchema`` objects (name, toolset, description, pydantic args model,
-        prompt guidance, the one-line "when to use" scenario).
+        The plugin's ``ToolSchema`` objects (name, toolset, description, arguments as a
+        pydantic model or a JSON Schema, prompt guidance, the one-line "when to use" scenario).
     """
 
 

@@ -69,11 +69,6 @@ class ServerLink:
         # what a stdio server writes on stderr: its last line explains a failed start
         self._stderr = tempfile.TemporaryFile("w+", encoding="utf-8", errors="replace")  # noqa: SIM115
 
-    @property
-    def alive(self) -> bool:
-        """Whether the server is up (started, listed its tools, not failed or closed)."""
-        return self._ready.done() and not self.error
-
     def start(self) -> concurrent.futures.Future[None]:
         """Start the server once; the future completes when its tools are listed (or fails)."""
         with self._lock:
