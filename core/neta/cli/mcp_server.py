@@ -131,7 +131,10 @@ class SessionServer:
                 return await asyncio.wait_for(bound.tool.invoke(args), timeout)
             async with self._sequential:  # clarify is sequential: it reads the channel set here
                 self.session.context.clarify = self._ask if _can_elicit(ctx) else None
-                return await asyncio.wait_for(bound.tool.invoke(args), timeout)
+                try:
+                    return await asyncio.wait_for(bound.tool.invoke(args), timeout)
+                finally:
+                    self.session.context.clarify = None  # no channel outside this call
         except ToolError as exc:
             return ToolResult(f"Error: {exc}", is_error=True)
         except TimeoutError:
