@@ -119,9 +119,18 @@ def neta_session_start(session: SessionContext, host: HostSettings) -> None:
     Called after the session's context is created and before its toolsets are resolved and
     its tools built, so a plugin may equip a capability here (for example set
     ``session.memory_store`` or an ``extras`` entry) that its toolset requires.
+
+    Args:
+        session: the session that starts.
+        host: the workspace and host options the plugin manager serves.
     """
 
 
 @hookspec
 def neta_session_end(session: SessionContext, host: HostSettings) -> None:
-    """Notify that a session ends (flush, close, clean up); every implementation is called."""
+    """Notify that a session ends (flush, close, clean up); every implementation is called.
+
+    Args:
+        session: the session that ends.
+        host: the workspace and host options the plugin manager serves.
+    """

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 
 @dataclass(eq=False)
@@ -24,8 +23,8 @@ class HostSettings:
     """
 
     workspace: Path
-    options: Mapping[str, Any] = field(default_factory=dict)
+    options: Mapping[str, object] = field(default_factory=dict)
 
-    def same_as(self, workspace: Path, options: Mapping[str, Any]) -> bool:
+    def same_as(self, workspace: Path, options: Mapping[str, object]) -> bool:
         """Whether these settings already say ``workspace`` and ``options``."""
         return self.workspace == workspace and dict(self.options) == dict(options)

@@ -80,7 +80,7 @@ class NetaPluginManager(pluggy.PluginManager):
         self._toolsets: list[ToolsetSpec] | None = None
         self.host = HostSettings(Path.cwd().resolve())
 
-    def configure_host(self, workspace: Path, options: Mapping[str, Any] | None = None) -> None:
+    def configure_host(self, workspace: Path, options: Mapping[str, object] | None = None) -> None:
         """Say which workspace and host options the plugins serve (``Agent`` does this).
 
         When they change, the catalog and toolsets are rebuilt on next use, since a plugin's

@@ -150,7 +150,7 @@ class Agent:
         crew_depth: int = 1,
         crew_concurrency: int = 3,
         crew_timeout: float = 600.0,
-        mcp_servers: Mapping[str, Mapping[str, Any]] | None = None,
+        mcp_servers: Mapping[str, Mapping[str, object]] | None = None,
     ) -> None:
         self.pm = plugin_manager if plugin_manager is not None else create_plugin_manager()
         self.pm.configure_host(

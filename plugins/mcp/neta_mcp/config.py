@@ -84,6 +84,8 @@ def load_servers(host: HostSettings) -> dict[str, ConfiguredServer]:
         if path.is_file():
             servers.update(_entries(_read(path), str(path)))
     own = host.options.get(HOST_OPTION)
+    if own is not None and not isinstance(own, Mapping):
+        raise ConfigError(f"mcp_servers must map server names to entries, not {own!r:.80}")
     if own:
         servers.update(_entries(own, "the host (mcp_servers)"))
     return servers

@@ -52,7 +52,7 @@ class McpHost:
         options: the host options (``mcp_servers`` is read from them).
     """
 
-    def __init__(self, workspace: Path, options: Mapping[str, Any]) -> None:
+    def __init__(self, workspace: Path, options: Mapping[str, object]) -> None:
         self.workspace = workspace
         self.problem = ""
         try:
