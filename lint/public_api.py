@@ -110,7 +110,7 @@ class _Checker:
             submodule = f"{module}.{alias.name}"
             if submodule in self.public:
                 self.bound[alias.asname or alias.name] = submodule
-            elif alias.name not in exported:
+            elif alias.name not in exported and not _is_dunder(alias.name):
                 self._report(node, f"imports {alias.name} from {module}, which does not export it")
 
     def _attribute(self, node: ast.Attribute, seen: set[int]) -> None:
@@ -128,7 +128,7 @@ class _Checker:
             if submodule in self.public:
                 module = submodule
                 continue
-            if attr not in _exports(module):
+            if attr not in _exports(module) and not _is_dunder(attr):
                 self._report(node, f"uses {module}.{attr}, which {module} does not export")
             return
 
@@ -141,3 +141,8 @@ def _exports(module: str) -> Iterable[str]:
     if names is None:
         raise ValueError(f"public module {module} has no __all__")
     return frozenset(names)
+
+
+def _is_dunder(name: str) -> bool:
+    """``__version__`` and its kind: module attributes every package may offer, never listed."""
+    return len(name) > 4 and name.startswith("__") and name.endswith("__")

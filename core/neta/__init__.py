@@ -42,6 +42,7 @@ from neta.events import (
     TextDelta,
     TodoUpdate,
     ToolCallStart,
+    ToolProgress,
     ToolResultEvent,
 )
 from neta.fuzzy_match import FuzzyMatch, Replacement, fuzzy_find_all, fuzzy_replace
@@ -49,6 +50,7 @@ from neta.fuzzy_match.patching import PatchOutcome, patch_file
 from neta.fuzzy_match.textfile import TextFile, WrittenText, atomic_write, read_text, write_text
 from neta.home import neta_home
 from neta.hookspecs import hookimpl
+from neta.host_settings import HostSettings
 from neta.memory import Memory, MemoryStore
 from neta.messages import Message, Usage
 from neta.paths import PinnedRoot, printable, resolve_in_workspace
@@ -91,6 +93,7 @@ __all__ = [
     "EventSink",
     "FuzzyMatch",
     "HostError",
+    "HostSettings",
     "InMemoryTodoStore",
     "InvalidEditError",
     "MatchError",
@@ -136,6 +139,7 @@ __all__ = [
     "ToolCallStart",
     "ToolConflictError",
     "ToolError",
+    "ToolProgress",
     "ToolResult",
     "ToolResultEvent",
     "ToolRetry",

@@ -6,8 +6,9 @@ import copy
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PydanticUserError
+from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, model_validator
 
+from neta.arguments import check_json_schema, validate_with_json_schema, validate_with_model
 from neta.errors import ConfigError, PluginError, ToolConflictError
 from neta.suggest import unknown_name_message
 
@@ -23,11 +24,20 @@ _SCHEMA_MAPS = frozenset({"properties", "$defs", "definitions", "patternProperti
 class ToolSchema(BaseModel):
     """What a tool is, independent of any session.
 
+    The arguments are described either by a pydantic model (``args``; the tool receives an
+    instance of it) or by a JSON Schema (``json_schema``, for tools whose arguments are only
+    known at run time, such as an MCP server's; the tool receives the checked ``dict``).
+    Exactly one of the two is given.
+
     Attributes:
         name: the name the model calls (``^[A-Za-z0-9_-]{1,64}$``).
         toolset: the toolset the tool belongs to.
         description: what the tool does, sent to the model with the schema.
         args: the pydantic model the arguments are validated with.
+        json_schema: the JSON Schema the arguments are validated with (``jsonschema``).
+        qualified_name: the name used instead when ``name`` is taken (e.g. prefixed with
+            the server it comes from). Schemas that have one register after those that do
+            not, so they are the ones that yield.
         guidance: a block for the system prompt on how to use the tool well.
         when_to_use: one line: the situation in which the model must use this tool.
     """
@@ -37,14 +47,39 @@ class ToolSchema(BaseModel):
     name: str = Field(pattern=TOOL_NAME_PATTERN)
     toolset: str = Field(min_length=1)
     description: str = Field(min_length=1)
-    args: type[BaseModel]
+    args: type[BaseModel] | None = None
+    json_schema: dict[str, Any] | None = None
+    qualified_name: str = Field(default="", pattern=r"^$|" + TOOL_NAME_PATTERN)
     guidance: str = ""
     when_to_use: str = ""
 
+    @model_validator(mode="after")
+    def _one_description(self) -> ToolSchema:
+        if (self.args is None) == (self.json_schema is None):
+            raise ValueError("give exactly one of args (a pydantic model) and json_schema")
+        return self
+
     def parameters(self, *, strict: bool = False) -> dict[str, Any]:
         """The JSON schema of the arguments (strict: OpenAI strict-mode compatible)."""
-        schema = self.args.model_json_schema()
+        if self.json_schema is not None:
+            schema = copy.deepcopy(self.json_schema)
+        else:
+            assert self.args is not None  # one of the two, checked at construction
+            schema = self.args.model_json_schema()
         return _strict_schema(schema) if strict else schema
+
+    def validate_arguments(self, data: dict[str, Any]) -> Any:
+        """Check a call's decoded arguments: the ``args`` instance, or the checked ``dict``.
+
+        ``null`` for an optional argument counts as leaving it out.
+
+        Raises:
+            ToolError: the arguments do not fit; the message says where and why.
+        """
+        if self.json_schema is not None:
+            return validate_with_json_schema(self.name, self.json_schema, data)
+        assert self.args is not None
+        return validate_with_model(self.name, self.args, data)
 
     def openai_tool(self, *, strict: bool = False) -> dict[str, Any]:
         """The tool in the OpenAI Chat Completions ``tools`` format."""
@@ -64,16 +99,29 @@ class Catalog:
     def __init__(self) -> None:
         self._schemas: dict[str, ToolSchema] = {}
         self._plugins: dict[str, str] = {}
+        self._renamed: dict[tuple[str, str], str] = {}
 
     def register_schema(self, schema: ToolSchema, *, plugin: str = "<host>") -> None:
         """Add ``schema``, registered by ``plugin``.
 
+        A schema whose name is taken but which has a free ``qualified_name`` is registered
+        under that name instead (see ``registered_name``).
+
         Raises:
-            ToolConflictError: the name is already registered.
-            PluginError: the arguments model has no JSON schema to offer a model.
+            ToolConflictError: the name (and the qualified name, if any) is already registered.
+            PluginError: the arguments have no JSON schema to offer a model.
         """
         if schema.name in self._schemas:
-            raise ToolConflictError(schema.name, first=self._plugins[schema.name], second=plugin)
+            fallback = schema.qualified_name
+            if not fallback or fallback in self._schemas:
+                first = self._plugins[schema.name]
+                raise ToolConflictError(schema.name, first=first, second=plugin)
+            self._renamed[(plugin, schema.name)] = fallback
+            schema = schema.model_copy(update={"name": fallback})
+        if schema.json_schema is not None:
+            problem = check_json_schema(schema.json_schema)
+            if problem:
+                raise PluginError(plugin, f"tool {schema.name!r}: invalid JSON Schema ({problem})")
         try:
             schema.parameters(strict=True)
         except (PydanticUserError, TypeError, ValueError) as exc:
@@ -89,6 +137,10 @@ class Catalog:
             return self._schemas[name]
         except KeyError:
             raise ConfigError(unknown_name_message("tool", name, self._schemas)) from None
+
+    def registered_name(self, plugin: str, name: str) -> str:
+        """The name ``plugin``'s tool ``name`` got: its qualified name if ``name`` was taken."""
+        return self._renamed.get((plugin, name), name)
 
     def plugin_of(self, name: str) -> str:
         """The name of the plugin that registered tool ``name``."""

@@ -20,6 +20,7 @@ __all__ = [
     "TextDelta",
     "TodoUpdate",
     "ToolCallStart",
+    "ToolProgress",
     "ToolResultEvent",
 ]
 
@@ -70,6 +71,16 @@ class ToolResultEvent(_Event):
     data: dict[str, object] = Field(default_factory=dict)
 
 
+class ToolProgress(_Event):
+    """A running tool reports how far it got (an MCP server's progress notifications, say)."""
+
+    type: Literal["tool_progress"] = "tool_progress"
+    name: str
+    progress: float
+    total: float | None = None
+    message: str = ""
+
+
 class TodoUpdate(_Event):
     """The session's todo list changed; ``todos`` is the whole new list."""
 
@@ -118,6 +129,7 @@ Event = Annotated[
     | TextDelta
     | ToolCallStart
     | ToolResultEvent
+    | ToolProgress
     | TodoUpdate
     | ClarifyRequest
     | ProviderRetry

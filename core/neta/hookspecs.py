@@ -23,6 +23,10 @@ call to wrap here; ``register`` refuses such a plugin with a ``PluginError`` nam
 Every ``collect`` hook is called once per plugin and its results are concatenated in call
 order; every ``notify`` hook is called on every plugin, and one that raises is reported while
 the others still run.
+
+Every hook may also ask for ``host`` (a ``HostSettings``: the workspace and host options the
+plugin manager serves); the manager passes it to the implementations that name it. A plugin
+whose tools depend on the project's configuration reads it from there.
 """
 
 from __future__ import annotations
@@ -36,6 +40,7 @@ if TYPE_CHECKING:
     import typer
 
     from neta.catalog import ToolSchema
+    from neta.host_settings import HostSettings
     from neta.providers.base import ProviderSpec
     from neta.session import SessionContext
     from neta.tools import Tool
@@ -53,30 +58,38 @@ hookimpl = pluggy.HookimplMarker(PROJECT_NAME)
 
 
 @_hookspec
-def neta_toolsets() -> Sequence[ToolsetSpec]:
+def neta_toolsets(host: HostSettings) -> Sequence[ToolsetSpec]:
     """Announce the toolsets this plugin provides (collect).
 
-    Called once when a catalog is built. Results of all plugins are concatenated in call order;
-    a toolset name announced twice is reported as a plugin error and the first one is kept.
+    Called once when a catalog is built (again when the host's workspace or options change).
+    Results of all plugins are concatenated in call order; a toolset name announced twice is
+    reported as a plugin error and the first one is kept.
+
+    Args:
+        host: the workspace and host options, for toolsets that depend on configuration.
 
     Returns:
         The plugin's ``ToolsetSpec`` objects (name, description, whether on by default, which
-        session capability it requires).
+        session capability it requires, why it is unavailable if it is).
     """
 
 
 @_hookspec
-def neta_tools() -> Sequence[ToolSchema]:
+def neta_tools(host: HostSettings) -> Sequence[ToolSchema]:
     """Register tool schemas into the catalog (collect).
 
     Called once when a catalog is built. Schemas only: no session exists yet. Results are
     concatenated in call order; a tool name registered by two plugins is reported as a
-    ``ToolConflictError`` naming both, and the first one is kept. A schema whose toolset no
-    plugin announced is reported and left out.
+    ``ToolConflictError`` naming both, and the first one is kept (unless the later one has a
+    free ``qualified_name``, which it then gets). A schema whose toolset no plugin announced
+    is reported and left out.
+
+    Args:
+        host: the workspace and host options, for tools that depend on configuration.
 
     Returns:
-        The plugin's ``ToolSchema`` objects (name, toolset, description, pydantic args model,
-        prompt guidance, the one-line "when to use" scenario).
+        The plugin's ``ToolSchema`` objects (name, toolset, description, arguments as a
+        pydantic model or a JSON Schema, prompt guidance, the one-line "when to use" scenario).
     """
 
 
@@ -111,7 +124,7 @@ def neta_commands(app: typer.Typer) -> None:
 
 
 @_hookspec
-def neta_build_tools(session: SessionContext) -> Sequence[Tool]:
+def neta_build_tools(session: SessionContext, host: HostSettings) -> Sequence[Tool]:
     """Build this plugin's tool instances for one session (collect).
 
     Called every time a session's tools are built. Tools are closures over ``session`` (its
@@ -121,6 +134,7 @@ def neta_build_tools(session: SessionContext) -> Sequence[Tool]:
 
     Args:
         session: the session the tools will serve.
+        host: the workspace and host options the plugin manager serves.
 
     Returns:
         The plugin's ``Tool`` instances for ``session``.
@@ -128,7 +142,7 @@ def neta_build_tools(session: SessionContext) -> Sequence[Tool]:
 
 
 @_hookspec
-def neta_session_start(session: SessionContext) -> None:
+def neta_session_start(session: SessionContext, host: HostSettings) -> None:
     """Notify that a session starts; every implementation is called (notify).
 
     Called after the session's context is created and before its toolsets are resolved and
@@ -137,6 +151,7 @@ def neta_session_start(session: SessionContext) -> None:
 
     Args:
         session: the session that starts; implementations may set its capabilities.
+        host: the workspace and host options the plugin manager serves.
 
     Returns:
         Nothing; what an implementation returns is ignored.
@@ -144,13 +159,14 @@ def neta_session_start(session: SessionContext) -> None:
 
 
 @_hookspec
-def neta_session_end(session: SessionContext) -> None:
+def neta_session_end(session: SessionContext, host: HostSettings) -> None:
     """Notify that a session ends (flush, close, clean up); every implementation is called.
 
     Called once per session started, also when building its tools failed.
 
     Args:
         session: the session that ended.
+        host: the workspace and host options the plugin manager serves.
 
     Returns:
         Nothing; what an implementation returns is ignored.

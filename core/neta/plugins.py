@@ -5,8 +5,9 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TypeVar
 
 import pluggy
@@ -15,6 +16,7 @@ from pydantic import InstanceOf, TypeAdapter, ValidationError
 from neta import hookspecs
 from neta.catalog import Catalog, ToolSchema
 from neta.errors import PluginError
+from neta.host_settings import HostSettings
 from neta.suggest import close_names, did_you_mean
 from neta.toolsets import ToolsetSpec
 
@@ -63,6 +65,8 @@ class NetaPluginManager(pluggy.PluginManager):
     Attributes:
         problems: every ``PluginError`` met while loading plugins or calling their hooks;
             the plugins involved are skipped, the others keep working.
+        host: the host the plugins serve (workspace, host options); every hook that asks for
+            a ``host`` argument gets it.
     """
 
     def __init__(self) -> None:
@@ -74,6 +78,20 @@ class NetaPluginManager(pluggy.PluginManager):
         self._catalog: Catalog | None = None
         self.rejected_tools: set[tuple[str, str]] = set()  # (plugin, tool) refused by catalog
         self._toolsets: list[ToolsetSpec] | None = None
+        self.host = HostSettings(Path.cwd().resolve())
+
+    def configure_host(self, workspace: Path, options: Mapping[str, object] | None = None) -> None:
+        """Say which workspace and host options the plugins serve (``Agent`` does this).
+
+        When they change, the catalog and toolsets are rebuilt on next use, since a plugin's
+        tools may depend on them.
+        """
+        options = dict(options or {})
+        if self.host.same_as(workspace, options):
+            return
+        self.host = HostSettings(workspace, options)
+        self._catalog = self._toolsets = None
+        self.rejected_tools = set()
 
     def register(self, plugin: object, name: str | None = None) -> str | None:
         """Register ``plugin`` (see pluggy); the cached catalog is rebuilt on next use.
@@ -117,19 +135,22 @@ class NetaPluginManager(pluggy.PluginManager):
         if self._catalog is None:
             known = {spec.name for spec in self.toolset_specs()}
             catalog = Catalog()
-            for plugin, schemas in self.call_each("neta_tools", _SCHEMAS):
-                for schema in schemas:
-                    if schema.toolset not in known:
-                        self.record_for(
-                            plugin, f"tool {schema.name!r} names unknown toolset {schema.toolset!r}"
-                        )
-                        self.rejected_tools.add((plugin, schema.name))
-                        continue
-                    try:
-                        catalog.register_schema(schema, plugin=plugin)
-                    except PluginError as exc:  # a name conflict, or arguments without a schema
-                        self.record(exc)
-                        self.rejected_tools.add((plugin, schema.name))
+            offered = self.call_each("neta_tools", _SCHEMAS)
+            # A schema with a qualified name yields its short name to any that has none.
+            ordered = [(p, s) for p, schemas in offered for s in schemas]
+            ordered.sort(key=lambda pair: bool(pair[1].qualified_name))
+            for plugin, schema in ordered:
+                if schema.toolset not in known:
+                    self.record_for(
+                        plugin, f"tool {schema.name!r} names unknown toolset {schema.toolset!r}"
+                    )
+                    self.rejected_tools.add((plugin, schema.name))
+                    continue
+                try:
+                    catalog.register_schema(schema, plugin=plugin)
+                except PluginError as exc:  # a name conflict, or arguments without a schema
+                    self.record(exc)
+                    self.rejected_tools.add((plugin, schema.name))
             self._catalog = catalog
         return self._catalog
 
@@ -182,10 +203,11 @@ class NetaPluginManager(pluggy.PluginManager):
         returned with their plugin's name.
         """
         results: list[tuple[str, _T]] = []
+        offered = {"host": self.host, **kwargs}
         for impl in call_order(getattr(self.hook, hook_name)):
             name = impl.plugin_name
             try:
-                raw = impl.function(**{arg: kwargs[arg] for arg in impl.argnames})
+                raw = impl.function(**{arg: offered[arg] for arg in impl.argnames})
             except _PLUGIN_FAILURES as exc:
                 self.record_for(name, f"{hook_name}() raised {_describe(exc)}", cause=exc)
                 continue

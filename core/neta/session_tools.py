@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -55,6 +56,7 @@ def build_session_tools(
     Every plugin's ``neta_build_tools`` is called with the session. An instance without a
     schema, an instance for another plugin's schema, or an enabled schema without an instance
     is recorded in ``pm.problems`` and that tool is left out; other tools are unaffected.
+    A tool whose schema was registered under its qualified name is built under that name.
     """
     catalog = pm.catalog()
     instances: dict[str, Tool] = {}
@@ -62,6 +64,9 @@ def build_session_tools(
         for tool in tools:
             if (plugin, tool.name) in pm.rejected_tools:
                 continue  # its schema lost a name conflict, already reported
+            registered = catalog.registered_name(plugin, tool.name)
+            if registered != tool.name:
+                tool = dataclasses.replace(tool, name=registered)
             if tool.name not in catalog:
                 pm.record_for(plugin, f"built tool {tool.name!r}, which has no schema")
             elif catalog.plugin_of(tool.name) != plugin:

@@ -11,8 +11,6 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import BaseModel
-
 from neta.tool_threads import TOOL_THREADS
 
 
@@ -57,8 +55,9 @@ class ToolCall:
 class Tool:
     """A tool instance for one session: a name and the function that runs it.
 
-    ``execute`` receives the validated arguments (an instance of the schema's pydantic model)
-    and returns ``str`` or a ``ToolResult``, synchronously or as a coroutine. A plain
+    ``execute`` receives the validated arguments (an instance of the schema's pydantic model,
+    or the checked ``dict`` for a JSON-Schema-described tool) and returns ``str`` or a
+    ``ToolResult``, synchronously or as a coroutine. A plain
     (synchronous) function runs in a worker thread, so a slow one stalls neither the event
     loop nor its timeout; events it emits still reach the host on the loop.
 
@@ -82,7 +81,7 @@ class Tool:
         """Whether ``execute`` is a plain function (run in a worker thread), not a coroutine."""
         return not inspect.iscoroutinefunction(self.execute)
 
-    async def invoke(self, args: BaseModel) -> ToolResult:
+    async def invoke(self, args: Any) -> ToolResult:
         """Run ``execute`` with validated arguments and normalise its return value.
 
         A plain function runs in a reused daemon thread (``neta.tool_threads``): when the

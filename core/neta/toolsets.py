@@ -25,6 +25,10 @@ class ToolsetSpec(BaseModel):
         default: on unless excluded; ``False`` means only when requested.
         requires: a session capability (see ``SessionContext.capabilities``) without which the
             toolset is off whatever was asked, e.g. ``"crew_runner"``.
+        unavailable: why the toolset cannot be used at all right now (a server that did not
+            start, a configuration that turns it off); empty when it can. A toolset with a
+            reason here is off whatever was asked, and the reason is what ``neta toolsets``
+            shows.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -33,6 +37,7 @@ class ToolsetSpec(BaseModel):
     description: str = ""
     default: bool = True
     requires: str | None = None
+    unavailable: str = ""
 
 
 @dataclass(frozen=True)
@@ -75,7 +80,8 @@ def resolve_toolsets(
 
     In order: the specs marked ``default`` (or, when a host gives a ``preset``, exactly the
     preset instead) → plus ``requested`` → minus ``denied`` (deny wins) → minus any toolset
-    whose required capability is not in ``capabilities``. Unknown names raise ``ConfigError``.
+    whose required capability is not in ``capabilities`` → minus any toolset that says it is
+    ``unavailable``. Unknown names raise ``ConfigError``.
     """
     by_name = {s.name: s for s in specs}
     preset_names = None if preset is None else _known(preset, by_name, "preset")
@@ -92,6 +98,8 @@ def resolve_toolsets(
             enabled, reason = False, "denied"
         elif enabled and spec.requires and spec.requires not in have:
             enabled, reason = False, f"needs capability {spec.requires!r}, which the session lacks"
+        elif spec.unavailable:
+            enabled, reason = False, spec.unavailable
         decisions.append(ToolsetDecision(spec.name, enabled, reason))
     return ToolsetResolution(tuple(decisions))
 

@@ -72,11 +72,11 @@ def test_collect_and_notify_calls_follow_the_order_of_pluggy_hook_calls(make_pm,
         two=named("two", calls),
         three=named("three", calls),
     )
-    pluggy_order = [specs[0].name for specs in pm.hook.neta_toolsets()]
+    pluggy_order = [specs[0].name for specs in pm.hook.neta_toolsets(host=pm.host)]
     assert pluggy_order == ["first", "three", "two", "one", "last"]
     assert [spec.name for spec in pm.toolset_specs()] == pluggy_order
 
-    pm.hook.neta_session_start(session=session)
+    pm.hook.neta_session_start(session=session, host=pm.host)
     pluggy_calls, calls[:] = list(calls), []
     pm.notify("neta_session_start", session=session)
     assert calls == pluggy_calls == pluggy_order

@@ -10,6 +10,7 @@ import typer
 
 from neta.cli import (
     demo_cmd,
+    mcp_cmd,
     patch_cmd,
     plugins_cmd,
     prompt_cmd,
@@ -40,6 +41,7 @@ app.command("providers")(providers_cmd.providers)
 app.command("toolsets")(toolsets_cmd.toolsets)
 app.command("patch")(patch_cmd.patch)
 app.add_typer(tools_cmd.tools_app, name="tools")
+app.add_typer(mcp_cmd.mcp_app, name="mcp")
 
 
 @dataclass

@@ -3,16 +3,16 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 
 import typer
-from pydantic import ValidationError
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
 from neta.cli.context import cli_session, echo_json, plugin_manager
-from neta.errors import ConfigError, NetaError
+from neta.errors import ConfigError, NetaError, ToolError
 
 tools_app = typer.Typer(help="List, inspect and call tools.", no_args_is_help=True)
 """The ``neta tools`` command group: list, show, call."""
@@ -78,11 +78,19 @@ def call_tool(
 ) -> None:
     """Build a terminal session, validate the arguments and run one tool; print its result."""
     pm = plugin_manager(ctx)
+    if workspace is not None:  # the workspace's configuration may bring tools of its own
+        pm.configure_host(workspace.resolve())
     schema = pm.catalog().get(name)
     try:
-        validated = schema.args.model_validate_json(args)
-    except ValidationError as exc:
-        raise ConfigError(f"invalid arguments for {name!r}: {_first_error(exc)}") from None
+        data = json.loads(args)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(f"--args is not valid JSON: {exc.msg} at position {exc.pos}") from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"--args must be a JSON object, not {type(data).__name__}")
+    try:
+        validated = schema.validate_arguments(data)
+    except ToolError as exc:
+        raise ConfigError(str(exc)) from None
     with cli_session(pm, workspace, toolsets=[schema.toolset]) as session:
         decision = session.toolsets.decision(schema.toolset)
         if not decision.enabled:
@@ -93,12 +101,3 @@ def call_tool(
     typer.echo(result.content)
     if result.is_error:
         raise typer.Exit(1)
-
-
-def _first_error(exc: ValidationError) -> str:
-    errors = exc.errors()
-    if not errors:
-        return str(exc)
-    first = errors[0]
-    where = ".".join(str(p) for p in first["loc"])
-    return f"{where}: {first['msg']}" if where else str(first["msg"])

@@ -8,8 +8,9 @@ import datetime as dt
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Unpack
+from typing import Unpack
 
+from neta.catalog import ToolSchema
 from neta.errors import ConfigError
 from neta.events import Event, Outcome, ProviderRetry
 from neta.messages import Message, Usage, close_interrupted_calls
@@ -40,6 +41,12 @@ from neta.toolsets import ToolsetResolution
 
 EventCallback = Callable[[Event], None]
 """Receives each event of a run, synchronously, on the event loop's thread."""
+
+
+_OfferedCache = dict[
+    tuple[tuple[int, ...], bool], tuple[tuple[ToolSchema, ...], list[ToolDefinition]]
+]
+"""Tools lists by the identity of their schemas (which the entry keeps alive)."""
 
 
 @dataclass(frozen=True)
@@ -91,15 +98,18 @@ class AgentSession:
             self._offered[strict] = offered
         return offered
 
-    def _share_offered_tools(self, cache: dict[Any, list[ToolDefinition]], strict: bool) -> None:
+    def _share_offered_tools(self, cache: _OfferedCache, strict: bool) -> None:
         """Take the tools list from ``cache`` (sessions with the same tools share one)."""
         if strict in self._offered:
             return
-        key = (tuple(b.schema for b in self.tools.values()), strict)  # equal schemas, equal JSON
+        schemas = tuple(b.schema for b in self.tools.values())
+        # the same schema objects (the catalog's), the same JSON; the entry keeps them alive,
+        # so their ids cannot be reused while it exists
+        key = (tuple(id(schema) for schema in schemas), strict)
         found = cache.get(key)
         if found is None:
-            found = cache[key] = self.offered_tools(strict=strict)
-        self._offered[strict] = found
+            found = cache[key] = (schemas, self.offered_tools(strict=strict))
+        self._offered[strict] = found[1]
 
     @property
     def session_id(self) -> str:
@@ -165,6 +175,9 @@ class Agent:
         max_calls_per_reply: tool calls of one reply that run; the model is told about the rest.
         max_reply_chars: characters of one reply accepted; a larger one runs no calls and the
             model is told to write less.
+        mcp_servers: MCP servers for this host, in the ``mcpServers`` format of ``mcp.json``
+            (name → ``{"command", "args", "env", "cwd"}`` or ``{"url", "headers"}``); handed
+            to plugins as the host option ``"mcp_servers"`` (the ``mcp`` plugin reads it).
     """
 
     def __init__(
@@ -193,8 +206,12 @@ class Agent:
         turn_timeout: float | None = DEFAULT_TURN_TIMEOUT,
         max_calls_per_reply: int = DEFAULT_MAX_CALLS_PER_REPLY,
         max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS,
+        mcp_servers: Mapping[str, Mapping[str, object]] | None = None,
     ) -> None:
         self.pm = plugin_manager if plugin_manager is not None else create_plugin_manager()
+        self.pm.configure_host(
+            Path(workspace).resolve(), {"mcp_servers": dict(mcp_servers)} if mcp_servers else {}
+        )
         if provider is None or isinstance(provider, str):
             provider, model = resolve_model_name(provider, model, self.pm)
         if isinstance(provider, str):
@@ -224,7 +241,7 @@ class Agent:
         self.max_reply_chars = max_reply_chars
         # the tools lists sent to the model, by their schemas: every session with the same
         # tools shares one
-        self._offered: dict[Any, list[ToolDefinition]] = {}
+        self._offered: _OfferedCache = {}
 
     def new_session(
         self,

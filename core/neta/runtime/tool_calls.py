@@ -8,8 +8,6 @@ from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TypedDict, TypeVar
 
-from pydantic import BaseModel
-
 from neta.errors import ToolError
 from neta.events import ToolCallStart, ToolResultEvent
 from neta.runtime.arguments import parse_arguments
@@ -152,7 +150,7 @@ async def _execute(call: ToolCall, turn: Turn) -> ToolResult:
     if bound is None:
         return tool_error(_unknown_tool(call.name, list(turn.tools)))
     try:
-        args = parse_arguments(call, bound.schema.args, turn.stop_note)
+        args = parse_arguments(call, bound.schema, turn.stop_note)
     except ToolError as exc:
         return tool_error(str(exc))
     timeout = bound.tool.timeout or turn.limits.tool_timeout
@@ -170,7 +168,7 @@ async def _execute(call: ToolCall, turn: Turn) -> ToolResult:
         return tool_error(f"tool {call.name!r} failed: {type(exc).__name__}: {exc}")
 
 
-async def _invoke(bound: BoundTool, args: BaseModel) -> ToolResult:
+async def _invoke(bound: BoundTool, args: object) -> ToolResult:
     try:
         return await bound.tool.invoke(args)
     except SystemExit as exc:  # caught inside the task: past it, asyncio would stop the loop

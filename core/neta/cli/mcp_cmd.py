@@ -1,0 +1,113 @@
+"""``neta mcp``: serve Neta's tools to MCP clients (``serve``); the mcp plugin adds ``list``."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from neta.cli.context import plugin_manager, report_problems
+from neta.cli.mcp_server import SessionServer
+from neta.cli.run_cmd import DenyOpt, ToolsetOpt
+from neta.errors import ConfigError
+from neta.hosting.auth import check_exposure, refusal
+from neta.runtime.agent import Agent
+
+mcp_app = typer.Typer(help="MCP both ways: Neta's tools for MCP clients.", no_args_is_help=True)
+"""The ``neta mcp`` command group."""
+
+
+@mcp_app.command("serve")
+def serve(
+    ctx: typer.Context,
+    workspace: Path | None = typer.Option(None, "--workspace", "-w", help="Workspace root."),
+    toolset: list[str] = ToolsetOpt,
+    deny: list[str] = DenyOpt,
+    only: list[str] = typer.Option([], "--only", help="Exactly these toolsets (repeatable)."),
+    http: str | None = typer.Option(
+        None, "--http", help="Serve streamable HTTP on HOST:PORT instead of stdio."
+    ),
+    token: str | None = typer.Option(None, "--token", help="Required token (or NETA_TOKEN)."),
+) -> None:
+    """Serve one session's tools to an MCP client over stdio (or streamable HTTP)."""
+    address = _address(http) if http else None
+    if address is not None:
+        token = token or os.environ.get("NETA_TOKEN") or None
+        check_exposure(address[0], token)
+    agent = Agent(
+        provider=None,
+        plugin_manager=plugin_manager(ctx),
+        workspace=workspace or Path.cwd(),
+        toolsets=toolset,
+        deny=deny,
+        preset=only or None,
+    )
+    session = agent.new_session(crew_runner=None)  # no model here: no sub-agents either
+    report_problems(ctx)
+    server = SessionServer(session).build()
+    try:
+        if address is None:
+            asyncio.run(_serve_stdio(server))
+        else:
+            _serve_http(server, *address, token)
+    finally:
+        agent.end_session(session)
+
+
+async def _serve_stdio(server: Any) -> None:
+    from mcp.server.stdio import stdio_server
+
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def _serve_http(server: Any, host: str, port: int, token: str | None) -> None:
+    import uvicorn
+
+    app = _Guard(server.streamable_http_app(host=host), token)
+    typer.echo(f"Neta MCP server on http://{host}:{port}/mcp", err=True)
+    uvicorn.run(app, host=host, port=port, log_level="warning")
+
+
+class _Guard:
+    """Refuses HTTP requests the token rules of ``neta serve`` refuse (401/403, JSON body)."""
+
+    def __init__(self, app: Any, token: str | None) -> None:
+        self.app = app
+        self.token = token
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        if scope["type"] == "http":
+            headers = {
+                k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope["headers"]
+            }
+            refused = refusal(
+                self.token,
+                authorization=headers.get("authorization"),
+                origin=headers.get("origin"),
+                server=scope.get("server"),
+            )
+            if refused is not None:
+                status, message = refused
+                body = json.dumps({"error": message}).encode()
+                await send(
+                    {
+                        "type": "http.response.start",
+                        "status": status,
+                        "headers": [(b"content-type", b"application/json")],
+                    }
+                )
+                await send({"type": "http.response.body", "body": body})
+                return
+        await self.app(scope, receive, send)
+
+
+def _address(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ConfigError(f"--http wants HOST:PORT (e.g. 127.0.0.1:8766), not {text!r}")
+    return host.strip("[]"), int(port)

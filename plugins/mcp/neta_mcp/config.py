@@ -1,0 +1,117 @@
+"""Which MCP servers a host has: ``mcp.json`` files and the host's own list, merged by name."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from neta import ConfigError, HostSettings, neta_home
+
+CONFIG_NAME = "mcp.json"
+"""The file name in ``NETA_HOME`` and in the workspace's ``.neta`` folder."""
+
+HOST_OPTION = "mcp_servers"
+"""The host option ``Agent(mcp_servers=...)`` fills."""
+
+
+class ServerConfig(BaseModel):
+    """One entry of ``mcpServers``: a command to run (stdio) or a URL (streamable HTTP).
+
+    Attributes:
+        command: the executable that speaks MCP on its standard input and output.
+        args: its arguments.
+        env: environment variables added to the few safe ones the SDK passes on.
+        cwd: its working directory (relative to the workspace; the workspace by default).
+        url: the streamable HTTP endpoint of a running server.
+        headers: HTTP headers sent with every request (e.g. ``Authorization``).
+        enabled: ``false`` keeps the server configured but off.
+        timeout: seconds to wait for the server to start and list its tools.
+    """
+
+    model_config = ConfigDict(extra="ignore")
+
+    command: str | None = Field(default=None, min_length=1)
+    args: list[str] = Field(default_factory=list)
+    env: dict[str, str] = Field(default_factory=dict)
+    cwd: str | None = None
+    url: str | None = Field(default=None, min_length=1)
+    headers: dict[str, str] = Field(default_factory=dict)
+    enabled: bool = True
+    timeout: float = Field(default=30.0, gt=0)
+
+    @model_validator(mode="after")
+    def _one_transport(self) -> ServerConfig:
+        if (self.command is None) == (self.url is None):
+            raise ValueError('give exactly one of "command" (stdio) and "url" (streamable HTTP)')
+        return self
+
+    @property
+    def transport(self) -> str:
+        """``stdio`` or ``http``."""
+        return "stdio" if self.command is not None else "http"
+
+    def summary(self) -> str:
+        """The command line or the URL, for listings."""
+        if self.command is not None:
+            return " ".join([self.command, *self.args])
+        return str(self.url)
+
+
+@dataclass(frozen=True)
+class ConfiguredServer:
+    """A server entry and where it came from; ``error`` says why the entry is unusable."""
+
+    name: str
+    source: str
+    config: ServerConfig | None
+    error: str = ""
+
+
+def load_servers(host: HostSettings) -> dict[str, ConfiguredServer]:
+    """The host's servers by name: home file, then workspace file, then the host's own list.
+
+    A later source replaces an earlier one's entry of the same name. A malformed entry is kept
+    with its ``error`` (its toolset shows it); a file that is not a JSON object of the
+    ``mcpServers`` form raises ``ConfigError``.
+    """
+    servers: dict[str, ConfiguredServer] = {}
+    for path in (neta_home() / CONFIG_NAME, host.workspace / ".neta" / CONFIG_NAME):
+        if path.is_file():
+            servers.update(_entries(_read(path), str(path)))
+    own = host.options.get(HOST_OPTION)
+    if own is not None and not isinstance(own, Mapping):
+        raise ConfigError(f"mcp_servers must map server names to entries, not {own!r:.80}")
+    if own:
+        servers.update(_entries(own, "the host (mcp_servers)"))
+    return servers
+
+
+def _read(path: Path) -> Mapping[str, Any]:
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ConfigError(f"{path}: cannot read MCP servers: {exc}") from exc
+    if not isinstance(data, dict) or not isinstance(data.get("mcpServers", {}), dict):
+        raise ConfigError(f'{path}: expected {{"mcpServers": {{"NAME": {{...}}}}}}')
+    servers: Mapping[str, Any] = data.get("mcpServers", {})
+    return servers
+
+
+def _entries(raw: Mapping[str, Any], source: str) -> dict[str, ConfiguredServer]:
+    entries: dict[str, ConfiguredServer] = {}
+    for name, entry in raw.items():
+        try:
+            config = ServerConfig.model_validate(entry)
+        except ValidationError as exc:
+            first = exc.errors(include_url=False)[0]
+            where = ".".join(str(p) for p in first["loc"])
+            detail = f"{where}: {first['msg']}" if where else first["msg"]
+            entries[name] = ConfiguredServer(name, source, None, f"bad entry in {source}: {detail}")
+        else:
+            entries[name] = ConfiguredServer(name, source, config)
+    return entries

@@ -1,0 +1,218 @@
+"""One host's MCP servers: their toolsets and tools, and the connections its sessions use.
+
+When the catalog is built, every enabled server is started (all at once) and asked for its
+tools; a server that fails makes its toolset unavailable with the reason. Those connections
+stay open for the host's first session, which adopts them instead of starting the servers a
+second time. Later sessions start a server on their first call to it (lazily), so a session
+that never uses a server never starts it. Each session's connections close when it ends,
+together with any the catalog opened and nobody adopted; whatever is still open closes when
+the process exits.
+"""
+
+from __future__ import annotations
+
+import atexit
+import threading
+import weakref
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from neta import (
+    ConfigError,
+    HostSettings,
+    SessionContext,
+    Tool,
+    ToolResult,
+    ToolSchema,
+    ToolsetSpec,
+    neta_home,
+)
+from neta.events import ToolProgress
+from neta_mcp.config import ConfiguredServer, load_servers
+from neta_mcp.elicitation import elicit_handler
+from neta_mcp.link import LinkDown, ServerLink
+from neta_mcp.naming import qualified_tool_name, tool_name, toolset_name
+from neta_mcp.results import to_tool_result
+
+_LIVE: weakref.WeakSet[ServerLink] = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    for link in list(_LIVE):
+        link.close()
+
+
+class McpHost:
+    """The MCP servers of one host (one ``HostSettings``) and their connections.
+
+    Args:
+        workspace: the host's workspace (stdio servers run in it).
+        options: the host options (``mcp_servers`` is read from them).
+    """
+
+    def __init__(self, workspace: Path, options: Mapping[str, object]) -> None:
+        self.workspace = workspace
+        self.problem = ""
+        try:
+            self.servers = load_servers(HostSettings(workspace, options))
+        except ConfigError as exc:
+            self.servers, self.problem = {}, str(exc)
+        self.unavailable: dict[str, str] = {}
+        self.listed: dict[str, list[Any]] = {}
+        self._surveyed = False
+        self._lock = threading.Lock()
+        self._idle: dict[str, ServerLink] = {}
+        self._sessions: dict[str, dict[str, ServerLink]] = {}
+
+    def survey(self) -> None:
+        """Start every enabled server at once and list its tools (once per host)."""
+        with self._lock:
+            if self._surveyed:
+                return
+            self._surveyed = True
+            links: dict[str, ServerLink] = {}
+            for name, server in self.servers.items():
+                if server.config is None:
+                    self.unavailable[name] = server.error
+                elif not server.config.enabled:
+                    self.unavailable[name] = f'"enabled": false in {server.source}'
+                else:
+                    links[name] = self._new_link(server)
+                    links[name].start()
+            for name, link in links.items():
+                try:
+                    link.wait_started()
+                except LinkDown as exc:
+                    self.unavailable[name] = f"the server did not start: {exc}"
+                    link.close()
+                else:
+                    self.listed[name] = list(link.tools)
+                    self._idle[name] = link
+
+    def toolset_specs(self) -> list[ToolsetSpec]:
+        """One toolset per configured server, unavailable (with the reason) when it is down."""
+        self.survey()
+        specs = []
+        for name, server in self.servers.items():
+            where = server.config.summary() if server.config is not None else "bad entry"
+            specs.append(
+                ToolsetSpec(
+                    name=toolset_name(name),
+                    description=f"MCP server {name!r} ({where}) from {server.source}",
+                    unavailable=self.unavailable.get(name, ""),
+                )
+            )
+        return specs
+
+    def tool_schemas(self) -> list[ToolSchema]:
+        """The tools every running server listed, with their JSON Schema as the arguments."""
+        self.survey()
+        names = self._names()
+        return [
+            _schema(server, tool, names[server, tool.name])
+            for server, tools in self.listed.items()
+            for tool in tools
+        ]
+
+    def build_tools(self, session: SessionContext) -> list[Tool]:
+        """Tool instances for ``session``: each calls its server through the session's link."""
+        names = self._names()
+        return [
+            Tool(
+                name=names[server, tool.name],
+                execute=self._executor(session, server, tool.name, names[server, tool.name]),
+            )
+            for server, tools in self.listed.items()
+            for tool in tools
+        ]
+
+    def _names(self) -> dict[tuple[str, str], str]:
+        """Each server tool's Neta name: its own, or ``SERVER_TOOL`` when a server before took it.
+
+        (A name another plugin's tool has is resolved by the catalog, with the same prefix.)
+        """
+        names: dict[tuple[str, str], str] = {}
+        taken: set[str] = set()
+        for server, tools in self.listed.items():
+            for tool in tools:
+                name = tool_name(tool.name)
+                if name in taken:
+                    name = qualified_tool_name(server, tool.name)
+                taken.add(name)
+                names[server, tool.name] = name
+        return names
+
+    def end_session(self, session: SessionContext) -> None:
+        """Close the session's connections, and those the catalog opened that nobody adopted."""
+        with self._lock:
+            links = list(self._sessions.pop(session.session_id, {}).values())
+            links += self._idle.values()
+            self._idle.clear()
+        for link in links:
+            link.close()
+
+    def close(self) -> None:
+        """Close every connection of this host."""
+        with self._lock:
+            links = list(self._idle.values())
+            links += [link for per in self._sessions.values() for link in per.values()]
+            self._idle.clear()
+            self._sessions.clear()
+        for link in links:
+            link.close()
+
+    def link_for(self, session: SessionContext, server: str) -> ServerLink:
+        """The session's connection to ``server``: adopted, kept, or new (after one died)."""
+        with self._lock:
+            links = self._sessions.setdefault(session.session_id, {})
+            link = links.get(server)
+            if link is None or link.error:
+                if link is not None:
+                    link.close()
+                link = self._idle.pop(server, None) or self._new_link(self.servers[server])
+                link.elicit = elicit_handler(session)
+                links[server] = link
+            return link
+
+    def _new_link(self, server: ConfiguredServer) -> ServerLink:
+        assert server.config is not None
+        link = ServerLink(server.name, server.config, self.workspace)
+        _LIVE.add(link)
+        return link
+
+    def _executor(self, session: SessionContext, server: str, tool: str, name: str) -> Any:
+        media = neta_home() / "mcp-media" / session.session_id
+
+        def progress(done: float, total: float | None, message: str | None) -> None:
+            session.emit(ToolProgress(name=name, progress=done, total=total, message=message or ""))
+
+        async def execute(args: dict[str, Any]) -> ToolResult:
+            link = self.link_for(session, server)
+            try:
+                result = await link.call(tool, args, progress)
+            except LinkDown as exc:
+                reason = f"MCP server {server!r} is not running: {exc}"
+                return ToolResult(content=f"Error: {reason}", is_error=True)
+            except Exception as exc:  # the server refused the call (an MCP error)
+                reason = f"MCP server {server!r} refused the call: {exc}"
+                return ToolResult(content=f"Error: {reason}", is_error=True)
+            return to_tool_result(result, server=server, media_dir=media)
+
+        return execute
+
+
+def _schema(server: str, tool: Any, name: str) -> ToolSchema:
+    description = (tool.description or tool.title or f"The {tool.name} tool").strip()
+    summary = description.split("\n", 1)[0].split(". ", 1)[0].rstrip(".")[:160]
+    qualified = qualified_tool_name(server, tool.name)
+    return ToolSchema(
+        name=name,
+        qualified_name=qualified if qualified != name else "",
+        toolset=toolset_name(server),
+        description=f"{description}\n(from MCP server {server!r})",
+        json_schema={"type": "object", **dict(tool.input_schema)},
+        when_to_use=f"When the task needs {summary[:1].lower()}{summary[1:]}, use "
+        f"{name} (MCP server {server!r}).",
+    )

@@ -1,0 +1,247 @@
+"""``neta mcp serve`` driven by the MCP SDK's own client, over stdio and streamable HTTP.
+
+Starting ``neta`` costs seconds, so each scenario runs one server and one client session
+(module-scoped fixtures) and the tests read what it recorded.
+"""
+
+import asyncio
+import contextlib
+import os
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+
+import httpx
+import httpx2
+import mcp_types
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+PLAN = [{"id": "1", "content": "write tests", "status": "in_progress"}]
+CHOICE = {"question": "Tabs or spaces?", "choices": ["tabs", "spaces"]}
+
+
+@dataclass
+class Record:
+    """What one client session saw."""
+
+    tools: dict = field(default_factory=dict)
+    results: dict = field(default_factory=dict)
+    asked: list = field(default_factory=list)
+    logged: list = field(default_factory=list)
+
+
+@pytest.fixture(scope="module")
+def dirs(tmp_path_factory):
+    root = tmp_path_factory.mktemp("serve")
+    workspace, home = root / "ws", root / "home"
+    workspace.mkdir()
+    home.mkdir()
+    (workspace / "greet.py").write_text('def greet():\n    return "hello"\n')
+    (root / "secret.txt").write_text("outside")
+    return workspace, home
+
+
+def stdio(dirs, *options):
+    workspace, home = dirs
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "neta", "mcp", "serve", "-w", str(workspace), *options],
+        env={"NETA_HOME": str(home)},
+    )
+
+
+def session_with(target, calls, *, elicit=None, headers=None):
+    """Run ``calls`` in one client session; answer elicitations from ``elicit``.
+
+    With ``headers``, ``target`` is a streamable HTTP URL and every request carries them.
+    """
+    record = Record()
+
+    async def answer(context, params):
+        record.asked.append(params)
+        return elicit.pop(0)
+
+    async def log(params):
+        record.logged.append(params)
+
+    async def main():
+        extra = {"elicitation_callback": answer} if elicit is not None else {}
+        async with contextlib.AsyncExitStack() as stack:
+            transport = target
+            if headers is not None:
+                http = await stack.enter_async_context(httpx2.AsyncClient(headers=headers))
+                transport = streamable_http_client(target, http_client=http)
+            c = Client(transport, mode="legacy", logging_callback=log, **extra)
+            await stack.enter_async_context(c)
+            record.tools = {tool.name: tool for tool in (await c.list_tools()).tools}
+            for key, name, arguments in calls:
+                record.results[key] = await c.call_tool(name, arguments)
+        return record
+
+    return asyncio.run(main())
+
+
+def text_of(result):
+    return "".join(block.text for block in result.content if block.type == "text")
+
+
+@pytest.fixture(scope="module")
+def capable(dirs):
+    """A client that declared elicitation: patch, confinement, clarify, todo."""
+    edit = {"path": "greet.py", "old_string": 'return "hello"', "new_string": 'return "hi"'}
+    calls = [
+        ("patch", "patch", edit),
+        ("outside", "read_file", {"path": "../secret.txt"}),
+        ("invalid", "patch", {"path": "greet.py"}),
+        ("accepted", "clarify", CHOICE),
+        ("declined", "clarify", {"question": "Deploy now?"}),
+        ("todo", "todo", {"todos": PLAN}),
+    ]  # fmt: skip
+    answers = [
+        mcp_types.ElicitResult(action="accept", content={"answer": "tabs"}),
+        mcp_types.ElicitResult(action="decline"),
+    ]
+    return session_with(stdio(dirs), calls, elicit=answers)
+
+
+@pytest.fixture(scope="module")
+def plain(dirs):
+    """A client without elicitation."""
+    return session_with(stdio(dirs), [("clarify", "clarify", CHOICE)])
+
+
+def test_serve_lists_the_session_tools_with_the_catalog_schemas(capable):
+    assert {"read_file", "write_file", "patch", "todo", "clarify"} <= set(capable.tools)
+    assert "delegate_task" not in capable.tools  # no model here: no sub-agents
+    assert capable.tools["patch"].input_schema["required"] == ["path", "old_string", "new_string"]
+
+
+def test_patch_edits_a_file_in_the_workspace(capable, dirs):
+    workspace, _ = dirs
+    assert not capable.results["patch"].is_error, text_of(capable.results["patch"])
+    assert (workspace / "greet.py").read_text() == 'def greet():\n    return "hi"\n'
+
+
+def test_file_tools_stay_confined_to_the_workspace(capable):
+    outside = capable.results["outside"]
+    assert outside.is_error
+    assert "outside" not in text_of(outside).replace("outside the workspace", "")
+
+
+def test_invalid_arguments_are_an_error_result_with_the_validation_message(capable):
+    assert capable.results["invalid"].is_error
+    assert "invalid arguments for 'patch'" in text_of(capable.results["invalid"])
+
+
+def test_clarify_is_an_elicitation_with_the_choices_as_an_enum(capable):
+    assert text_of(capable.results["accepted"]) == "User answered: tabs"
+    first = capable.asked[0]
+    assert first.message == "Tabs or spaces?"
+    assert first.requested_schema["properties"]["answer"]["enum"] == ["tabs", "spaces"]
+
+
+def test_a_declined_elicitation_lets_the_model_decide(capable):
+    assert "enum" not in capable.asked[1].requested_schema["properties"]["answer"]
+    assert text_of(capable.results["declined"]).startswith("The user gave no answer.")
+
+
+def test_todo_updates_arrive_as_log_messages_before_the_result(capable):
+    assert not capable.results["todo"].is_error, text_of(capable.results["todo"])
+    [entry] = capable.logged
+    assert entry.logger == "neta.todo"
+    assert entry.data["todos"][0]["content"] == "write tests"
+    assert entry.data["counts"]["in_progress"] == 1
+
+
+def test_clarify_degrades_as_over_rest_for_a_client_without_elicitation(plain):
+    assert plain.asked == []
+    expected = "[clarify] Question: Tabs or spaces?\nChoices: 1. tabs; 2. spaces"
+    assert text_of(plain.results["clarify"]) == expected
+
+
+def test_toolset_rules_decide_what_is_served(dirs):
+    denied = session_with(stdio(dirs, "--deny", "base"), [])
+    assert "patch" not in denied.tools
+    assert "todo" in denied.tools
+    only = session_with(stdio(dirs, "--only", "planning"), [])
+    assert set(only.tools) == {"todo"}
+
+
+def free_port():
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def neta_env(home):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NETA_")}
+    env["NETA_HOME"] = str(home)
+    return env
+
+
+@pytest.fixture(scope="module")
+def http_server(dirs):
+    workspace, home = dirs
+    port = free_port()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "neta", "mcp", "serve", "-w", str(workspace),
+         "--http", f"127.0.0.1:{port}", "--token", "s3cret"],
+        env=neta_env(home), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    deadline = time.monotonic() + 60
+    while True:
+        try:
+            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+            break
+        except OSError:
+            assert process.poll() is None, process.stderr.read().decode()
+            assert time.monotonic() < deadline, "neta mcp serve --http did not start"
+            time.sleep(0.1)
+    yield f"http://127.0.0.1:{port}/mcp"
+    process.terminate()
+    process.wait(timeout=15)
+    process.stderr.close()
+
+
+def over_http(url, token, calls, **options):
+    headers = {"Authorization": f"Bearer {token}"} if token else {}
+    return session_with(url, calls, headers=headers, **options)
+
+
+def test_http_serves_the_tools_and_elicits_for_a_client_with_the_token(http_server, dirs):
+    workspace, _ = dirs
+    (workspace / "http.txt").write_text("one\n")
+    calls = [
+        ("patch", "patch", {"path": "http.txt", "old_string": "one", "new_string": "two"}),
+        ("clarify", "clarify", CHOICE),
+    ]
+    answer = [mcp_types.ElicitResult(action="accept", content={"answer": "spaces"})]
+    record = over_http(http_server, "s3cret", calls, elicit=answer)
+    assert "patch" in record.tools
+    assert not record.results["patch"].is_error, text_of(record.results["patch"])
+    assert (workspace / "http.txt").read_text() == "two\n"
+    assert text_of(record.results["clarify"]) == "User answered: spaces"
+
+
+def test_http_refuses_a_client_without_the_token(http_server):
+    with pytest.raises(ExceptionGroup):  # the SDK's client cannot even initialize
+        over_http(http_server, None, [])
+    for headers in ({}, {"Authorization": "Bearer wrong"}):
+        raw = httpx.post(http_server, json={"jsonrpc": "2.0"}, headers=headers, timeout=30)
+        assert raw.status_code == 401
+        assert raw.json() == {"error": "missing or wrong token"}
+
+
+def test_http_off_loopback_without_a_token_is_refused_at_start(dirs):
+    workspace, home = dirs
+    done = subprocess.run(
+        [sys.executable, "-m", "neta", "mcp", "serve", "-w", str(workspace),
+         "--http", "0.0.0.0:8799"],
+        env=neta_env(home), capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert "NETA_TOKEN" in done.stderr

@@ -1,0 +1,101 @@
+"""The MCP client through the command line: tools list/call, a scripted run, mcp list."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests.plugins.mcp.conftest import TIME, write_config
+
+
+@pytest.fixture
+def project(workspace, neta_home):
+    """A workspace whose .neta/mcp.json has the time server (and a broken one in NETA_HOME)."""
+    write_config(workspace / ".neta" / "mcp.json", {"time": TIME})
+    write_config(
+        neta_home / "mcp.json",
+        {"time": {"command": "/nonexistent/time"}, "broken": {"command": "/nonexistent/x"}},
+    )
+    return workspace
+
+
+def neta(*args, cwd, home):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NETA_", "OPENAI_"))}
+    env["NETA_HOME"] = str(home)
+    return subprocess.run(
+        [sys.executable, "-m", "neta", *args],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=90,
+        check=False,
+    )
+
+
+def test_tools_list_shows_the_server_tools_in_their_toolset(project, neta_home):
+    done = neta("tools", "list", "--json", cwd=project, home=neta_home)
+    assert done.returncode == 0, done.stderr
+    rows = {row["name"]: row for row in json.loads(done.stdout)}
+    assert rows["get_current_time"]["toolset"] == "mcp-time"
+    assert rows["get_current_time"]["plugin"] == "mcp"
+    assert rows["get_current_time"]["enabled"] is True
+
+
+def test_tools_call_runs_a_server_tool(project, neta_home, tmp_path):
+    args = json.dumps({"timezone": "UTC"})
+    done = neta(
+        "tools", "call", "get_current_time", "--args", args, "-w", str(project),
+        cwd=tmp_path, home=neta_home,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["timezone"] == "UTC"
+
+
+def test_a_scripted_run_calls_an_mcp_tool(project, neta_home, tmp_path):
+    script = tmp_path / "script.json"
+    turns = [
+        {"tool_calls": [{"name": "convert_time", "arguments": {
+            "source_timezone": "UTC", "time": "12:00", "target_timezone": "Asia/Tokyo"}}]},
+        {"text": "Noon in UTC is 21:00 in Tokyo.",
+         "expect": {"last_message_contains": "21:00"}},
+    ]  # fmt: skip
+    script.write_text(json.dumps({"turns": turns}))
+    done = neta(
+        "run", "noon UTC in Tokyo?", "-p", "scripted", "--script", str(script),
+        "-w", str(project), "--json", cwd=tmp_path, home=neta_home,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    data = json.loads(done.stdout)
+    assert data["outcome"] == "completed"
+    assert data["text"] == "Noon in UTC is 21:00 in Tokyo."
+
+
+def test_mcp_list_shows_each_server_its_state_reason_and_tool_count(project, neta_home):
+    done = neta("mcp", "list", "--json", cwd=project, home=neta_home)
+    assert done.returncode == 0, done.stderr
+    rows = {row["name"]: row for row in json.loads(done.stdout)}
+    assert rows["time"]["enabled"] is True  # the workspace's entry won over the home one
+    assert rows["time"]["source"] == str(project / ".neta" / "mcp.json")
+    assert rows["time"]["tools"] == 2
+    assert rows["broken"]["enabled"] is False
+    assert rows["broken"]["reason"].startswith("the server did not start")
+    assert rows["broken"]["tools"] == 0
+
+
+def test_toolsets_shows_a_server_that_did_not_start_and_why(project, neta_home):
+    done = neta("toolsets", "--json", cwd=project, home=neta_home)
+    assert done.returncode == 0, done.stderr
+    rows = {row["name"]: row for row in json.loads(done.stdout)}
+    assert rows["mcp-time"]["enabled"] is True
+    assert rows["mcp-broken"]["enabled"] is False
+    assert "/nonexistent/x" in rows["mcp-broken"]["reason"]
+
+
+def test_a_broken_mcp_json_is_a_warning_not_a_crash(workspace, neta_home):
+    (neta_home / "mcp.json").write_text("{not json")
+    done = neta("toolsets", cwd=workspace, home=neta_home)
+    assert done.returncode == 0, done.stderr
+    assert "mcp.json: cannot read MCP servers" in done.stderr

@@ -1,0 +1,156 @@
+"""Real third-party MCP servers over stdio (mcp-server-time, mcp-server-git) as Neta toolsets."""
+
+import asyncio
+import json
+import os
+import signal
+import sys
+import time
+
+from neta.events import ToolResultEvent
+from neta.providers.scripted import ScriptedProvider
+from neta.runtime.agent import Agent
+from tests.plugins.mcp.conftest import TIME, git_server, marked, mcp_pm, server_processes
+
+
+def agent_with(workspace, servers, turns=(), **options):
+    provider = ScriptedProvider(list(turns)) if turns else None
+    return Agent(
+        provider=provider,
+        plugin_manager=mcp_pm(),
+        workspace=workspace,
+        mcp_servers=servers,
+        **options,
+    )
+
+
+def invoke(session, name, arguments):
+    bound = session.tools[name]
+    return asyncio.run(bound.tool.invoke(bound.schema.validate_arguments(arguments)))
+
+
+def test_time_server_tools_join_the_catalog_with_their_json_schema(workspace):
+    agent = agent_with(workspace, {"time": TIME})
+    session = agent.new_session()
+    try:
+        catalog = agent.pm.catalog()
+        schema = catalog.get("get_current_time")
+        assert schema.toolset == "mcp-time"
+        assert schema.json_schema["required"] == ["timezone"]
+        assert "IANA timezone" in schema.json_schema["properties"]["timezone"]["description"]
+        assert "MCP server 'time'" in schema.when_to_use
+        assert catalog.tool_names(["mcp-time"]) == ["get_current_time", "convert_time"]
+        decision = session.toolsets.decision("mcp-time")
+        assert decision.enabled
+        assert decision.reason == "on by default"
+    finally:
+        agent.end_session(session)
+
+
+def test_a_scripted_run_calls_the_time_server_and_reads_its_answer(workspace):
+    turns = [
+        {"tool_calls": [{"name": "get_current_time", "arguments": {}}]},
+        {"tool_calls": [{"name": "get_current_time", "arguments": {"timezone": "UTC"}}]},
+        {"text": "It is now.", "expect": {"last_message_contains": '"timezone": "UTC"'}},
+    ]
+    agent = agent_with(workspace, {"time": TIME}, turns)
+    session = agent.new_session()
+    try:
+        result = asyncio.run(agent.run("What time is it in UTC?", session=session))
+    finally:
+        agent.end_session(session)
+    assert result.outcome == "completed", result.reason
+    first, second = [e for e in result.events if isinstance(e, ToolResultEvent)]
+    assert first.is_error  # validated against the server's JSON Schema before any call
+    assert "'timezone' is a required property" in first.content
+    assert not second.is_error
+    assert json.loads(second.content)["timezone"] == "UTC"
+    assert second.data["structured"]["timezone"] == "UTC"
+
+
+def test_git_server_reports_the_status_of_a_repository(workspace, git_repo):
+    agent = agent_with(workspace, {"git": git_server(git_repo)})
+    session = agent.new_session()
+    try:
+        assert "git_status" in session.tools
+        result = invoke(session, "git_status", {"repo_path": str(git_repo)})
+        assert not result.is_error, result.content
+        assert "notes.txt" in result.content
+    finally:
+        agent.end_session(session)
+
+
+def test_a_server_that_cannot_start_is_unavailable_with_the_reason(workspace):
+    broken = {"command": sys.executable, "args": ["-c", "import sys; sys.exit('no config')"]}
+    agent = agent_with(workspace, {"time": TIME, "broken": broken}, toolsets=["mcp-broken"])
+    session = agent.new_session()
+    try:
+        decision = session.toolsets.decision("mcp-broken")
+        assert not decision.enabled
+        assert decision.reason.startswith("the server did not start")
+        assert "no config" in decision.reason  # the server's last words
+        assert session.toolsets.decision("mcp-time").enabled
+    finally:
+        agent.end_session(session)
+
+
+def test_an_entry_with_enabled_false_is_off_and_never_started(workspace):
+    agent = agent_with(workspace, {"time": {**marked(TIME, "off"), "enabled": False}})
+    session = agent.new_session()
+    try:
+        decision = session.toolsets.decision("mcp-time")
+        assert not decision.enabled
+        assert '"enabled": false' in decision.reason
+        assert server_processes("off") == []
+    finally:
+        agent.end_session(session)
+
+
+def test_deny_turns_a_server_toolset_off(workspace):
+    agent = agent_with(workspace, {"time": TIME}, deny=["mcp-time"])
+    session = agent.new_session()
+    try:
+        assert session.toolsets.decision("mcp-time").reason == "denied"
+        assert "get_current_time" not in session.tools
+    finally:
+        agent.end_session(session)
+
+
+def test_a_tool_name_another_server_took_gets_the_server_prefix(workspace):
+    agent = agent_with(workspace, {"time": TIME, "clock": TIME})
+    session = agent.new_session()
+    try:
+        assert {"get_current_time", "clock_get_current_time"} <= set(session.tools)
+        result = invoke(session, "clock_get_current_time", {"timezone": "UTC"})
+        assert json.loads(result.content)["timezone"] == "UTC"
+        assert agent.pm.problems == []
+    finally:
+        agent.end_session(session)
+
+
+def test_ending_the_session_stops_the_server_processes(workspace):
+    agent = agent_with(workspace, {"time": marked(TIME, "ending")})
+    session = agent.new_session()
+    invoke(session, "get_current_time", {"timezone": "UTC"})
+    assert len(server_processes("ending")) == 1  # the catalog's, adopted: one start
+    agent.end_session(session)
+    deadline = time.monotonic() + 10
+    while server_processes("ending") and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert server_processes("ending") == []
+
+
+def test_a_server_that_dies_mid_session_gives_an_error_result_then_restarts(workspace):
+    agent = agent_with(workspace, {"time": marked(TIME, "dies")})
+    session = agent.new_session()
+    try:
+        invoke(session, "get_current_time", {"timezone": "UTC"})
+        [pid] = server_processes("dies")
+        os.kill(pid, signal.SIGKILL)
+        dead = invoke(session, "get_current_time", {"timezone": "UTC"})
+        assert dead.is_error
+        assert "MCP server 'time' is not running" in dead.content
+        again = invoke(session, "get_current_time", {"timezone": "UTC"})
+        assert not again.is_error, again.content
+    finally:
+        agent.end_session(session)
