@@ -29,12 +29,12 @@ from neta.events import RunFinished, RunStarted, TodoUpdate, ToolCallStart
 from neta.home import neta_home
 from neta.hosting.clarify_bridge import ClarifyBridge, note_lost_questions
 from neta.hosting.config import HostConfig
+from neta.hosting.engines import database_url, open_store
 from neta.hosting.leases import Leases
 from neta.hosting.live import LiveSession, Outbox
 from neta.hosting.protocol import PendingQuestion, error_frame, event_frame
 from neta.hosting.questions import QuestionRegistry
 from neta.hosting.save_points import SavingProvider, SessionSaver, guard_tools
-from neta.hosting.sqlite_store import SqliteStore
 from neta.hosting.store import Store, StoredQuestion
 from neta.messages import Message, Usage
 from neta.plugins import create_plugin_manager
@@ -81,7 +81,9 @@ class SessionHub:
     def __init__(self, config: HostConfig) -> None:
         self.config = config
         self.pm = config.plugin_manager or create_plugin_manager()
-        self.store: Store = SqliteStore((config.home or neta_home()) / "neta.db")
+        self.store: Store = open_store(
+            config.home or neta_home(), database_url(config.database_url)
+        )
         self.leases = Leases(self.store, config.lease_seconds, on_beat=self._adopt_orphans)
         self.saver = SessionSaver(self.store, self.leases.owner)
         self.questions = QuestionRegistry()
