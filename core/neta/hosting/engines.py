@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 
 from neta.errors import ConfigError
+from neta.hosting.bus import Bus, LocalBus
 from neta.hosting.store import Store
 
 DATABASE_URL_ENV = "NETA_DATABASE_URL"
@@ -50,6 +51,30 @@ def describe_store(home: Path, url: str | None) -> str:
     """One line naming the store, fit to print (no password)."""
     if url is None:
         return f"SQLite {home / 'neta.db'}"
-    from neta.hosting.postgres_store import safe_url
-
     return f"PostgreSQL {safe_url(url)}"
+
+
+def safe_url(url: str) -> str:
+    """``url`` without its password, fit for a message or a log."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or "@" not in rest:
+        return url
+    credentials, _, host = rest.rpartition("@")
+    user = credentials.split(":", 1)[0]
+    return f"{scheme}://{user + '@' if user else ''}{host}"
+
+
+def open_bus(url: str | None) -> Bus:
+    """The Redis bus at ``url``, or the in-process bus when ``url`` is ``None``.
+
+    Raises:
+        ConfigError: ``url`` is not a ``redis://`` URL, or the extra is missing.
+    """
+    if url is None:
+        return LocalBus()
+    if url.startswith(("redis://", "rediss://", "unix://")):
+        from neta.hosting.redis_bus import RedisBus
+
+        return RedisBus(url)
+    scheme = url.partition("://")[0]
+    raise ConfigError(f"unknown bus {scheme!r}: use a redis:// URL")

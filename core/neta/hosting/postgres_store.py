@@ -23,6 +23,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from neta.errors import ConfigError, SessionOwned, StorageUnavailable, UnknownSession
+from neta.hosting.engines import safe_url
 from neta.hosting.store import StoredQuestion, StoredSession
 from neta.messages import Message
 
@@ -335,13 +336,3 @@ class PostgresStore:
     def close(self) -> None:
         """Close the pool's connections."""
         self._pool.close()
-
-
-def safe_url(url: str) -> str:
-    """``url`` without its password, fit for a message."""
-    scheme, sep, rest = url.partition("://")
-    if not sep or "@" not in rest:
-        return url
-    credentials, _, host = rest.rpartition("@")
-    user = credentials.split(":", 1)[0]
-    return f"{scheme}://{user}@{host}"
