@@ -98,6 +98,9 @@ class Store(Protocol):
     def release(self, session_id: str, owner: str) -> None:
         """Give up the session's lease, if ``owner`` holds it."""
 
+    def owner(self, session_id: str) -> str | None:
+        """Who holds the session's lease now (a live, unexpired one), or ``None``."""
+
     def release_all(self, owner: str) -> None:
         """Give up every lease ``owner`` holds."""
 
@@ -106,6 +109,9 @@ class Store(Protocol):
 
     def remove_question(self, request_id: str) -> None:
         """Forget a waiting question (answered, timed out or cancelled)."""
+
+    def pending_questions(self, session_id: str) -> list[StoredQuestion]:
+        """The session's questions that wait for an answer, oldest first."""
 
     def lose_questions(self, request_ids: list[str] | None = None) -> list[StoredQuestion]:
         """Mark waiting questions as lost to a restart, and return them.

@@ -88,12 +88,14 @@ def test_one_owner_at_a_time_until_release_or_expiry(open_shared):
     assert first.acquire("s1", "a", 30)
     assert first.acquire("s1", "a", 30)  # renewing is taking again
     assert not second.acquire("s1", "b", 30)
+    assert second.owner("s1") == "a"
     first.release("s1", "b")  # not b's to release
     assert not second.acquire("s1", "b", 30)
     first.release("s1", "a")
     assert second.acquire("s1", "b", 0.3)
     assert not first.acquire("s1", "a", 30)
     time.sleep(0.5)  # b stopped renewing: its lease lapsed
+    assert first.owner("s1") is None
     assert first.acquire("s1", "a", 30)
 
 
@@ -135,7 +137,9 @@ def test_questions_of_a_dead_owner_are_lost_then_taken_once(open_shared):
 def test_removed_and_deleted_questions_are_gone(store):
     store.create("s1", "gateway")
     store.add_question(StoredQuestion("r1", "s1", "Which?", None))
+    assert store.pending_questions("s1") == [StoredQuestion("r1", "s1", "Which?", None)]
     store.remove_question("r1")
+    assert store.pending_questions("s1") == []
     assert store.lose_questions() == []
     store.add_question(StoredQuestion("r2", "s1", "Which?", None))
     store.delete("s1")

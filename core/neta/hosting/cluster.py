@@ -1,0 +1,194 @@
+"""``Cluster``: a hub's part in a host of several worker processes sharing a bus and a store.
+
+With a shared bus (Redis), every frame of a session goes to the session's stream on the bus
+instead of straight to this process's connections; every connection, on whichever worker,
+reads the stream and gets each frame with its ``eventId``. A connection that comes back with
+``?lastEventId=`` resumes after that frame.
+
+A session runs on its owner: the worker holding its lease in the store. A client frame that
+acts on a session (a message, a clarify answer, a cancel) reaching another worker is sent to
+the owner's inbox on the bus; a session nobody owns is taken by the worker the frame reached.
+A command the owner refuses comes back as an ``error`` frame on the session's stream.
+
+When a worker dies, its leases lapse; the next heartbeat of a live worker finds the
+questions it left waiting, notes them in the history (the restart rule) and tells the
+session's clients: ``clarify_resolved {server_restarted}`` and ``run_finished`` with outcome
+``error`` and a reason that starts with ``interrupted``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from typing import TYPE_CHECKING
+
+from neta.errors import AnswerRefused, HostError, SessionOwned, StorageUnavailable, UnknownSession
+from neta.events import RunFinished
+from neta.hosting.bus import Bus, Command, Frame
+from neta.hosting.live import LiveSession, Outbox
+from neta.hosting.protocol import ClarifyResolved, error_frame, event_frame, frame
+from neta.hosting.store import StoredQuestion
+
+if TYPE_CHECKING:
+    from neta.hosting.hub import SessionHub
+
+_log = logging.getLogger("neta.hosting")
+
+INTERRUPTED_REASON = (
+    "interrupted: the server process running this session stopped; what was saved is kept"
+)
+
+_POLL_SECONDS = 2.0
+
+
+class Cluster:
+    """Carries a hub's frames and commands over ``bus`` to and from the other workers."""
+
+    def __init__(self, hub: SessionHub, bus: Bus) -> None:
+        self.hub = hub
+        self.bus = bus
+        self._outgoing: asyncio.Queue[tuple[str, Frame]] = asyncio.Queue()
+        self._tasks: list[asyncio.Task[None]] = []
+
+    @property
+    def me(self) -> str:
+        """This worker's name (its lease owner name)."""
+        return self.hub.leases.owner
+
+    def start(self) -> None:
+        """Start publishing frames and serving this worker's inbox (in the running loop)."""
+        if not self._tasks:
+            self._tasks = [
+                asyncio.create_task(self._pump(), name="neta-bus-publish"),
+                asyncio.create_task(self._serve_inbox(), name="neta-bus-inbox"),
+            ]
+
+    async def close(self) -> None:
+        """Publish what is queued, stop the tasks and close the bus."""
+        if self._tasks:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._drained(), 2.0)
+            for task in self._tasks:
+                task.cancel()
+            await asyncio.wait(self._tasks)
+            self._tasks = []
+        await self.bus.close()
+
+    async def _drained(self) -> None:
+        while not self._outgoing.empty():
+            await asyncio.sleep(0.01)
+
+    # -- frames ---------------------------------------------------------------------------------
+
+    def publish(self, session_id: str, item: Frame) -> None:
+        """Send ``item`` to every client of the session, on every worker, in order."""
+        self._outgoing.put_nowait((session_id, item))
+
+    async def _pump(self) -> None:
+        while True:
+            session_id, item = await self._outgoing.get()
+            while True:
+                try:
+                    await self.bus.publish(session_id, item)
+                    break
+                except StorageUnavailable as exc:  # keep the order: retry this frame first
+                    _log.warning("could not publish a frame of %s: %s", session_id, exc)
+                    await asyncio.sleep(0.5)
+
+    async def last_id(self, session_id: str) -> str | None:
+        """The id of the session's newest frame (a new connection follows from there)."""
+        return await self.bus.last_id(session_id)
+
+    def follow(self, session_id: str, outbox: Outbox, after: str | None) -> asyncio.Task[None]:
+        """Copy the session's frames after id ``after`` to ``outbox`` until it closes."""
+
+        async def copy() -> None:
+            last = after
+            while not getattr(outbox, "closed", False):
+                try:
+                    frames = await self.bus.read(session_id, last, _POLL_SECONDS)
+                except StorageUnavailable as exc:
+                    _log.warning("could not read frames of %s: %s", session_id, exc)
+                    await asyncio.sleep(0.5)
+                    continue
+                for event_id, item in frames:
+                    outbox.put({**item, "eventId": event_id})
+                    last = event_id
+
+        return asyncio.create_task(copy(), name=f"neta-follow-{session_id}")
+
+    # -- commands -------------------------------------------------------------------------------
+
+    async def act(self, session_id: str, command: Command) -> bool:
+        """Carry out a client's command on the session, here or on its owner.
+
+        Returns whether it was sent to another worker (its outcome then comes on the stream).
+
+        Raises:
+            HostError: the command was carried out here and refused.
+        """
+        owner = self.hub.store.owner(session_id)
+        if owner is not None and owner != self.me:
+            await self.bus.send(owner, {**command, "sessionId": session_id})
+            return True
+        await self._carry_out(session_id, command)
+        return False
+
+    async def _serve_inbox(self) -> None:
+        while True:
+            try:
+                command = await self.bus.receive(self.me, _POLL_SECONDS)
+            except StorageUnavailable as exc:
+                _log.warning("could not read this worker's commands: %s", exc)
+                await asyncio.sleep(0.5)
+                continue
+            if command is None:
+                continue
+            session_id = str(command.get("sessionId", ""))
+            try:
+                await self._carry_out(session_id, command)
+            except HostError as exc:
+                self.publish(session_id, error_frame(session_id, exc))
+            except Exception:  # one bad command must not stop the inbox
+                _log.exception("command for session %s failed", session_id)
+
+    async def _carry_out(self, session_id: str, command: Command) -> None:
+        kind = command.get("type")
+        if kind == "message":
+            running = self.hub.get(session_id)
+            try:
+                self.hub.start_run(running, str(command.get("text", "")))
+            except BaseException:
+                self.hub.release(running)
+                raise
+            return
+        live = self._here(session_id)
+        if kind == "clarify_response":
+            if live is None:
+                raise AnswerRefused(f"no question {command.get('requestId')!r} waits")
+            self.hub.answer(live, str(command.get("requestId")), str(command.get("answer")))
+        elif kind == "cancel_run":
+            if live is None or not await self.hub.cancel_run(live):
+                raise HostError("no run to cancel", code="not_running")
+        else:
+            raise HostError(f"unknown command {kind!r}", code="unknown_type")
+
+    def _here(self, session_id: str) -> LiveSession | None:
+        try:
+            live = self.hub.get(session_id)
+        except (SessionOwned, UnknownSession):
+            return None
+        if not live.busy:
+            self.hub.release(live)
+        return live
+
+    # -- a worker that died ------------------------------------------------------------------
+
+    def tell_interrupted(self, session_id: str, lost: list[StoredQuestion]) -> None:
+        """Tell the session's clients that the worker running it died: questions, then run."""
+        for question in lost:
+            resolved = ClarifyResolved(request_id=question.request_id, outcome="server_restarted")
+            self.publish(session_id, frame("clarify_resolved", session_id, resolved))
+        finished = RunFinished(session_id=session_id, outcome="error", reason=INTERRUPTED_REASON)
+        self.publish(session_id, event_frame(session_id, finished))
