@@ -135,6 +135,26 @@ class Cluster:
         await self._carry_out(session_id, command)
         return False
 
+    async def run_on_owner(self, session_id: str, text: str) -> list[Frame]:
+        """Run ``text`` in the session wherever it is owned; the run's frames, to its end.
+
+        Raises:
+            HostError: the owner refused the message (``busy``...).
+        """
+        after = await self.bus.last_id(session_id)
+        await self.act(session_id, {"type": "message", "text": text})
+        frames: list[Frame] = []
+        while True:
+            for event_id, item in await self.bus.read(session_id, after, _POLL_SECONDS):
+                after = event_id
+                if item.get("type") == "error":
+                    data = item.get("data", {})
+                    raise HostError(str(data.get("message")), code=str(data.get("code")))
+                frames.append(item)
+                ended = item.get("type") == "run_finished"
+                if ended and item.get("data", {}).get("agent_id") is None:
+                    return frames
+
     async def _serve_inbox(self) -> None:
         while True:
             try:

@@ -116,6 +116,7 @@ class SessionHub:
         """Start the hub's background work (in the server's event loop)."""
         if self.cluster is not None:
             self.cluster.start()
+            self.leases.start()
 
     def _new_provider(self) -> Provider:
         if self.config.provider_factory is not None:
