@@ -135,7 +135,10 @@ def serve(
         uvicorn.run(create_app(config), **common)
         return
     # Each worker process builds its own app from these settings (with all installed plugins).
+    from neta.gateway.handshake import protocol_import_strings
+
     os.environ[_WORKER_SETTINGS] = json.dumps(settings)
+    common.update(protocol_import_strings())
     uvicorn.run(f"{__name__}:worker_app", factory=True, workers=workers, **common)
 
 

@@ -219,3 +219,69 @@ def test_two_hundred_sessions_spread_over_two_workers(workers):
         assert replies == ["ok"] * 200
 
     asyncio.run(drive())
+
+
+def _serve_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NETA_", "OPENAI_"))}
+    return {**env, "NETA_HOME": str(tmp_path / "home"), **extra}
+
+
+def test_serve_refuses_several_workers_without_a_shared_bus(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "neta", "serve", "--workers", "2", "-p", "scripted"],
+        capture_output=True,
+        text=True,
+        env=_serve_env(tmp_path),
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "--workers 2 needs a shared bus: set NETA_REDIS_URL" in done.stderr
+
+
+def test_serve_with_two_uvicorn_workers_shares_redis_and_sqlite(tmp_path, redis_url):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [{"text": "from a worker"}]}))
+    port = free_port()
+    log_path = tmp_path / "serve.log"
+    with log_path.open("w") as log:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "neta",
+                "serve",
+                "--workers",
+                "2",
+                "--port",
+                str(port),
+                "-p",
+                "scripted",
+                "--script",
+                str(script),
+                "-w",
+                str(tmp_path),
+            ],
+            env=_serve_env(tmp_path, NETA_REDIS_URL=redis_url),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                sid = httpx.post(f"{base}/v1/sessions", timeout=2).json()["sessionId"]
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None, log_path.read_text()
+                assert time.monotonic() < deadline, log_path.read_text()
+                time.sleep(0.2)
+        reply = httpx.post(f"{base}/v1/sessions/{sid}/messages", json={"text": "hi"}, timeout=30)
+        assert reply.json()["reply"] == "from a worker"
+        printed = log_path.read_text()
+        assert f"store: SQLite {tmp_path / 'home' / 'neta.db'}; bus: Redis" in printed
+        assert "workers: 2" in printed
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(20)
