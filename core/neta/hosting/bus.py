@@ -60,6 +60,12 @@ class Bus(Protocol):
     async def owner_of(self, session_id: str) -> str | None:
         """The worker holding the session's lease now, or ``None``."""
 
+    async def mark_running(self, session_id: str, running: bool) -> bool:
+        """Note that the session's run started (``True``) or ended; whether that changed it."""
+
+    async def running_sessions(self) -> list[str]:
+        """The sessions whose run started and did not end (their owner may have died)."""
+
     async def publish(self, session_id: str, frame: Frame) -> str:
         """Append ``frame`` to the session's stream; returns its id."""
 
@@ -100,6 +106,7 @@ class LocalBus:
         self._leases: dict[str, tuple[str, float]] = {}
         self._streams: dict[str, _Stream] = {}
         self._inboxes: dict[str, asyncio.Queue[Command]] = {}
+        self._running: set[str] = set()
 
     async def acquire(self, session_id: str, owner: str, ttl: float) -> bool:
         """Take or renew the session's lease for ``ttl`` seconds; false if another holds it."""
@@ -127,6 +134,19 @@ class LocalBus:
         """The worker holding the session's lease now, or ``None``."""
         held = self._leases.get(session_id)
         return held[0] if held is not None and held[1] > time.monotonic() else None
+
+    async def mark_running(self, session_id: str, running: bool) -> bool:
+        """Note that the session's run started (``True``) or ended; whether that changed it."""
+        changed = (session_id in self._running) != running
+        if running:
+            self._running.add(session_id)
+        else:
+            self._running.discard(session_id)
+        return changed
+
+    async def running_sessions(self) -> list[str]:
+        """The sessions whose run started and did not end."""
+        return sorted(self._running)
 
     def _stream(self, session_id: str) -> _Stream:
         stream = self._streams.get(session_id)

@@ -50,6 +50,8 @@ class Cluster:
         self.bus = bus
         self._outgoing: asyncio.Queue[tuple[str, Frame]] = asyncio.Queue()
         self._tasks: list[asyncio.Task[None]] = []
+        self._sweep: asyncio.Task[None] | None = None
+        self._suspects: set[str] = set()
 
     @property
     def me(self) -> str:
@@ -69,9 +71,10 @@ class Cluster:
         if self._tasks:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._drained(), 2.0)
-            for task in self._tasks:
+            tasks = [*self._tasks, *([self._sweep] if self._sweep else [])]
+            for task in tasks:
                 task.cancel()
-            await asyncio.wait(self._tasks)
+            await asyncio.wait(tasks)
             self._tasks = []
         await self.bus.close()
 
@@ -88,9 +91,15 @@ class Cluster:
     async def _pump(self) -> None:
         while True:
             session_id, item = await self._outgoing.get()
+            kind = item.get("type")
+            top = kind in ("run_started", "run_finished") and item["data"].get("agent_id") is None
             while True:
                 try:
+                    if top and kind == "run_started":
+                        await self.bus.mark_running(session_id, True)
                     await self.bus.publish(session_id, item)
+                    if top and kind == "run_finished":
+                        await self.bus.mark_running(session_id, False)
                     break
                 except StorageUnavailable as exc:  # keep the order: retry this frame first
                     _log.warning("could not publish a frame of %s: %s", session_id, exc)
@@ -205,10 +214,32 @@ class Cluster:
 
     # -- a worker that died ------------------------------------------------------------------
 
-    def tell_interrupted(self, session_id: str, lost: list[StoredQuestion]) -> None:
-        """Tell the session's clients that the worker running it died: questions, then run."""
+    def tell_lost(self, session_id: str, lost: list[StoredQuestion]) -> None:
+        """Tell the session's clients that questions of a worker that died are over."""
         for question in lost:
             resolved = ClarifyResolved(request_id=question.request_id, outcome="server_restarted")
             self.publish(session_id, frame("clarify_resolved", session_id, resolved))
-        finished = RunFinished(session_id=session_id, outcome="error", reason=INTERRUPTED_REASON)
-        self.publish(session_id, event_frame(session_id, finished))
+
+    def sweep(self) -> None:
+        """Look for runs whose worker died (each heartbeat), and tell their clients."""
+        if self._tasks and (self._sweep is None or self._sweep.done()):
+            self._sweep = asyncio.create_task(self._find_interrupted(), name="neta-bus-sweep")
+
+    async def _find_interrupted(self) -> None:
+        try:
+            suspects = set()
+            for session_id in await self.bus.running_sessions():
+                if self.hub.store.owner(session_id) is not None:
+                    continue  # its owner is alive
+                suspects.add(session_id)
+                if session_id not in self._suspects:
+                    continue  # a run that just ended is unmarked by then; look again next beat
+                # Only the worker that takes the mark away tells the clients.
+                if await self.bus.mark_running(session_id, False):
+                    finished = RunFinished(
+                        session_id=session_id, outcome="error", reason=INTERRUPTED_REASON
+                    )
+                    self.publish(session_id, event_frame(session_id, finished))
+            self._suspects = suspects
+        except HostError as exc:
+            _log.warning("could not look for interrupted runs: %s", exc)

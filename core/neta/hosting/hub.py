@@ -317,12 +317,14 @@ class SessionHub:
                 if saved is not None and note_lost_questions(saved.history, questions):
                     self.store.save(session_id, saved.history, owner=self.leases.owner)
                 if self.cluster is not None:
-                    self.cluster.tell_interrupted(session_id, questions)
+                    self.cluster.tell_lost(session_id, questions)
             except HostError as exc:
                 _log.warning("could not note lost questions of %s: %s", session_id, exc)
             finally:
                 if session_id not in self._live or not self._live[session_id].busy:
                     self.leases.release(session_id)
+        if self.cluster is not None:
+            self.cluster.sweep()  # after the questions' frames: then the runs' ends
         return lost
 
     # -- runs -------------------------------------------------------------------------------

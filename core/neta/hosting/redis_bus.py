@@ -9,6 +9,7 @@ Chosen with ``NETA_REDIS_URL=redis://…`` (needs the ``neta[scale]`` extra). Ke
   the frames' ids (they grow with time, so a client resumes after the last one it saw). Each
   stream keeps about ``keep_events`` entries and expires a day after its last frame.
 - ``neta:inbox:<owner>``: a list of commands for one worker.
+- ``neta:running``: the sessions whose run started and did not end.
 
 Every Redis failure is raised as ``StorageUnavailable``.
 """
@@ -63,6 +64,7 @@ return 1
 """
 
 _LEASE = "neta:lease:"
+_RUNNING = "neta:running"
 
 
 def _text(value: bytes | str) -> str:
@@ -122,6 +124,17 @@ class RedisBus:
         """The worker holding the session's lease now, or ``None``."""
         held = await self._call("read a lease", lambda: self._redis.get(_LEASE + session_id))
         return None if held is None else _text(held)
+
+    async def mark_running(self, session_id: str, running: bool) -> bool:
+        """Note that the session's run started (``True``) or ended; whether that changed it."""
+        change = self._redis.sadd if running else self._redis.srem
+        changed = await self._call("mark a run", lambda: change(_RUNNING, session_id))
+        return bool(changed)
+
+    async def running_sessions(self) -> list[str]:
+        """The sessions whose run started and did not end."""
+        members: Any = await self._call("read runs", lambda: self._redis.smembers(_RUNNING))
+        return sorted(_text(m) for m in members)
 
     async def publish(self, session_id: str, frame: Frame) -> str:
         """Append ``frame`` to the session's stream; returns its id."""

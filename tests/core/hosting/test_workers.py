@@ -285,3 +285,46 @@ def test_serve_with_two_uvicorn_workers_shares_redis_and_sqlite(tmp_path, redis_
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(20)
+
+
+def test_a_run_whose_worker_dies_without_a_question_is_reported_interrupted(workers):
+    turns = [{"text": "too late", "delay": 60}]
+    a, b = workers("a", turns), workers("b", turns)
+
+    async def drive() -> None:
+        on_a, ready = await open_client(a.ws())
+        sid = ready["sessionId"]
+        on_b, _ = await open_client(b.ws(sessionId=sid))
+        await on_a.send("user_message", sid, text="think hard")
+        await on_b.until("run_started")
+        a.proc.send_signal(signal.SIGKILL)
+        a.proc.wait()
+        finished = await on_b.until("run_finished", timeout=LEASE_SECONDS * 4 + 5)
+        assert finished["data"]["outcome"] == "error"
+        assert finished["data"]["reason"].startswith("interrupted")
+        async with httpx.AsyncClient(timeout=30) as http:
+            saved = (await http.get(f"{b.http}/v1/sessions/{sid}")).json()
+        assert [m["content"] for m in saved["messages"]] == ["think hard"]
+        await on_b.ws.close()
+
+    asyncio.run(drive())
+
+
+def test_a_run_that_ends_normally_is_never_reported_interrupted(workers):
+    turns = [{"text": "quick"}]
+    a, b = workers("a", turns), workers("b", turns)
+
+    async def drive() -> None:
+        on_b, ready = await open_client(b.ws())
+        sid = ready["sessionId"]
+        async with httpx.AsyncClient(timeout=30) as http:
+            reply = await http.post(f"{a.http}/v1/sessions/{sid}/messages", json={"text": "hi"})
+        assert reply.json()["reply"] == "quick"
+        await on_b.until("run_finished")
+        await asyncio.sleep(LEASE_SECONDS * 2)  # several heartbeats of both workers
+        await on_b.send("ping", sid)
+        await on_b.until("pong")
+        assert [f["type"] for f in on_b.seen].count("run_finished") == 1
+        await on_b.ws.close()
+
+    asyncio.run(drive())
