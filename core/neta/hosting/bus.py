@@ -42,6 +42,14 @@ def _seq(event_id: str | None) -> int:
     return 0 if not event_id else int(event_id.split("-", 1)[0])
 
 
+def id_key(event_id: str | None) -> tuple[int, int]:
+    """An event id as a sortable key (``None`` sorts before every id)."""
+    if not event_id:
+        return (-1, -1)
+    first, _, second = event_id.partition("-")
+    return (int(first), int(second or 0))
+
+
 class Bus(Protocol):
     """Leases, event streams and command inboxes shared by the workers of a host."""
 
@@ -77,6 +85,14 @@ class Bus(Protocol):
         Waits up to ``timeout`` seconds for one when there is none yet; ``[]`` if none came.
         """
 
+    async def read_many(
+        self, after: dict[str, str | None], timeout: float
+    ) -> list[tuple[str, str, Frame]]:
+        """``read`` for several sessions at once: ``(session_id, id, frame)``, each in order.
+
+        ``after`` maps each session to the id read last (``None``: from its oldest frame).
+        """
+
     async def last_id(self, session_id: str) -> str | None:
         """The id of the session's newest frame, or ``None`` if it has none."""
 
@@ -107,6 +123,7 @@ class LocalBus:
         self._streams: dict[str, _Stream] = {}
         self._inboxes: dict[str, asyncio.Queue[Command]] = {}
         self._running: set[str] = set()
+        self._published = asyncio.Event()
 
     async def acquire(self, session_id: str, owner: str, ttl: float) -> bool:
         """Take or renew the session's lease for ``ttl`` seconds; false if another holds it."""
@@ -161,6 +178,8 @@ class LocalBus:
         stream.frames.append((event_id, frame))
         stream.changed.set()
         stream.changed = asyncio.Event()
+        self._published.set()
+        self._published = asyncio.Event()
         return event_id
 
     async def read(
@@ -177,6 +196,27 @@ class LocalBus:
         except TimeoutError:
             return []
         return [(i, f) for i, f in stream.frames if _seq(i) > after_seq]
+
+    async def read_many(
+        self, after: dict[str, str | None], timeout: float
+    ) -> list[tuple[str, str, Frame]]:
+        """``read`` for several sessions at once: ``(session_id, id, frame)``, each in order."""
+        found = self._newer(after)
+        if found or timeout <= 0:
+            return found
+        try:
+            await asyncio.wait_for(self._published.wait(), timeout)
+        except TimeoutError:
+            return []
+        return self._newer(after)
+
+    def _newer(self, after: dict[str, str | None]) -> list[tuple[str, str, Frame]]:
+        return [
+            (session_id, event_id, item)
+            for session_id, last in after.items()
+            for event_id, item in self._stream(session_id).frames
+            if _seq(event_id) > _seq(last)
+        ]
 
     async def last_id(self, session_id: str) -> str | None:
         """The id of the session's newest frame, or ``None`` if it has none."""

@@ -21,11 +21,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from neta.errors import AnswerRefused, HostError, SessionOwned, StorageUnavailable, UnknownSession
 from neta.events import RunFinished
-from neta.hosting.bus import Bus, Command, Frame
+from neta.hosting.bus import Bus, Command, Frame, id_key
 from neta.hosting.live import LiveSession, Outbox
 from neta.hosting.protocol import ClarifyResolved, error_frame, event_frame, frame
 from neta.hosting.store import StoredQuestion
@@ -41,6 +42,31 @@ INTERRUPTED_REASON = (
 
 _POLL_SECONDS = 2.0
 
+_READ_SECONDS = 0.2
+"""How long the reader blocks on the bus; a session followed meanwhile waits at most this."""
+
+
+@dataclass(eq=False)
+class _Follower:
+    """A connection following a session's stream, and the last frame it got."""
+
+    outbox: Outbox
+    last: str | None
+
+
+class _Collector:
+    """An outbox a request reads frames from."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[Frame] = asyncio.Queue()
+
+    def put(self, frame: Frame) -> None:
+        """Keep ``frame``."""
+        self.queue.put_nowait(frame)
+
+    def close(self, code: int, reason: str) -> None:
+        """Nothing to close."""
+
 
 class Cluster:
     """Carries a hub's frames and commands over ``bus`` to and from the other workers."""
@@ -52,6 +78,8 @@ class Cluster:
         self._tasks: list[asyncio.Task[None]] = []
         self._sweep: asyncio.Task[None] | None = None
         self._suspects: set[str] = set()
+        self._followers: dict[str, set[_Follower]] = {}
+        self._wake = asyncio.Event()
 
     @property
     def me(self) -> str:
@@ -64,6 +92,7 @@ class Cluster:
             self._tasks = [
                 asyncio.create_task(self._pump(), name="neta-bus-publish"),
                 asyncio.create_task(self._serve_inbox(), name="neta-bus-inbox"),
+                asyncio.create_task(self._read_streams(), name="neta-bus-read"),
             ]
 
     async def close(self) -> None:
@@ -110,22 +139,47 @@ class Cluster:
         return await self.bus.last_id(session_id)
 
     def follow(self, session_id: str, outbox: Outbox, after: str | None) -> asyncio.Task[None]:
-        """Copy the session's frames after id ``after`` to ``outbox`` until it closes."""
+        """Copy the session's frames after id ``after`` to ``outbox`` until the task is cancelled.
 
-        async def copy() -> None:
-            last = after
-            while not getattr(outbox, "closed", False):
-                try:
-                    frames = await self.bus.read(session_id, last, _POLL_SECONDS)
-                except StorageUnavailable as exc:
-                    _log.warning("could not read frames of %s: %s", session_id, exc)
-                    await asyncio.sleep(0.5)
-                    continue
-                for event_id, item in frames:
-                    outbox.put({**item, "eventId": event_id})
-                    last = event_id
+        One reader per worker reads the streams of every followed session at once (one
+        connection to the bus, however many clients) and hands each frame to its followers.
+        """
+        follower = _Follower(outbox, after)
 
-        return asyncio.create_task(copy(), name=f"neta-follow-{session_id}")
+        async def follow_until_cancelled() -> None:
+            self._followers.setdefault(session_id, set()).add(follower)
+            self._wake.set()
+            try:
+                await asyncio.Event().wait()
+            finally:
+                followers = self._followers.get(session_id)
+                if followers is not None:
+                    followers.discard(follower)
+                    if not followers:
+                        del self._followers[session_id]
+
+        return asyncio.create_task(follow_until_cancelled(), name=f"neta-follow-{session_id}")
+
+    async def _read_streams(self) -> None:
+        while True:
+            if not self._followers:
+                await self._wake.wait()
+            self._wake.clear()
+            after = {
+                session_id: min((f.last for f in followers), key=id_key)
+                for session_id, followers in self._followers.items()
+            }
+            try:
+                frames = await self.bus.read_many(after, _READ_SECONDS)
+            except StorageUnavailable as exc:
+                _log.warning("could not read frames: %s", exc)
+                await asyncio.sleep(0.5)
+                continue
+            for session_id, event_id, item in frames:
+                for follower in list(self._followers.get(session_id, ())):
+                    if id_key(event_id) > id_key(follower.last):
+                        follower.outbox.put({**item, "eventId": event_id})
+                        follower.last = event_id
 
     # -- commands -------------------------------------------------------------------------------
 
@@ -150,12 +204,13 @@ class Cluster:
         Raises:
             HostError: the owner refused the message (``busy``...).
         """
-        after = await self.bus.last_id(session_id)
-        await self.act(session_id, {"type": "message", "text": text})
-        frames: list[Frame] = []
-        while True:
-            for event_id, item in await self.bus.read(session_id, after, _POLL_SECONDS):
-                after = event_id
+        collected = _Collector()
+        follower = self.follow(session_id, collected, await self.bus.last_id(session_id))
+        try:
+            await self.act(session_id, {"type": "message", "text": text})
+            frames: list[Frame] = []
+            while True:
+                item = await collected.queue.get()
                 if item.get("type") == "error":
                     data = item.get("data", {})
                     raise HostError(str(data.get("message")), code=str(data.get("code")))
@@ -163,6 +218,9 @@ class Cluster:
                 ended = item.get("type") == "run_finished"
                 if ended and item.get("data", {}).get("agent_id") is None:
                     return frames
+        finally:
+            follower.cancel()
+            await asyncio.wait({follower})
 
     async def _serve_inbox(self) -> None:
         while True:

@@ -164,6 +164,25 @@ class RedisBus:
                 frames.append((_text(event_id), json.loads(fields[b"f"])))
         return frames
 
+    async def read_many(
+        self, after: dict[str, str | None], timeout: float
+    ) -> list[tuple[str, str, Frame]]:
+        """``read`` for several sessions at once: ``(session_id, id, frame)``, each in order."""
+        if not after:
+            return []
+        streams = {f"neta:events:{sid}": last or "0-0" for sid, last in after.items()}
+        block = None if timeout <= 0 else max(1, int(timeout * 1000))
+        reply: Any = await self._call(
+            "read events",
+            lambda: self._redis.xread(streams, block=block),  # type: ignore[arg-type]
+        )
+        frames: list[tuple[str, str, Frame]] = []
+        for key, entries in reply or []:
+            session_id = _text(key).removeprefix("neta:events:")
+            for event_id, fields in entries:
+                frames.append((session_id, _text(event_id), json.loads(fields[b"f"])))
+        return frames
+
     async def last_id(self, session_id: str) -> str | None:
         """The id of the session's newest frame, or ``None`` if it has none."""
         key = f"neta:events:{session_id}"

@@ -147,3 +147,21 @@ def test_bus_urls_choose_the_engine():
     assert open_bus(None).name == "in-process"
     with pytest.raises(ConfigError, match="redis://"):
         open_bus("amqp://localhost")
+
+
+def test_one_read_follows_many_sessions_each_in_order(two_workers):
+    async def body(owner: Bus, other: Bus) -> None:
+        first = await owner.publish("s1", {"n": 0})
+        waiting = asyncio.create_task(other.read_many({"s1": first, "s2": None}, 5))
+        await asyncio.sleep(0.05)
+        await owner.publish("s2", {"n": 1})
+        got = await waiting
+        assert [(sid, f["n"]) for sid, _, f in got] == [("s2", 1)]
+        for n in range(2, 6):
+            await owner.publish(("s1", "s2")[n % 2], {"n": n})
+        got = await other.read_many({"s1": first, "s2": None}, 0)
+        by_session = {sid: [f["n"] for s, _, f in got if s == sid] for sid in ("s1", "s2")}
+        assert by_session == {"s1": [2, 4], "s2": [1, 3, 5]}
+        assert await other.read_many({}, 0) == []
+
+    two_workers(body)
