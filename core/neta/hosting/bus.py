@@ -77,6 +77,9 @@ class Bus(Protocol):
     async def publish(self, session_id: str, frame: Frame) -> str:
         """Append ``frame`` to the session's stream; returns its id."""
 
+    async def publish_many(self, items: list[tuple[str, Frame]]) -> None:
+        """``publish`` each ``(session_id, frame)`` in order, in one round trip."""
+
     async def read(
         self, session_id: str, after: str | None, timeout: float
     ) -> list[tuple[str, Frame]]:
@@ -181,6 +184,11 @@ class LocalBus:
         self._published.set()
         self._published = asyncio.Event()
         return event_id
+
+    async def publish_many(self, items: list[tuple[str, Frame]]) -> None:
+        """``publish`` each ``(session_id, frame)`` in order."""
+        for session_id, item in items:
+            await self.publish(session_id, item)
 
     async def read(
         self, session_id: str, after: str | None, timeout: float

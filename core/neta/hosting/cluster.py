@@ -42,6 +42,9 @@ INTERRUPTED_REASON = (
 
 _POLL_SECONDS = 2.0
 
+_BATCH = 500
+"""The most frames published in one round trip."""
+
 _READ_SECONDS = 0.2
 """How long the reader blocks on the bus; a session followed meanwhile waits at most this."""
 
@@ -118,20 +121,28 @@ class Cluster:
         self._outgoing.put_nowait((session_id, item))
 
     async def _pump(self) -> None:
+        """Publish queued frames in order, all that are waiting in one round trip."""
         while True:
-            session_id, item = await self._outgoing.get()
-            kind = item.get("type")
-            top = kind in ("run_started", "run_finished") and item["data"].get("agent_id") is None
+            batch = [await self._outgoing.get()]
+            while not self._outgoing.empty() and len(batch) < _BATCH:
+                batch.append(self._outgoing.get_nowait())
+            # Whether each session's run is going, as of the batch's end: marked before its
+            # frames are published, unmarked after (so a run is never going unmarked).
+            going: dict[str, bool] = {}
+            for session_id, item in batch:
+                kind = item.get("type")
+                if kind in ("run_started", "run_finished") and item["data"].get("agent_id") is None:
+                    going[session_id] = kind == "run_started"
             while True:
                 try:
-                    if top and kind == "run_started":
+                    for session_id in (sid for sid, on in going.items() if on):
                         await self.bus.mark_running(session_id, True)
-                    await self.bus.publish(session_id, item)
-                    if top and kind == "run_finished":
+                    await self.bus.publish_many(batch)
+                    for session_id in (sid for sid, on in going.items() if not on):
                         await self.bus.mark_running(session_id, False)
                     break
-                except StorageUnavailable as exc:  # keep the order: retry this frame first
-                    _log.warning("could not publish a frame of %s: %s", session_id, exc)
+                except StorageUnavailable as exc:  # keep the order: retry this batch first
+                    _log.warning("could not publish frames: %s", exc)
                     await asyncio.sleep(0.5)
 
     async def last_id(self, session_id: str) -> str | None:

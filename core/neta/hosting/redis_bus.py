@@ -77,18 +77,23 @@ class RedisBus:
     Args:
         url: a ``redis://`` URL.
         keep_events: frames each session's stream keeps (approximately; at least this many).
+        max_connections: the most connections to Redis this process opens.
 
     Raises:
         ConfigError: the ``neta[scale]`` extra (redis) is not installed.
     """
 
-    def __init__(self, url: str, keep_events: int = KEEP_EVENTS) -> None:
+    def __init__(self, url: str, keep_events: int = KEEP_EVENTS, max_connections: int = 32) -> None:
         if aioredis is None:
             raise ConfigError("NETA_REDIS_URL needs redis: pip install 'neta[scale]'")
         self.url = url
         self.name = f"Redis {safe_url(url)}"
         self._keep = keep_events
-        self._redis = aioredis.Redis.from_url(url, health_check_interval=10)
+        # Requests beyond ``max_connections`` wait for a free connection instead of failing.
+        pool = aioredis.BlockingConnectionPool.from_url(
+            url, max_connections=max_connections, timeout=10, health_check_interval=10
+        )
+        self._redis = aioredis.Redis.from_pool(pool)
         self._acquire = self._redis.register_script(_ACQUIRE)
         self._renew = self._redis.register_script(_RENEW)
         self._release = self._redis.register_script(_RELEASE)
@@ -148,6 +153,19 @@ class RedisBus:
                 return (await pipe.execute())[0]
 
         return _text(await self._call("publish an event", add))
+
+    async def publish_many(self, items: list[tuple[str, Frame]]) -> None:
+        """``publish`` each ``(session_id, frame)`` in order, in one round trip."""
+
+        async def add() -> Any:
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for session_id, item in items:
+                    key = f"neta:events:{session_id}"
+                    pipe.xadd(key, {"f": json.dumps(item)}, maxlen=self._keep, approximate=True)
+                    pipe.expire(key, STREAM_TTL_SECONDS)
+                return await pipe.execute()
+
+        await self._call("publish events", add)
 
     async def read(
         self, session_id: str, after: str | None, timeout: float

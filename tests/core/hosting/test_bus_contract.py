@@ -165,3 +165,12 @@ def test_one_read_follows_many_sessions_each_in_order(two_workers):
         assert await other.read_many({}, 0) == []
 
     two_workers(body)
+
+
+def test_a_batch_is_published_in_order(two_workers):
+    async def body(owner: Bus, other: Bus) -> None:
+        await owner.publish_many([(("s1", "s2")[n % 2], {"n": n}) for n in range(6)])
+        assert [f["n"] for _, f in await other.read("s1", None, 0)] == [0, 2, 4]
+        assert [f["n"] for _, f in await other.read("s2", None, 0)] == [1, 3, 5]
+
+    two_workers(body)
