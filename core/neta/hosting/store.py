@@ -1,8 +1,8 @@
 """``Store``: where a host keeps its sessions, what they wait on, and who runs each of them.
 
 The hub works through this interface only; ``SqliteStore`` (one file in ``NETA_HOME``) is the
-engine a single machine needs, and other engines (a server database for several workers)
-implement the same methods. Every write is all-or-nothing; a write or read the engine cannot
+engine a single machine needs, and ``PostgresStore`` (``NETA_DATABASE_URL``) the one for
+workers on several machines (``neta.hosting.engines`` chooses). Every write is all-or-nothing; a write or read the engine cannot
 do raises ``StorageUnavailable``.
 
 **Leases.** A server process runs a session only while it holds the session's lease: a row
