@@ -2,8 +2,8 @@
 
 The hub works through this interface only; ``SqliteStore`` (one file in ``NETA_HOME``) is the
 engine a single machine needs, and ``PostgresStore`` (``NETA_DATABASE_URL``) the one for
-workers on several machines (``neta.hosting.engines`` chooses). Every write is all-or-nothing; a write or read the engine cannot
-do raises ``StorageUnavailable``.
+workers on several machines (``neta.hosting.engines`` chooses). Every write is
+all-or-nothing; a write or read the engine cannot do raises ``StorageUnavailable``.
 
 **Leases.** A server process runs a session only while it holds the session's lease: a row
 naming the owner and when the lease expires. The owner renews its leases (a heartbeat) well
