@@ -10,6 +10,13 @@ and the server's peak memory (VmHWM). Goals on a 2-core machine at 200 sessions:
 ``run_finished`` p99 < 250 ms and >= 100 runs/s.
 
 Run: python bench/gateway_bench.py [--sessions 200] [--provider both|scripted|openai]
+
+Several workers: ``--workers 2 --redis redis://… --database postgresql://…`` starts 1, then 2,
+``neta serve`` processes sharing that Redis (the bus) and database (the store), with the
+scripted provider. Each session's client connects to one worker and answers its question
+through a second connection to the next worker (so with 2 workers every answer crosses to
+the worker running the session), and prints runs/s and the clarify round trip (answer sent →
+``clarify_resolved`` at the asking client) at p50/p99 for 1 and N workers side by side.
 """
 
 from __future__ import annotations
@@ -278,14 +285,132 @@ def measure(provider: str, sessions: int) -> None:
     print(f"[{provider}] server peak memory (VmHWM): {peak:.1f} MiB")
 
 
+# -- several workers ------------------------------------------------------------------------------
+
+
+async def crossing_session(
+    asking: str, answering: str, resolved: list[float], finished: list[float]
+) -> None:
+    """A session asked through ``asking`` and answered through ``answering`` (another worker)."""
+    async with connect(asking, max_size=None) as ws:
+        sid = json.loads(await ws.recv())["data"]["sessionId"]
+        async with connect(f"{answering}?sessionId={sid}", max_size=None) as other:
+            json.loads(await other.recv())  # session_ready
+            message = {"type": "user_message", "sessionId": sid, "data": {"text": "go"}}
+            await ws.send(json.dumps(message))
+            sent = 0.0
+            while True:
+                frame = json.loads(await ws.recv())
+                kind = frame["type"]
+                if kind == "clarify_request":
+                    sent = time.perf_counter()
+                    answer = {"requestId": frame["data"]["requestId"], "answer": "yes"}
+                    await other.send(
+                        json.dumps({"type": "clarify_response", "sessionId": sid, "data": answer})
+                    )
+                elif kind == "clarify_resolved":
+                    resolved.append((time.perf_counter() - sent) * 1000)
+                elif kind == "error":
+                    raise SystemExit(f"server error: {frame['data']}")
+                elif kind == "run_finished" and frame["data"].get("agent_id") is None:
+                    finished.append((time.perf_counter() - sent) * 1000)
+                    assert frame["data"]["outcome"] == "completed", frame
+                    return
+
+
+async def crossing_load(urls: list[str], sessions: int) -> tuple[float, list[float], list[float]]:
+    resolved: list[float] = []
+    finished: list[float] = []
+    started = time.perf_counter()
+    await asyncio.gather(
+        *(
+            crossing_session(urls[i % len(urls)], urls[(i + 1) % len(urls)], resolved, finished)
+            for i in range(sessions)
+        )
+    )
+    return time.perf_counter() - started, resolved, finished
+
+
+def measure_workers(count: int, sessions: int, redis: str, database: str) -> dict[str, float]:
+    """Start ``count`` workers on the shared Redis and database and load them."""
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "ws").mkdir()
+        (root / "ws" / "notes.txt").write_text("hello\n")
+        (root / "script.json").write_text(json.dumps({"turns": TURNS}))
+        env = {
+            **os.environ,
+            "NETA_HOME": str(root / "home"),
+            "NETA_REDIS_URL": redis,
+            "NETA_DATABASE_URL": database,
+        }
+        ports = [free_port() for _ in range(count)]
+        servers = [
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "neta",
+                    "serve",
+                    "--port",
+                    str(port),
+                    "-w",
+                    str(root / "ws"),
+                    "-p",
+                    "scripted",
+                    "--script",
+                    str(root / "script.json"),
+                ],
+                env=env,
+                stdout=subprocess.DEVNULL,
+            )
+            for port in ports
+        ]
+        try:
+            for port, server in zip(ports, servers, strict=True):
+                wait_for_port(port, server)
+            urls = [f"ws://127.0.0.1:{port}/ws" for port in ports]
+            elapsed, resolved, finished = asyncio.run(crossing_load(urls, sessions))
+        finally:
+            for server in servers:
+                server.terminate()
+                server.wait(timeout=15)
+    return {
+        "runs/s": sessions / elapsed,
+        "clarify p50 ms": statistics.median(resolved),
+        "clarify p99 ms": pct(resolved, 0.99),
+        "finished p99 ms": pct(finished, 0.99),
+    }
+
+
+def compare_workers(workers: int, sessions: int, redis: str, database: str) -> None:
+    """Print 1 and ``workers`` workers side by side."""
+    counts = sorted({1, workers})
+    figures = {n: measure_workers(n, sessions, redis, database) for n in counts}
+    print(
+        f"{sessions} concurrent sessions on Redis + {database.split('://')[0]}, scripted provider"
+    )
+    print(f"{'':18}" + "".join(f"{f'{n} worker(s)':>14}" for n in counts))
+    for name in ("runs/s", "clarify p50 ms", "clarify p99 ms", "finished p99 ms"):
+        print(f"{name:18}" + "".join(f"{figures[n][name]:14.1f}" for n in counts))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sessions", type=int, default=200)
     parser.add_argument("--provider", choices=["both", "scripted", "openai"], default="both")
+    parser.add_argument("--workers", type=int, default=1, help="compare 1 and N workers")
+    parser.add_argument("--redis", help="the bus for --workers (redis://…)")
+    parser.add_argument("--database", help="the store for --workers (postgresql://…)")
     parser.add_argument("--model-server", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.model_server:
         serve_model(args.model_server)
+        return
+    if args.workers > 1 or args.redis:
+        if not (args.redis and args.database):
+            parser.error("--workers needs --redis and --database")
+        compare_workers(args.workers, args.sessions, args.redis, args.database)
         return
     for provider in ("scripted", "openai") if args.provider == "both" else (args.provider,):
         measure(provider, args.sessions)

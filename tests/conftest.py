@@ -13,6 +13,12 @@ from pathlib import Path
 import pytest
 
 import neta
+from tests.services import (  # noqa: F401 (fixtures)
+    postgres_server,
+    postgres_url,
+    redis_server,
+    redis_url,
+)
 
 
 @pytest.fixture

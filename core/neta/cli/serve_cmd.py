@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
+from typing import Any
 
 import typer
 
@@ -20,8 +22,11 @@ from neta.cli.run_cmd import (
     ToolsetOpt,
     TurnTimeoutOpt,
 )
+from neta.errors import ConfigError
+from neta.home import neta_home
 from neta.hosting.auth import check_exposure
 from neta.hosting.config import HostConfig
+from neta.hosting.engines import database_url, describe_store, redis_url, safe_url
 from neta.providers.registry import DEFAULT_PROVIDER, resolve_model_name
 from neta.providers.retry import RetryPolicy
 
@@ -57,6 +62,18 @@ def serve(
     model_timeout: float | None = ModelTimeoutOpt,
     max_tries: int = MaxTriesOpt,
     turn_timeout: float = TurnTimeoutOpt,
+    workers: int = typer.Option(
+        1,
+        "--workers",
+        min=1,
+        help="Worker processes; more than one needs NETA_REDIS_URL (and a shared store).",
+    ),
+    lease_seconds: float = typer.Option(
+        HostConfig.lease_seconds,
+        "--lease-seconds",
+        min=0.5,
+        help="Seconds before a dead worker's sessions are taken over.",
+    ),
     keep_alive: int = typer.Option(
         KEEP_ALIVE_SECONDS,
         "--timeout-keep-alive",
@@ -79,29 +96,80 @@ def serve(
     }
     pm = plugin_manager(ctx)
     provider, model = resolve_model_name(provider, model, pm)
-    config = HostConfig(
-        provider=provider or DEFAULT_PROVIDER,
-        provider_options={k: v for k, v in options.items() if v is not None},
-        model=model,
-        workspace=(workspace or Path.cwd()).resolve(),
-        toolsets=toolset,
-        deny=deny,
-        clarify_timeout=clarify_timeout,
-        max_frame_bytes=max_frame,
-        token=token,
-        plugin_manager=pm,
-        agent_options={"turn_timeout": turn_timeout, "retry": RetryPolicy(max_tries=max_tries)},
-    )
-    app = create_app(config)
+    settings: dict[str, Any] = {
+        "provider": provider or DEFAULT_PROVIDER,
+        "provider_options": {k: v for k, v in options.items() if v is not None},
+        "model": model,
+        "workspace": str((workspace or Path.cwd()).resolve()),
+        "toolsets": list(toolset),
+        "deny": list(deny),
+        "clarify_timeout": clarify_timeout,
+        "max_frame_bytes": max_frame,
+        "token": token,
+        "lease_seconds": lease_seconds,
+        "turn_timeout": turn_timeout,
+        "max_tries": max_tries,
+    }
+    db_url, bus_url = database_url(), redis_url()
+    if workers > 1 and bus_url is None:
+        raise ConfigError(
+            f"--workers {workers} needs a shared bus: set NETA_REDIS_URL=redis://… "
+            "(a client's answer must reach the worker running its session)"
+        )
+    config = _config(settings, pm)
+    home = config.home or neta_home()
     typer.echo(
         f"Neta serving on http://{host}:{port} (console /, WebSocket /ws, REST /v1, docs /docs)"
     )
-    uvicorn.run(
-        app,
-        host=host,
-        port=port,
+    bus_name = "in-process" if bus_url is None else f"Redis {safe_url(bus_url)}"
+    typer.echo(f"store: {describe_store(home, db_url)}; bus: {bus_name}; workers: {workers}")
+    common: dict[str, Any] = {
+        "host": host,
+        "port": port,
         **uvicorn_options(config),
-        timeout_graceful_shutdown=GRACEFUL_SECONDS,
-        timeout_keep_alive=keep_alive,
-        log_level="warning",
+        "timeout_graceful_shutdown": GRACEFUL_SECONDS,
+        "timeout_keep_alive": keep_alive,
+        "log_level": "warning",
+    }
+    if workers == 1:
+        uvicorn.run(create_app(config), **common)
+        return
+    # Each worker process builds its own app from these settings (with all installed plugins).
+    from neta.gateway.handshake import protocol_import_strings
+
+    os.environ[_WORKER_SETTINGS] = json.dumps(settings)
+    common.update(protocol_import_strings())
+    uvicorn.run(f"{__name__}:worker_app", factory=True, workers=workers, **common)
+
+
+_WORKER_SETTINGS = "NETA_SERVE_WORKER_SETTINGS"
+
+
+def _config(settings: dict[str, Any], pm: Any) -> HostConfig:
+    agent_options = {
+        "turn_timeout": settings["turn_timeout"],
+        "retry": RetryPolicy(max_tries=settings["max_tries"]),
+    }
+    return HostConfig(
+        provider=settings["provider"],
+        provider_options=settings["provider_options"],
+        model=settings["model"],
+        workspace=Path(settings["workspace"]),
+        toolsets=settings["toolsets"],
+        deny=settings["deny"],
+        clarify_timeout=settings["clarify_timeout"],
+        max_frame_bytes=settings["max_frame_bytes"],
+        token=settings["token"],
+        lease_seconds=settings["lease_seconds"],
+        plugin_manager=pm,
+        agent_options=agent_options,
     )
+
+
+def worker_app() -> Any:
+    """The app of one ``neta serve --workers N`` worker process (a uvicorn app factory)."""
+    from neta.plugins import create_plugin_manager
+    from neta.server import create_app
+
+    settings = json.loads(os.environ[_WORKER_SETTINGS])
+    return create_app(_config(settings, create_plugin_manager()))

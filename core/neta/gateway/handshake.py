@@ -70,3 +70,11 @@ def protocol_options(head_seconds: float = DEFAULT_HEAD_SECONDS) -> dict[str, An
     """The ``http`` and ``ws`` protocol classes to give uvicorn (``uvicorn.Config(**...)``)."""
     http = type("NetaHTTPProtocol", (_HeadTimedH11,), {"head_seconds": head_seconds})
     return {"http": http, "ws": _AnsweringWebSocketProtocol}
+
+
+def protocol_import_strings() -> dict[str, str]:
+    """``protocol_options()`` as import strings, for uvicorn's worker processes.
+
+    A worker process imports its protocols by name; the head timeout is the default one.
+    """
+    return {"http": f"{__name__}:_HeadTimedH11", "ws": f"{__name__}:_AnsweringWebSocketProtocol"}

@@ -9,7 +9,7 @@ from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from neta.errors import HostError, StorageUnavailable
+from neta.errors import HostError, SessionOwned, StorageUnavailable
 from neta.hosting.auth import refusal
 from neta.hosting.hub import SessionHub
 from neta.hosting.live import LiveSession
@@ -17,6 +17,7 @@ from neta.hosting.protocol import (
     CancelRun,
     ClarifyResponse,
     ClientFrame,
+    PendingQuestion,
     Ping,
     SessionReady,
     UserMessage,
@@ -85,19 +86,33 @@ async def serve_connection(ws: WebSocket, hub: SessionHub) -> None:
         await ws.close(code=POLICY_VIOLATION, reason=refused[1])
         return
     wanted = ws.query_params.get("sessionId")
+    cluster = hub.cluster
     try:
-        live = hub.get(wanted) if wanted else hub.create("gateway")
+        # A new connection follows the session's frames from here (or where it left off).
+        after = ws.query_params.get("lastEventId") or None
+        if cluster is not None and wanted and after is None:
+            after = await cluster.last_id(wanted)
+        live = _open(hub, wanted)
     except HostError as exc:
         await ws.accept()
         await ws.send_text(json.dumps(error_frame(wanted or "", exc)))
         await ws.close(TRY_AGAIN_LATER if isinstance(exc, StorageUnavailable) else POLICY_VIOLATION)
         return
-    session_id = live.session_id
+    session_id = live.session_id if live is not None else wanted or ""
     outbox = QueueOutbox(hub.config.max_queued_frames)
-    ready = SessionReady(session_id=session_id, pending_clarify=hub.pending_questions(session_id))
+    if live is not None:
+        pending = hub.pending_questions(session_id)
+    else:  # run by another worker: its questions as saved
+        pending = [
+            PendingQuestion(request_id=q.request_id, question=q.question, choices=q.choices)
+            for q in hub.store.pending_questions(session_id)
+        ]
+    ready = SessionReady(session_id=session_id, pending_clarify=pending)
     outbox.put(frame("session_ready", session_id, ready))
-    hub.attach(live, outbox)  # before any await, so the session stays in memory
-    hub.tell_lost_questions(live)
+    if live is not None:
+        hub.attach(live, outbox)  # before any await, so the session stays in memory
+        hub.tell_lost_questions(live)
+    follower = None if cluster is None else cluster.follow(session_id, outbox, after)
     writer: asyncio.Task[None] | None = None
     try:
         await ws.accept()
@@ -109,7 +124,7 @@ async def serve_connection(ws: WebSocket, hub: SessionHub) -> None:
             text = message.get("text")
             payload = text if text is not None else message.get("bytes") or b""
             try:
-                await _handle(payload, live, hub, outbox)
+                await _handle(payload, session_id, live, hub, outbox)
             except HostError as exc:
                 outbox.put(error_frame(session_id, exc))
             except Exception:  # one bad frame must not take the connection down
@@ -119,11 +134,30 @@ async def serve_connection(ws: WebSocket, hub: SessionHub) -> None:
     except WebSocketDisconnect:
         pass
     finally:
-        hub.detach(live, outbox)
+        if live is not None:
+            hub.detach(live, outbox)
         outbox.closed = True
-        if writer is not None:
-            writer.cancel()
-            await asyncio.wait({writer})
+        tasks = {t for t in (writer, follower) if t is not None}
+        for task in tasks:
+            task.cancel()
+        if tasks:
+            await asyncio.wait(tasks)
+
+
+def _open(hub: SessionHub, wanted: str | None) -> LiveSession | None:
+    """The session a connection attaches to; ``None`` when another worker runs it.
+
+    Raises:
+        HostError: no such session, or another process runs it and there is no shared bus.
+    """
+    if not wanted:
+        return hub.create("gateway")
+    try:
+        return hub.get(wanted)
+    except SessionOwned:
+        if hub.cluster is None or not hub.store.exists(wanted):
+            raise
+        return None
 
 
 async def _write(ws: WebSocket, outbox: QueueOutbox) -> None:
@@ -141,20 +175,42 @@ async def _write(ws: WebSocket, outbox: QueueOutbox) -> None:
 
 
 async def _handle(
-    payload: str | bytes, live: LiveSession, hub: SessionHub, outbox: QueueOutbox
+    payload: str | bytes,
+    session_id: str,
+    live: LiveSession | None,
+    hub: SessionHub,
+    outbox: QueueOutbox,
 ) -> None:
-    """Act on one client frame; a refusal raises ``HostError`` (sent back as an error frame)."""
-    session_id = live.session_id
+    """Act on one client frame; a refusal raises ``HostError`` (sent back as an error frame).
+
+    With several workers, a frame acting on the session goes to the worker running it.
+    """
     incoming: ClientFrame = parse_frame(payload, hub.config.max_frame_bytes)
     if incoming.session_id not in (None, session_id):
         message = f"this connection belongs to session {session_id!r}"
         raise HostError(message, code="forbidden")
-    if isinstance(incoming, UserMessage):
+    if isinstance(incoming, Ping):
+        outbox.put(frame("pong", session_id, {}))
+    elif hub.cluster is not None and (live is None or not live.busy or live.closed):
+        await hub.cluster.act(session_id, _command(incoming))
+    elif live is None:  # pragma: no cover - only a cluster attaches without a live session
+        raise HostError("this connection has no session", code="internal")
+    elif isinstance(incoming, UserMessage):
         hub.start_run(live, incoming.text)
     elif isinstance(incoming, ClarifyResponse):
         hub.answer(live, incoming.request_id, incoming.answer)
-    elif isinstance(incoming, CancelRun):
-        if not await hub.cancel_run(live):
-            raise HostError("no run to cancel", code="not_running")
-    elif isinstance(incoming, Ping):
-        outbox.put(frame("pong", session_id, {}))
+    elif isinstance(incoming, CancelRun) and not await hub.cancel_run(live):
+        raise HostError("no run to cancel", code="not_running")
+
+
+def _command(incoming: ClientFrame) -> dict[str, Any]:
+    """A client frame as a command for the worker running the session."""
+    if isinstance(incoming, UserMessage):
+        return {"type": "message", "text": incoming.text}
+    if isinstance(incoming, ClarifyResponse):
+        return {
+            "type": "clarify_response",
+            "requestId": incoming.request_id,
+            "answer": incoming.answer,
+        }
+    return {"type": "cancel_run"}

@@ -35,6 +35,10 @@ class HostConfig:
             ``crew_concurrency``, ``crew_timeout``, ``compact_after``...).
         lease_seconds: how long a session stays owned by a server process that stopped
             renewing its lease (it died); live processes renew every third of this.
+        database_url: the shared store (``postgresql://…``); default ``NETA_DATABASE_URL``,
+            else SQLite in ``home``.
+        redis_url: the shared bus (``redis://…``); default ``NETA_REDIS_URL``, else the
+            in-process bus (one process only).
         token: the shared secret clients must present (required off loopback).
         plugin_manager: the plugins to use (default: all installed).
     """
@@ -55,5 +59,7 @@ class HostConfig:
     max_turns: int = 50
     agent_options: dict[str, Any] = field(default_factory=dict)
     lease_seconds: float = 15.0
+    database_url: str | None = None
+    redis_url: str | None = None
     token: str | None = None
     plugin_manager: NetaPluginManager | None = None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import functools
 import logging
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -27,14 +28,16 @@ from neta.errors import (
 )
 from neta.events import RunFinished, RunStarted, TodoUpdate, ToolCallStart
 from neta.home import neta_home
+from neta.hosting.bus import LocalBus
 from neta.hosting.clarify_bridge import ClarifyBridge, note_lost_questions
+from neta.hosting.cluster import Cluster
 from neta.hosting.config import HostConfig
+from neta.hosting.engines import database_url, open_bus, open_store, redis_url
 from neta.hosting.leases import Leases
 from neta.hosting.live import LiveSession, Outbox
 from neta.hosting.protocol import PendingQuestion, error_frame, event_frame
 from neta.hosting.questions import QuestionRegistry
 from neta.hosting.save_points import SavingProvider, SessionSaver, guard_tools
-from neta.hosting.sqlite_store import SqliteStore
 from neta.hosting.store import Store, StoredQuestion
 from neta.messages import Message, Usage
 from neta.plugins import create_plugin_manager
@@ -81,7 +84,11 @@ class SessionHub:
     def __init__(self, config: HostConfig) -> None:
         self.config = config
         self.pm = config.plugin_manager or create_plugin_manager()
-        self.store: Store = SqliteStore((config.home or neta_home()) / "neta.db")
+        self.store: Store = open_store(
+            config.home or neta_home(), database_url(config.database_url)
+        )
+        self.bus = open_bus(redis_url(config.redis_url))
+        self.cluster = None if isinstance(self.bus, LocalBus) else Cluster(self, self.bus)
         self.leases = Leases(self.store, config.lease_seconds, on_beat=self._adopt_orphans)
         self.saver = SessionSaver(self.store, self.leases.owner)
         self.questions = QuestionRegistry()
@@ -104,6 +111,12 @@ class SessionHub:
         # Questions left waiting by a process that is gone can no longer be answered live;
         # their sessions continue REST-style: the next message is the answer.
         self.lost_at_start = self._adopt_orphans()
+
+    def start(self) -> None:
+        """Start the hub's background work (in the server's event loop)."""
+        if self.cluster is not None:
+            self.cluster.start()
+            self.leases.start()
 
     def _new_provider(self) -> Provider:
         if self.config.provider_factory is not None:
@@ -198,6 +211,8 @@ class SessionHub:
             clarify_timeout=self.config.clarify_timeout + QUESTION_DEADLINE_MARGIN,
         )
         live = LiveSession(session, saved_todos=todo_store.snapshot().revision)
+        if self.cluster is not None:
+            live.sink = functools.partial(self.cluster.publish, session.session_id)
         session.tools = guard_tools(session.tools, lambda: live.failure)
         holder.append(live)
         self._live[session.session_id] = live
@@ -282,6 +297,8 @@ class SessionHub:
         await self.clients.aclose()
         with contextlib.suppress(StorageUnavailable):
             await self.leases.stop()
+        if self.cluster is not None:
+            await self.cluster.close()
         self.store.close()
 
     def _adopt_orphans(self) -> list[StoredQuestion]:
@@ -299,11 +316,15 @@ class SessionHub:
                 saved = self.store.load(session_id)
                 if saved is not None and note_lost_questions(saved.history, questions):
                     self.store.save(session_id, saved.history, owner=self.leases.owner)
+                if self.cluster is not None:
+                    self.cluster.tell_lost(session_id, questions)
             except HostError as exc:
                 _log.warning("could not note lost questions of %s: %s", session_id, exc)
             finally:
                 if session_id not in self._live or not self._live[session_id].busy:
                     self.leases.release(session_id)
+        if self.cluster is not None:
+            self.cluster.sweep()  # after the questions' frames: then the runs' ends
         return lost
 
     # -- runs -------------------------------------------------------------------------------

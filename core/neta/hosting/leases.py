@@ -44,6 +44,14 @@ class Leases:
             raise SessionOwned(session_id)
         self._start_heartbeat()
 
+    def start(self) -> None:
+        """Start the heartbeat now, before this process owns anything.
+
+        A worker of several beats from the start: each beat also finds the sessions a dead
+        worker left behind (``on_beat``), even on a worker that runs nothing yet.
+        """
+        self._start_heartbeat()
+
     def release(self, session_id: str) -> None:
         """Give the session's lease up (it goes idle here); a store failure only delays that."""
         with contextlib.suppress(StorageUnavailable):  # it lapses on its own

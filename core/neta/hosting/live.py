@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -35,6 +36,8 @@ class LiveSession:
         saved_todos: the todo list revision last saved.
         version: the store's version of the session as this copy last saw it.
         failure: why the current or last run could not be saved, if it could not.
+        sink: where the session's frames go instead of ``outboxes`` (the bus of a host with
+            several workers, whose connections read them from there).
     """
 
     session: AgentSession
@@ -45,6 +48,7 @@ class LiveSession:
     saved_todos: int | None = None
     version: int = 0
     failure: HostError | None = None
+    sink: Callable[[dict[str, Any]], None] | None = None
 
     @property
     def session_id(self) -> str:
@@ -63,6 +67,9 @@ class LiveSession:
 
     def publish(self, frame: dict[str, Any]) -> None:
         """Send ``frame`` to every client connected to the session."""
+        if self.sink is not None:
+            self.sink(frame)
+            return
         for outbox in list(self.outboxes):
             outbox.put(frame)
 

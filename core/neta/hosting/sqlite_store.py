@@ -213,6 +213,14 @@ class SqliteStore:
         with self._tx() as db:
             db.execute("DELETE FROM pending_clarify WHERE request_id = ?", (request_id,))
 
+    def pending_questions(self, session_id: str) -> list[StoredQuestion]:
+        """The session's questions that wait for an answer, oldest first."""
+        with self._read() as db:
+            rows = db.execute(
+                "SELECT * FROM pending_clarify WHERE session_id = ? ORDER BY created", (session_id,)
+            ).fetchall()
+        return [_question(row) for row in rows]
+
     def lose_questions(self, request_ids: list[str] | None = None) -> list[StoredQuestion]:
         """Mark waiting questions as lost to a restart, and return them.
 
@@ -276,6 +284,15 @@ class SqliteStore:
         """Give up the session's lease, if ``owner`` holds it."""
         with self._tx() as db:
             db.execute("DELETE FROM leases WHERE session_id = ? AND owner = ?", (session_id, owner))
+
+    def owner(self, session_id: str) -> str | None:
+        """Who holds the session's lease now, or ``None``."""
+        with self._read() as db:
+            row = db.execute(
+                "SELECT owner FROM leases WHERE session_id = ? AND expires > ?",
+                (session_id, time.time()),
+            ).fetchone()
+        return None if row is None else str(row[0])
 
     def release_all(self, owner: str) -> None:
         """Give up every lease ``owner`` holds."""

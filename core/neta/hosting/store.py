@@ -1,9 +1,9 @@
 """``Store``: where a host keeps its sessions, what they wait on, and who runs each of them.
 
 The hub works through this interface only; ``SqliteStore`` (one file in ``NETA_HOME``) is the
-engine a single machine needs, and other engines (a server database for several workers)
-implement the same methods. Every write is all-or-nothing; a write or read the engine cannot
-do raises ``StorageUnavailable``.
+engine a single machine needs, and ``PostgresStore`` (``NETA_DATABASE_URL``) the one for
+workers on several machines (``neta.hosting.engines`` chooses). Every write is
+all-or-nothing; a write or read the engine cannot do raises ``StorageUnavailable``.
 
 **Leases.** A server process runs a session only while it holds the session's lease: a row
 naming the owner and when the lease expires. The owner renews its leases (a heartbeat) well
@@ -98,6 +98,9 @@ class Store(Protocol):
     def release(self, session_id: str, owner: str) -> None:
         """Give up the session's lease, if ``owner`` holds it."""
 
+    def owner(self, session_id: str) -> str | None:
+        """Who holds the session's lease now (a live, unexpired one), or ``None``."""
+
     def release_all(self, owner: str) -> None:
         """Give up every lease ``owner`` holds."""
 
@@ -106,6 +109,9 @@ class Store(Protocol):
 
     def remove_question(self, request_id: str) -> None:
         """Forget a waiting question (answered, timed out or cancelled)."""
+
+    def pending_questions(self, session_id: str) -> list[StoredQuestion]:
+        """The session's questions that wait for an answer, oldest first."""
 
     def lose_questions(self, request_ids: list[str] | None = None) -> list[StoredQuestion]:
         """Mark waiting questions as lost to a restart, and return them.

@@ -10,7 +10,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response, status
 
-from neta.errors import UnknownSession
+from neta.errors import SessionOwned, UnknownSession
 from neta.hosting.auth import refusal
 from neta.hosting.hub import SessionHub
 from neta.hosting.protocol import MessageIn, MessageOut, NewSession, Refusal, SessionOut
@@ -73,7 +73,12 @@ async def send_message(session_id: str, body: MessageIn, hub: HubDep) -> Message
     409 while the session has a run in progress (this client's or a WebSocket client's);
     404 if the session does not exist or is deleted before the run ends.
     """
-    live = hub.get(session_id)
+    try:
+        live = hub.get(session_id)
+    except SessionOwned:
+        if hub.cluster is None:
+            raise
+        return await _run_on_owner(hub, session_id, body.text)
     run = hub.start_run(live, body.text)
     # The run belongs to the hub: should this request be cancelled, the run goes on.
     await asyncio.wait({run})
@@ -93,6 +98,28 @@ async def send_message(session_id: str, body: MessageIn, hub: HubDep) -> Message
         reason=result.reason,
         events=[e.model_dump(mode="json") for e in result.events],
         todos=todos,
+    )
+
+
+_NOT_EVENTS = {"clarify_resolved", "error", "pong", "session_ready"}
+
+
+async def _run_on_owner(hub: SessionHub, session_id: str, text: str) -> MessageOut:
+    """Run a message on the worker that owns the session, answering from its frames."""
+    assert hub.cluster is not None
+    frames = await hub.cluster.run_on_owner(session_id, text)
+    events = [
+        {"type": f["type"], "session_id": session_id, **f.get("data", {})}
+        for f in frames
+        if f.get("type") not in _NOT_EVENTS
+    ]
+    finished = events[-1]
+    return MessageOut(
+        reply=str(finished.get("text", "")),
+        outcome=finished["outcome"],
+        reason=str(finished.get("reason", "")),
+        events=events,
+        todos=hub.view(session_id).todos,
     )
 
 

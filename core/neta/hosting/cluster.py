@@ -1,0 +1,314 @@
+"""``Cluster``: a hub's part in a host of several worker processes sharing a bus and a store.
+
+With a shared bus (Redis), every frame of a session goes to the session's stream on the bus
+instead of straight to this process's connections; every connection, on whichever worker,
+reads the stream and gets each frame with its ``eventId``. A connection that comes back with
+``?lastEventId=`` resumes after that frame.
+
+A session runs on its owner: the worker holding its lease in the store. A client frame that
+acts on a session (a message, a clarify answer, a cancel) reaching another worker is sent to
+the owner's inbox on the bus; a session nobody owns is taken by the worker the frame reached.
+A command the owner refuses comes back as an ``error`` frame on the session's stream.
+
+When a worker dies, its leases lapse; the next heartbeat of a live worker finds the
+questions it left waiting, notes them in the history (the restart rule) and tells the
+session's clients: ``clarify_resolved {server_restarted}`` and ``run_finished`` with outcome
+``error`` and a reason that starts with ``interrupted``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from neta.errors import AnswerRefused, HostError, SessionOwned, StorageUnavailable, UnknownSession
+from neta.events import RunFinished
+from neta.hosting.bus import Bus, Command, Frame, id_key
+from neta.hosting.live import LiveSession, Outbox
+from neta.hosting.protocol import ClarifyResolved, error_frame, event_frame, frame
+from neta.hosting.store import StoredQuestion
+
+if TYPE_CHECKING:
+    from neta.hosting.hub import SessionHub
+
+_log = logging.getLogger("neta.hosting")
+
+INTERRUPTED_REASON = (
+    "interrupted: the server process running this session stopped; what was saved is kept"
+)
+
+_POLL_SECONDS = 2.0
+
+_BATCH = 500
+"""The most frames published in one round trip."""
+
+_READ_SECONDS = 0.2
+"""How long the reader blocks on the bus; a session followed meanwhile waits at most this."""
+
+
+@dataclass(eq=False)
+class _Follower:
+    """A connection following a session's stream, and the last frame it got."""
+
+    outbox: Outbox
+    last: str | None
+
+
+class _Collector:
+    """An outbox a request reads frames from."""
+
+    def __init__(self) -> None:
+        self.queue: asyncio.Queue[Frame] = asyncio.Queue()
+
+    def put(self, frame: Frame) -> None:
+        """Keep ``frame``."""
+        self.queue.put_nowait(frame)
+
+    def close(self, code: int, reason: str) -> None:
+        """Nothing to close."""
+
+
+class Cluster:
+    """Carries a hub's frames and commands over ``bus`` to and from the other workers."""
+
+    def __init__(self, hub: SessionHub, bus: Bus) -> None:
+        self.hub = hub
+        self.bus = bus
+        self._outgoing: asyncio.Queue[tuple[str, Frame]] = asyncio.Queue()
+        self._tasks: list[asyncio.Task[None]] = []
+        self._sweep: asyncio.Task[None] | None = None
+        self._suspects: set[str] = set()
+        self._followers: dict[str, set[_Follower]] = {}
+        self._wake = asyncio.Event()
+
+    @property
+    def me(self) -> str:
+        """This worker's name (its lease owner name)."""
+        return self.hub.leases.owner
+
+    def start(self) -> None:
+        """Start publishing frames and serving this worker's inbox (in the running loop)."""
+        if not self._tasks:
+            self._tasks = [
+                asyncio.create_task(self._pump(), name="neta-bus-publish"),
+                asyncio.create_task(self._serve_inbox(), name="neta-bus-inbox"),
+                asyncio.create_task(self._read_streams(), name="neta-bus-read"),
+            ]
+
+    async def close(self) -> None:
+        """Publish what is queued, stop the tasks and close the bus."""
+        if self._tasks:
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._drained(), 2.0)
+            tasks = [*self._tasks, *([self._sweep] if self._sweep else [])]
+            for task in tasks:
+                task.cancel()
+            await asyncio.wait(tasks)
+            self._tasks = []
+        await self.bus.close()
+
+    async def _drained(self) -> None:
+        while not self._outgoing.empty():
+            await asyncio.sleep(0.01)
+
+    # -- frames ---------------------------------------------------------------------------------
+
+    def publish(self, session_id: str, item: Frame) -> None:
+        """Send ``item`` to every client of the session, on every worker, in order."""
+        self._outgoing.put_nowait((session_id, item))
+
+    async def _pump(self) -> None:
+        """Publish queued frames in order, all that are waiting in one round trip."""
+        while True:
+            batch = [await self._outgoing.get()]
+            while not self._outgoing.empty() and len(batch) < _BATCH:
+                batch.append(self._outgoing.get_nowait())
+            # Whether each session's run is going, as of the batch's end: marked before its
+            # frames are published, unmarked after (so a run is never going unmarked).
+            going: dict[str, bool] = {}
+            for session_id, item in batch:
+                kind = item.get("type")
+                if kind in ("run_started", "run_finished") and item["data"].get("agent_id") is None:
+                    going[session_id] = kind == "run_started"
+            while True:
+                try:
+                    for session_id in (sid for sid, on in going.items() if on):
+                        await self.bus.mark_running(session_id, True)
+                    await self.bus.publish_many(batch)
+                    for session_id in (sid for sid, on in going.items() if not on):
+                        await self.bus.mark_running(session_id, False)
+                    break
+                except StorageUnavailable as exc:  # keep the order: retry this batch first
+                    _log.warning("could not publish frames: %s", exc)
+                    await asyncio.sleep(0.5)
+
+    async def last_id(self, session_id: str) -> str | None:
+        """The id of the session's newest frame (a new connection follows from there)."""
+        return await self.bus.last_id(session_id)
+
+    def follow(self, session_id: str, outbox: Outbox, after: str | None) -> asyncio.Task[None]:
+        """Copy the session's frames after id ``after`` to ``outbox`` until the task is cancelled.
+
+        One reader per worker reads the streams of every followed session at once (one
+        connection to the bus, however many clients) and hands each frame to its followers.
+        """
+        follower = _Follower(outbox, after)
+
+        async def follow_until_cancelled() -> None:
+            self._followers.setdefault(session_id, set()).add(follower)
+            self._wake.set()
+            try:
+                await asyncio.Event().wait()
+            finally:
+                followers = self._followers.get(session_id)
+                if followers is not None:
+                    followers.discard(follower)
+                    if not followers:
+                        del self._followers[session_id]
+
+        return asyncio.create_task(follow_until_cancelled(), name=f"neta-follow-{session_id}")
+
+    async def _read_streams(self) -> None:
+        while True:
+            if not self._followers:
+                await self._wake.wait()
+            self._wake.clear()
+            after = {
+                session_id: min((f.last for f in followers), key=id_key)
+                for session_id, followers in self._followers.items()
+            }
+            try:
+                frames = await self.bus.read_many(after, _READ_SECONDS)
+            except StorageUnavailable as exc:
+                _log.warning("could not read frames: %s", exc)
+                await asyncio.sleep(0.5)
+                continue
+            for session_id, event_id, item in frames:
+                for follower in list(self._followers.get(session_id, ())):
+                    if id_key(event_id) > id_key(follower.last):
+                        follower.outbox.put({**item, "eventId": event_id})
+                        follower.last = event_id
+
+    # -- commands -------------------------------------------------------------------------------
+
+    async def act(self, session_id: str, command: Command) -> bool:
+        """Carry out a client's command on the session, here or on its owner.
+
+        Returns whether it was sent to another worker (its outcome then comes on the stream).
+
+        Raises:
+            HostError: the command was carried out here and refused.
+        """
+        owner = self.hub.store.owner(session_id)
+        if owner is not None and owner != self.me:
+            await self.bus.send(owner, {**command, "sessionId": session_id})
+            return True
+        await self._carry_out(session_id, command)
+        return False
+
+    async def run_on_owner(self, session_id: str, text: str) -> list[Frame]:
+        """Run ``text`` in the session wherever it is owned; the run's frames, to its end.
+
+        Raises:
+            HostError: the owner refused the message (``busy``...).
+        """
+        collected = _Collector()
+        follower = self.follow(session_id, collected, await self.bus.last_id(session_id))
+        try:
+            await self.act(session_id, {"type": "message", "text": text})
+            frames: list[Frame] = []
+            while True:
+                item = await collected.queue.get()
+                if item.get("type") == "error":
+                    data = item.get("data", {})
+                    raise HostError(str(data.get("message")), code=str(data.get("code")))
+                frames.append(item)
+                ended = item.get("type") == "run_finished"
+                if ended and item.get("data", {}).get("agent_id") is None:
+                    return frames
+        finally:
+            follower.cancel()
+            await asyncio.wait({follower})
+
+    async def _serve_inbox(self) -> None:
+        while True:
+            try:
+                command = await self.bus.receive(self.me, _POLL_SECONDS)
+            except StorageUnavailable as exc:
+                _log.warning("could not read this worker's commands: %s", exc)
+                await asyncio.sleep(0.5)
+                continue
+            if command is None:
+                continue
+            session_id = str(command.get("sessionId", ""))
+            try:
+                await self._carry_out(session_id, command)
+            except HostError as exc:
+                self.publish(session_id, error_frame(session_id, exc))
+            except Exception:  # one bad command must not stop the inbox
+                _log.exception("command for session %s failed", session_id)
+
+    async def _carry_out(self, session_id: str, command: Command) -> None:
+        kind = command.get("type")
+        if kind == "message":
+            running = self.hub.get(session_id)
+            try:
+                self.hub.start_run(running, str(command.get("text", "")))
+            except BaseException:
+                self.hub.release(running)
+                raise
+            return
+        live = self._here(session_id)
+        if kind == "clarify_response":
+            if live is None:
+                raise AnswerRefused(f"no question {command.get('requestId')!r} waits")
+            self.hub.answer(live, str(command.get("requestId")), str(command.get("answer")))
+        elif kind == "cancel_run":
+            if live is None or not await self.hub.cancel_run(live):
+                raise HostError("no run to cancel", code="not_running")
+        else:
+            raise HostError(f"unknown command {kind!r}", code="unknown_type")
+
+    def _here(self, session_id: str) -> LiveSession | None:
+        try:
+            live = self.hub.get(session_id)
+        except (SessionOwned, UnknownSession):
+            return None
+        if not live.busy:
+            self.hub.release(live)
+        return live
+
+    # -- a worker that died ------------------------------------------------------------------
+
+    def tell_lost(self, session_id: str, lost: list[StoredQuestion]) -> None:
+        """Tell the session's clients that questions of a worker that died are over."""
+        for question in lost:
+            resolved = ClarifyResolved(request_id=question.request_id, outcome="server_restarted")
+            self.publish(session_id, frame("clarify_resolved", session_id, resolved))
+
+    def sweep(self) -> None:
+        """Look for runs whose worker died (each heartbeat), and tell their clients."""
+        if self._tasks and (self._sweep is None or self._sweep.done()):
+            self._sweep = asyncio.create_task(self._find_interrupted(), name="neta-bus-sweep")
+
+    async def _find_interrupted(self) -> None:
+        try:
+            suspects = set()
+            for session_id in await self.bus.running_sessions():
+                if self.hub.store.owner(session_id) is not None:
+                    continue  # its owner is alive
+                suspects.add(session_id)
+                if session_id not in self._suspects:
+                    continue  # a run that just ended is unmarked by then; look again next beat
+                # Only the worker that takes the mark away tells the clients.
+                if await self.bus.mark_running(session_id, False):
+                    finished = RunFinished(
+                        session_id=session_id, outcome="error", reason=INTERRUPTED_REASON
+                    )
+                    self.publish(session_id, event_frame(session_id, finished))
+            self._suspects = suspects
+        except HostError as exc:
+            _log.warning("could not look for interrupted runs: %s", exc)

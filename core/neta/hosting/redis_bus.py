@@ -1,0 +1,225 @@
+"""``RedisBus``: the ``Bus`` in Redis, for workers on one or many machines.
+
+Chosen with ``NETA_REDIS_URL=redis://…`` (needs the ``neta[scale]`` extra). Keys:
+
+- ``neta:lease:<session>``: the owner's name, expiring after the lease's ``ttl`` (Redis
+  expires it: a dead owner's lease lapses by itself). ``neta:owned:<owner>`` lists the
+  sessions an owner took, so its heartbeat renews them all in one script.
+- ``neta:events:<session>``: a Redis Stream of the session's frames; the stream's entry ids are
+  the frames' ids (they grow with time, so a client resumes after the last one it saw). Each
+  stream keeps about ``keep_events`` entries and expires a day after its last frame.
+- ``neta:inbox:<owner>``: a list of commands for one worker.
+- ``neta:running``: the sessions whose run started and did not end.
+
+Every Redis failure is raised as ``StorageUnavailable``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar, cast
+
+from neta.errors import ConfigError, StorageUnavailable
+from neta.hosting.bus import KEEP_EVENTS, Command, Frame
+from neta.hosting.engines import safe_url
+
+try:
+    import redis.asyncio as aioredis
+    from redis.exceptions import RedisError
+except ImportError:  # pragma: no cover - depends on the installed extras
+    aioredis = None  # type: ignore[assignment]
+
+T = TypeVar("T")
+
+STREAM_TTL_SECONDS = 86_400
+"""A session's event stream is forgotten this long after its last frame."""
+
+_ACQUIRE = """
+local held = redis.call('GET', KEYS[1])
+if held and held ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+redis.call('SADD', KEYS[2], ARGV[3])
+return 1
+"""
+
+_RENEW = """
+local renewed = {}
+for _, session in ipairs(redis.call('SMEMBERS', KEYS[1])) do
+    local key = ARGV[3] .. session
+    if redis.call('GET', key) == ARGV[1] then
+        redis.call('PEXPIRE', key, ARGV[2])
+        table.insert(renewed, session)
+    else
+        redis.call('SREM', KEYS[1], session)
+    end
+end
+return renewed
+"""
+
+_RELEASE = """
+if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
+redis.call('SREM', KEYS[2], ARGV[2])
+return 1
+"""
+
+_LEASE = "neta:lease:"
+_RUNNING = "neta:running"
+
+
+def _text(value: bytes | str) -> str:
+    return value.decode() if isinstance(value, bytes) else value
+
+
+class RedisBus:
+    """The ``Bus`` in a Redis server.
+
+    Args:
+        url: a ``redis://`` URL.
+        keep_events: frames each session's stream keeps (approximately; at least this many).
+        max_connections: the most connections to Redis this process opens.
+
+    Raises:
+        ConfigError: the ``neta[scale]`` extra (redis) is not installed.
+    """
+
+    def __init__(self, url: str, keep_events: int = KEEP_EVENTS, max_connections: int = 32) -> None:
+        if aioredis is None:
+            raise ConfigError("NETA_REDIS_URL needs redis: pip install 'neta[scale]'")
+        self.url = url
+        self.name = f"Redis {safe_url(url)}"
+        self._keep = keep_events
+        # Requests beyond ``max_connections`` wait for a free connection instead of failing.
+        pool = aioredis.BlockingConnectionPool.from_url(
+            url, max_connections=max_connections, timeout=10, health_check_interval=10
+        )
+        self._redis = aioredis.Redis.from_pool(pool)
+        self._acquire = self._redis.register_script(_ACQUIRE)
+        self._renew = self._redis.register_script(_RENEW)
+        self._release = self._redis.register_script(_RELEASE)
+
+    async def _call(self, doing: str, call: Callable[[], Awaitable[T]]) -> T:
+        try:
+            return await call()
+        except RedisError as exc:
+            raise StorageUnavailable(f"the bus cannot {doing}: {exc}") from exc
+
+    async def acquire(self, session_id: str, owner: str, ttl: float) -> bool:
+        """Take or renew the session's lease for ``ttl`` seconds; false if another holds it."""
+        keys = [_LEASE + session_id, f"neta:owned:{owner}"]
+        args: list[str | int] = [owner, max(1, int(ttl * 1000)), session_id]
+        done = await self._call("take a lease", lambda: self._acquire(keys=keys, args=args))
+        return bool(done)
+
+    async def renew(self, owner: str, ttl: float) -> list[str]:
+        """Extend every lease ``owner`` holds by ``ttl`` seconds; returns the sessions renewed."""
+        keys = [f"neta:owned:{owner}"]
+        args: list[str | int] = [owner, max(1, int(ttl * 1000)), _LEASE]
+        renewed = await self._call("renew leases", lambda: self._renew(keys=keys, args=args))
+        return [_text(s) for s in cast(list[bytes], renewed)]
+
+    async def release(self, session_id: str, owner: str) -> None:
+        """Give up the session's lease, if ``owner`` holds it."""
+        keys = [_LEASE + session_id, f"neta:owned:{owner}"]
+        await self._call(
+            "release a lease", lambda: self._release(keys=keys, args=[owner, session_id])
+        )
+
+    async def owner_of(self, session_id: str) -> str | None:
+        """The worker holding the session's lease now, or ``None``."""
+        held = await self._call("read a lease", lambda: self._redis.get(_LEASE + session_id))
+        return None if held is None else _text(held)
+
+    async def mark_running(self, session_id: str, running: bool) -> bool:
+        """Note that the session's run started (``True``) or ended; whether that changed it."""
+        change = self._redis.sadd if running else self._redis.srem
+        changed = await self._call("mark a run", lambda: change(_RUNNING, session_id))
+        return bool(changed)
+
+    async def running_sessions(self) -> list[str]:
+        """The sessions whose run started and did not end."""
+        members: Any = await self._call("read runs", lambda: self._redis.smembers(_RUNNING))
+        return sorted(_text(m) for m in members)
+
+    async def publish(self, session_id: str, frame: Frame) -> str:
+        """Append ``frame`` to the session's stream; returns its id."""
+        key = f"neta:events:{session_id}"
+        body = json.dumps(frame)
+
+        async def add() -> Any:
+            async with self._redis.pipeline(transaction=True) as pipe:
+                pipe.xadd(key, {"f": body}, maxlen=self._keep, approximate=True)
+                pipe.expire(key, STREAM_TTL_SECONDS)
+                return (await pipe.execute())[0]
+
+        return _text(await self._call("publish an event", add))
+
+    async def publish_many(self, items: list[tuple[str, Frame]]) -> None:
+        """``publish`` each ``(session_id, frame)`` in order, in one round trip."""
+
+        async def add() -> Any:
+            async with self._redis.pipeline(transaction=False) as pipe:
+                for session_id, item in items:
+                    key = f"neta:events:{session_id}"
+                    pipe.xadd(key, {"f": json.dumps(item)}, maxlen=self._keep, approximate=True)
+                    pipe.expire(key, STREAM_TTL_SECONDS)
+                return await pipe.execute()
+
+        await self._call("publish events", add)
+
+    async def read(
+        self, session_id: str, after: str | None, timeout: float
+    ) -> list[tuple[str, Frame]]:
+        """The session's frames after id ``after``, oldest first, waiting up to ``timeout``."""
+        key = f"neta:events:{session_id}"
+        block = None if timeout <= 0 else max(1, int(timeout * 1000))
+        reply: Any = await self._call(
+            "read events", lambda: self._redis.xread({key: after or "0-0"}, block=block)
+        )
+        frames: list[tuple[str, Frame]] = []
+        for _, entries in reply or []:
+            for event_id, fields in entries:
+                frames.append((_text(event_id), json.loads(fields[b"f"])))
+        return frames
+
+    async def read_many(
+        self, after: dict[str, str | None], timeout: float
+    ) -> list[tuple[str, str, Frame]]:
+        """``read`` for several sessions at once: ``(session_id, id, frame)``, each in order."""
+        if not after:
+            return []
+        streams = {f"neta:events:{sid}": last or "0-0" for sid, last in after.items()}
+        block = None if timeout <= 0 else max(1, int(timeout * 1000))
+        reply: Any = await self._call(
+            "read events",
+            lambda: self._redis.xread(streams, block=block),  # type: ignore[arg-type]
+        )
+        frames: list[tuple[str, str, Frame]] = []
+        for key, entries in reply or []:
+            session_id = _text(key).removeprefix("neta:events:")
+            for event_id, fields in entries:
+                frames.append((session_id, _text(event_id), json.loads(fields[b"f"])))
+        return frames
+
+    async def last_id(self, session_id: str) -> str | None:
+        """The id of the session's newest frame, or ``None`` if it has none."""
+        key = f"neta:events:{session_id}"
+        newest: Any = await self._call("read events", lambda: self._redis.xrevrange(key, count=1))
+        return _text(newest[0][0]) if newest else None
+
+    async def send(self, owner: str, command: Command) -> None:
+        """Queue ``command`` for the worker ``owner``."""
+        body = json.dumps(command)
+        await self._call("send a command", lambda: self._redis.rpush(f"neta:inbox:{owner}", body))
+
+    async def receive(self, owner: str, timeout: float) -> Command | None:
+        """The next command queued for ``owner``, waiting up to ``timeout`` seconds."""
+        key = f"neta:inbox:{owner}"
+        popped = await self._call(
+            "receive a command", lambda: self._redis.blpop([key], timeout=max(timeout, 0.01))
+        )
+        return None if popped is None else cast(Command, json.loads(popped[1]))
+
+    async def close(self) -> None:
+        """Close the connections."""
+        await self._redis.aclose()

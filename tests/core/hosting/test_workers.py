@@ -1,0 +1,330 @@
+"""Two ``neta serve`` workers sharing Redis (the bus) and PostgreSQL (the store)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.core.hosting.server_harness import ASK, open_client
+from tests.services import free_port
+
+LEASE_SECONDS = 1.5
+
+
+class Worker:
+    """One ``neta serve`` process."""
+
+    def __init__(self, tmp_path: Path, name: str, env: dict[str, str], turns: list[object]):
+        script = tmp_path / f"{name}.json"
+        script.write_text(json.dumps({"turns": turns}))
+        self.port = free_port()
+        self.log = tmp_path / f"{name}.log"
+        with self.log.open("w") as log:
+            self.proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "neta",
+                    "serve",
+                    "--port",
+                    str(self.port),
+                    "-p",
+                    "scripted",
+                    "--script",
+                    str(script),
+                    "-w",
+                    str(tmp_path),
+                    "--lease-seconds",
+                    str(LEASE_SECONDS),
+                ],
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+            )
+        self.http = f"http://127.0.0.1:{self.port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                httpx.get(f"{self.http}/openapi.json", timeout=1)
+                return
+            except httpx.TransportError:
+                assert self.proc.poll() is None, self.log.read_text()
+                assert time.monotonic() < deadline, self.log.read_text()
+                time.sleep(0.1)
+
+    def ws(self, **query: str) -> str:
+        params = "&".join(f"{k}={v}" for k, v in query.items())
+        return f"ws://127.0.0.1:{self.port}/ws" + (f"?{params}" if params else "")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGINT)
+            try:
+                self.proc.wait(15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+@pytest.fixture
+def workers(tmp_path, redis_url, postgres_url):
+    """Starts workers sharing one Redis and one PostgreSQL database; stops them after."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NETA_", "OPENAI_"))}
+    env.update(
+        NETA_HOME=str(tmp_path / "home"), NETA_REDIS_URL=redis_url, NETA_DATABASE_URL=postgres_url
+    )
+    started: list[Worker] = []
+
+    def start(name: str, turns: list[object]) -> Worker:
+        worker = Worker(tmp_path, name, env, turns)
+        started.append(worker)
+        return worker
+
+    yield start
+    for worker in started:
+        worker.stop()
+
+
+def test_a_question_asked_on_one_worker_is_answered_through_another(workers):
+    turns = [ASK, {"text": "blue it is"}, {"text": "again, from A"}]
+    a, b = workers("a", turns), workers("b", turns)
+    first = a.log.read_text()
+    assert "store: PostgreSQL postgresql://neta@127.0.0.1" in first
+    assert "bus: Redis redis://127.0.0.1" in first
+
+    async def drive() -> None:
+        on_a, ready = await open_client(a.ws())
+        sid = ready["sessionId"]
+        on_b, _ = await open_client(b.ws(sessionId=sid))
+        await on_a.send("user_message", sid, text="pick a colour")
+        asked_a = await on_a.until("clarify_request")
+        asked_b = await on_b.until("clarify_request")
+        assert asked_a["data"] == asked_b["data"]
+        assert asked_b["eventId"]
+        await on_b.send(
+            "clarify_response", sid, requestId=asked_b["data"]["requestId"], answer="blue"
+        )
+        for client in (on_a, on_b):
+            resolved = await client.until("clarify_resolved")
+            assert resolved["data"]["outcome"] == "answered"
+            finished = await client.until("run_finished")
+            assert (finished["data"]["outcome"], finished["data"]["text"]) == (
+                "completed",
+                "blue it is",
+            )
+        # both clients saw the same frames, in the same order
+        kinds_a = [f["type"] for f in on_a.seen if "eventId" in f]
+        kinds_b = [f["type"] for f in on_b.seen if "eventId" in f]
+        assert kinds_a == kinds_b
+        ids = [f["eventId"] for f in on_b.seen if "eventId" in f]
+        assert ids == sorted(ids, key=lambda i: tuple(map(int, i.split("-"))))
+
+        # a REST message to worker B for the session worker A holds runs on A
+        async with httpx.AsyncClient(timeout=30) as http:
+            reply = await http.post(f"{b.http}/v1/sessions/{sid}/messages", json={"text": "again"})
+        assert reply.status_code == 200, reply.text
+        assert (reply.json()["outcome"], reply.json()["reply"]) == ("completed", "again, from A")
+        assert reply.json()["events"][0]["type"] == "run_started"
+        assert (await on_a.until("run_finished"))["data"]["text"] == "again, from A"
+        await on_a.ws.close()
+        await on_b.ws.close()
+
+    asyncio.run(drive())
+
+
+def test_a_client_reconnecting_with_its_last_event_id_misses_nothing(workers):
+    turns = [ASK, {"text": "done"}]
+    a, b = workers("a", turns), workers("b", turns)
+
+    async def drive() -> None:
+        on_a, ready = await open_client(a.ws())
+        sid = ready["sessionId"]
+        on_b, _ = await open_client(b.ws(sessionId=sid))
+        await on_a.send("user_message", sid, text="go")
+        asked = await on_b.until("clarify_request")
+        last = asked["eventId"]
+        await on_b.ws.close()  # B's client drops; the run goes on
+        await on_a.send("clarify_response", sid, requestId=asked["data"]["requestId"], answer="x")
+        await on_a.until("run_finished")
+        again, ready = await open_client(b.ws(sessionId=sid, lastEventId=last))
+        resolved = await again.until("clarify_resolved")
+        assert resolved["data"]["outcome"] == "answered"
+        finished = await again.until("run_finished")
+        assert finished["data"]["outcome"] == "completed"
+        assert all(f.get("eventId") != last for f in again.seen)
+        await on_a.ws.close()
+        await again.ws.close()
+
+    asyncio.run(drive())
+
+
+def test_a_worker_killed_mid_run_is_taken_over_and_its_question_reported(workers):
+    turns = [ASK, {"text": "done"}]
+    a, b = workers("a", turns), workers("b", turns)
+
+    async def drive() -> None:
+        on_a, ready = await open_client(a.ws())
+        sid = ready["sessionId"]
+        on_b, _ = await open_client(b.ws(sessionId=sid))
+        await on_a.send("user_message", sid, text="pick a colour")
+        asked = await on_b.until("clarify_request")
+        a.proc.send_signal(signal.SIGKILL)
+        a.proc.wait()
+        resolved = await on_b.until("clarify_resolved", timeout=LEASE_SECONDS * 4 + 5)
+        assert resolved["data"] == {
+            "requestId": asked["data"]["requestId"],
+            "outcome": "server_restarted",
+        }
+        finished = await on_b.until("run_finished")
+        assert finished["data"]["outcome"] == "error"
+        assert finished["data"]["reason"].startswith("interrupted")
+        async with httpx.AsyncClient(timeout=30) as http:
+            saved = (await http.get(f"{b.http}/v1/sessions/{sid}")).json()
+        roles = [m["role"] for m in saved["messages"]]
+        assert roles[:3] == ["user", "assistant", "tool"]
+        assert "restarted" in saved["messages"][2]["content"]
+        # the session lives on, on worker B now
+        await on_b.send("user_message", sid, text="red")
+        await on_b.until("run_started")
+        await on_b.ws.close()
+
+    asyncio.run(drive())
+
+
+def test_two_hundred_sessions_spread_over_two_workers(workers):
+    a, b = workers("a", [{"text": "ok"}]), workers("b", [{"text": "ok"}])
+
+    async def drive() -> None:
+        limits = httpx.Limits(max_connections=20)
+        async with httpx.AsyncClient(timeout=60, limits=limits) as http:
+
+            async def one(n: int) -> str:
+                base = (a, b)[n % 2].http
+                sid = (await http.post(f"{base}/v1/sessions")).json()["sessionId"]
+                other = (b, a)[n % 2].http
+                reply = await http.post(f"{other}/v1/sessions/{sid}/messages", json={"text": "hi"})
+                assert reply.status_code == 200, reply.text
+                return str(reply.json()["reply"])
+
+            replies = await asyncio.gather(*(one(n) for n in range(200)))
+        assert replies == ["ok"] * 200
+
+    asyncio.run(drive())
+
+
+def _serve_env(tmp_path: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NETA_", "OPENAI_"))}
+    return {**env, "NETA_HOME": str(tmp_path / "home"), **extra}
+
+
+def test_serve_refuses_several_workers_without_a_shared_bus(tmp_path):
+    done = subprocess.run(
+        [sys.executable, "-m", "neta", "serve", "--workers", "2", "-p", "scripted"],
+        capture_output=True,
+        text=True,
+        env=_serve_env(tmp_path),
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "--workers 2 needs a shared bus: set NETA_REDIS_URL" in done.stderr
+
+
+def test_serve_with_two_uvicorn_workers_shares_redis_and_sqlite(tmp_path, redis_url):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [{"text": "from a worker"}]}))
+    port = free_port()
+    log_path = tmp_path / "serve.log"
+    with log_path.open("w") as log:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "neta",
+                "serve",
+                "--workers",
+                "2",
+                "--port",
+                str(port),
+                "-p",
+                "scripted",
+                "--script",
+                str(script),
+                "-w",
+                str(tmp_path),
+            ],
+            env=_serve_env(tmp_path, NETA_REDIS_URL=redis_url),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        base = f"http://127.0.0.1:{port}"
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                sid = httpx.post(f"{base}/v1/sessions", timeout=2).json()["sessionId"]
+                break
+            except httpx.TransportError:
+                assert proc.poll() is None, log_path.read_text()
+                assert time.monotonic() < deadline, log_path.read_text()
+                time.sleep(0.2)
+        reply = httpx.post(f"{base}/v1/sessions/{sid}/messages", json={"text": "hi"}, timeout=30)
+        assert reply.json()["reply"] == "from a worker"
+        printed = log_path.read_text()
+        assert f"store: SQLite {tmp_path / 'home' / 'neta.db'}; bus: Redis" in printed
+        assert "workers: 2" in printed
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(20)
+
+
+def test_a_run_whose_worker_dies_without_a_question_is_reported_interrupted(workers):
+    turns = [{"text": "too late", "delay": 60}]
+    a, b = workers("a", turns), workers("b", turns)
+
+    async def drive() -> None:
+        on_a, ready = await open_client(a.ws())
+        sid = ready["sessionId"]
+        on_b, _ = await open_client(b.ws(sessionId=sid))
+        await on_a.send("user_message", sid, text="think hard")
+        await on_b.until("run_started")
+        a.proc.send_signal(signal.SIGKILL)
+        a.proc.wait()
+        finished = await on_b.until("run_finished", timeout=LEASE_SECONDS * 4 + 5)
+        assert finished["data"]["outcome"] == "error"
+        assert finished["data"]["reason"].startswith("interrupted")
+        async with httpx.AsyncClient(timeout=30) as http:
+            saved = (await http.get(f"{b.http}/v1/sessions/{sid}")).json()
+        assert [m["content"] for m in saved["messages"]] == ["think hard"]
+        await on_b.ws.close()
+
+    asyncio.run(drive())
+
+
+def test_a_run_that_ends_normally_is_never_reported_interrupted(workers):
+    turns = [{"text": "quick"}]
+    a, b = workers("a", turns), workers("b", turns)
+
+    async def drive() -> None:
+        on_b, ready = await open_client(b.ws())
+        sid = ready["sessionId"]
+        async with httpx.AsyncClient(timeout=30) as http:
+            reply = await http.post(f"{a.http}/v1/sessions/{sid}/messages", json={"text": "hi"})
+        assert reply.json()["reply"] == "quick"
+        await on_b.until("run_finished")
+        await asyncio.sleep(LEASE_SECONDS * 2)  # several heartbeats of both workers
+        await on_b.send("ping", sid)
+        await on_b.until("pong")
+        assert [f["type"] for f in on_b.seen].count("run_finished") == 1
+        await on_b.ws.close()
+
+    asyncio.run(drive())

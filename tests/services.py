@@ -1,0 +1,195 @@
+"""Real Redis and PostgreSQL servers for tests, started on free 127.0.0.1 ports in temp dirs.
+
+A test needing one asks for the ``redis_url`` or ``postgres_url`` fixture. Without the server's
+binary the test is skipped with the reason; with ``NETA_REQUIRE_SERVICES=1`` (CI sets it) a
+missing binary fails the test instead. PostgreSQL refuses to run as root, so as root the
+cluster belongs to, and runs as, the unprivileged user ``nobody``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import glob
+import os
+import pwd
+import secrets
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+def require(binary: str | None, what: str) -> str:
+    """``binary``'s path; skip (or fail under ``NETA_REQUIRE_SERVICES=1``) when it is missing."""
+    if binary is not None:
+        return binary
+    reason = f"{what} is not installed (apt-get install {what.split()[0]})"
+    if os.environ.get("NETA_REQUIRE_SERVICES") == "1":
+        pytest.fail(f"NETA_REQUIRE_SERVICES=1 but {reason}")
+    pytest.skip(reason)
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _wait_for_port(port: int, proc: subprocess.Popen[bytes], what: str) -> None:
+    deadline = time.monotonic() + 20
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"{what} exited with {proc.returncode}")
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"{what} did not listen on {port}")
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
+
+
+@pytest.fixture(scope="session")
+def redis_server() -> Iterator[str]:
+    """A Redis server for the test session (no persistence); yields its base URL."""
+    binary = require(shutil.which("redis-server"), "redis-server")
+    port = free_port()
+    with tempfile.TemporaryDirectory() as workdir:
+        proc = subprocess.Popen(
+            [
+                binary,
+                "--port",
+                str(port),
+                "--bind",
+                "127.0.0.1",
+                "--save",
+                "",
+                "--appendonly",
+                "no",
+                "--dir",
+                workdir,
+            ],
+            stdout=subprocess.DEVNULL,
+        )
+        try:
+            _wait_for_port(port, proc, "redis-server")
+            yield f"redis://127.0.0.1:{port}"
+        finally:
+            _stop(proc)
+
+
+@pytest.fixture
+def redis_url(redis_server: str) -> str:
+    """The Redis server's URL, emptied for this test."""
+    import redis
+
+    client = redis.Redis.from_url(redis_server)
+    try:
+        client.flushall()
+    finally:
+        client.close()
+    return f"{redis_server}/0"
+
+
+def _postgres_bin() -> Path | None:
+    found = sorted(glob.glob("/usr/lib/postgresql/*/bin/postgres"))
+    if found:
+        return Path(found[-1]).parent
+    postgres = shutil.which("postgres")
+    return Path(postgres).parent if postgres else None
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """A PostgreSQL cluster for the test session (fsync off); yields its server URL."""
+    bindir = _postgres_bin()
+    require(None if bindir is None else str(bindir), "postgresql server")
+    assert bindir is not None
+    as_user: list[str] = []
+    workdir = Path(tempfile.mkdtemp(prefix="neta-pg-"))
+    if os.geteuid() == 0:
+        nobody = pwd.getpwnam("nobody")
+        os.chown(workdir, nobody.pw_uid, nobody.pw_gid)
+        as_user = ["runuser", "-u", "nobody", "--"]
+    data = workdir / "data"
+    port = free_port()
+    try:
+        subprocess.run(
+            [
+                *as_user,
+                str(bindir / "initdb"),
+                "-D",
+                str(data),
+                "-A",
+                "trust",
+                "-U",
+                "neta",
+                "--no-sync",
+                "-E",
+                "UTF8",
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+        )
+        proc = subprocess.Popen(
+            [
+                *as_user,
+                str(bindir / "postgres"),
+                "-D",
+                str(data),
+                "-p",
+                str(port),
+                "-c",
+                "listen_addresses=127.0.0.1",
+                "-c",
+                f"unix_socket_directories={workdir}",
+                "-c",
+                "fsync=off",
+                "-c",
+                "synchronous_commit=off",
+                "-c",
+                "full_page_writes=off",
+                "-c",
+                "max_connections=200",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+        )
+        try:
+            _wait_for_port(port, proc, "postgres")
+            yield f"postgresql://neta@127.0.0.1:{port}"
+        finally:
+            _stop(proc)
+    finally:
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str) -> str:
+    """A URL of a fresh, empty database of the test session's PostgreSQL server."""
+    import psycopg
+
+    name = f"t_{secrets.token_hex(6)}"
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            with psycopg.connect(f"{postgres_server}/postgres", autocommit=True) as db:
+                db.execute(f"CREATE DATABASE {name}".encode())
+            break
+        except psycopg.OperationalError:  # still starting up
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+    return f"{postgres_server}/{name}"
