@@ -1,0 +1,21 @@
+r"""Edits an outside review found written wrong: now as the model sent them, or refused."""
+
+from __future__ import annotations
+
+from neta.fuzzy_match import fuzzy_replace
+
+
+def test_fuzzy_replace_escape_in_a_string_of_a_new_with_real_line_breaks_is_kept():
+    # new has real line breaks, so its \n is text in a string, not a flattened line break,
+    # even where it lines up with old's final line break.
+    content = "def f(x):\n    return x\n\ny = 1\n"
+    old = "def f(x):\n    return x\n"
+    new = 'def f(x):\n    return x + "\\n"'
+    expected = 'def f(x):\n    return x + "\\n"\ny = 1\n'  # as str.replace writes it
+    assert fuzzy_replace(content, old, new).content == expected
+
+
+def test_fuzzy_replace_escape_in_a_string_before_old_final_line_break_is_kept():
+    content = "a = 1\nb = 2\nc = 3\n"
+    expected = 'a = 1\nb = "2\\n"c = 3\n'
+    assert fuzzy_replace(content, "a = 1\nb = 2\n", 'a = 1\nb = "2\\n"').content == expected
