@@ -263,7 +263,13 @@ def trimmed_boundary(ctx: Context, search: str) -> Found | None:
         ctx, core, whole_words=True, line_start="\n" in lead, line_end="\n" in trail
     )
     if starts:
-        adapt = partial(_trim_like, lead=lead, trail=trail)
+        # Spaces the search has after its text, where every match ends its line in the file,
+        # are garbling, and new's lines carry it too: it is not written back.
+        text = ctx.doc.text
+        garbled = trail.split("\n")[0] != "" and all(
+            text[start + len(core) : start + len(core) + 1] in ("\n", "") for start in starts
+        )
+        adapt = partial(_trim_like, lead=lead, trail=trail, garbled=garbled)
         return Found(starts, len(core), False, core, False, adapt)
     lines = search.split("\n")
     blank_lead = _count_blank(lines)
@@ -284,16 +290,20 @@ def _count_blank(lines: Iterable[str]) -> int:
     return count
 
 
-def _trim_like(new: str, *, lead: str, trail: str) -> str:
+def _trim_like(new: str, *, lead: str, trail: str, garbled: bool = False) -> str:
     """``new`` without the leading and trailing whitespace it shares with the trimmed search.
 
     What new shares is counted from either end of the search's whitespace, so a new that
     leaves out the search's blank lines but keeps its indentation loses the indentation too.
+    With ``garbled``, new's non-blank lines also lose their trailing whitespace.
     """
     new_lead = new[: len(new) - len(new.lstrip())]
     new = new[_shared(lead, new_lead) :]
     new_trail = new[len(new.rstrip()) :]
-    return new[: len(new) - _shared(trail[::-1], new_trail[::-1])]
+    new = new[: len(new) - _shared(trail[::-1], new_trail[::-1])]
+    if not garbled:
+        return new
+    return "\n".join(line.rstrip() if line.strip() else line for line in new.split("\n"))
 
 
 def _shared(whitespace: str, new_whitespace: str) -> int:

@@ -19,3 +19,13 @@ def test_fuzzy_replace_escape_in_a_string_before_old_final_line_break_is_kept():
     content = "a = 1\nb = 2\nc = 3\n"
     expected = 'a = 1\nb = "2\\n"c = 3\n'
     assert fuzzy_replace(content, "a = 1\nb = 2\n", 'a = 1\nb = "2\\n"').content == expected
+
+
+def test_fuzzy_replace_trimmed_search_garbled_trailing_spaces_are_not_written_back():
+    # old's line ends in spaces the file's line lacks, and new's lines carry the same garbling:
+    # the line the edit keeps must not gain them.
+    content = "def f():\n    a()\n    b()\n"
+    old = "    a()  \n  "
+    new = "    a()  \n    x()  \n  "
+    expected = "def f():\n    a()\n    x()\n    b()\n"
+    assert fuzzy_replace(content, old, new).content == expected
