@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
-from neta.errors import InvalidEditError
+from neta.errors import InvalidEditError, NoMatchError
 from neta.fuzzy_match._inline import fragment_pattern
 from neta.fuzzy_match._line_index import KeyKind, LineIndex
 from neta.fuzzy_match._text import (
@@ -269,7 +269,18 @@ def trimmed_boundary(ctx: Context, search: str) -> Found | None:
         garbled = trail.split("\n")[0] != "" and all(
             text[start + len(core) : start + len(core) + 1] in ("\n", "") for start in starts
         )
-        adapt = partial(_trim_like, lead=lead, trail=trail, garbled=garbled)
+        # Where the search starts its line, new's further lines are indented as it is: one
+        # shift, from the search's indentation to the file's, places them (if all agree).
+        indent_from = lead[lead.rfind("\n") + 1 :] if "\n" in lead else None
+        indents = {text[ctx.doc.line_starts[ctx.doc.line_of(start)] : start] for start in starts}
+        indent_to = indents.pop() if len(indents) == 1 else None
+        adapt = partial(
+            _trim_like,
+            lead=lead,
+            trail=trail,
+            garbled=garbled,
+            indent=None if indent_from is None else (indent_from, indent_to),
+        )
         return Found(starts, len(core), False, core, False, adapt)
     lines = search.split("\n")
     blank_lead = _count_blank(lines)
@@ -290,20 +301,56 @@ def _count_blank(lines: Iterable[str]) -> int:
     return count
 
 
-def _trim_like(new: str, *, lead: str, trail: str, garbled: bool = False) -> str:
+def _trim_like(
+    new: str,
+    *,
+    lead: str,
+    trail: str,
+    garbled: bool = False,
+    indent: tuple[str, str | None] | None = None,
+) -> str:
     """``new`` without the leading and trailing whitespace it shares with the trimmed search.
 
     What new shares is counted from either end of the search's whitespace, so a new that
     leaves out the search's blank lines but keeps its indentation loses the indentation too.
-    With ``garbled``, new's non-blank lines also lose their trailing whitespace.
+    With ``garbled``, new's non-blank lines also lose their trailing whitespace. With
+    ``indent`` (the search's indentation and the file's, None when the places differ), new's
+    lines after its first are moved from the one to the other.
+
+    Raises:
+        NoMatchError: new has a line that shift cannot place.
     """
     new_lead = new[: len(new) - len(new.lstrip())]
     new = new[_shared(lead, new_lead) :]
     new_trail = new[len(new.rstrip()) :]
     new = new[: len(new) - _shared(trail[::-1], new_trail[::-1])]
-    if not garbled:
-        return new
-    return "\n".join(line.rstrip() if line.strip() else line for line in new.split("\n"))
+    lines = new.split("\n")
+    if garbled:
+        lines = [line.rstrip() if line.strip() else line for line in lines]
+    if indent is not None and len(lines) > 1 and indent[0] != indent[1]:
+        ours, theirs = indent
+        for number, line in enumerate(lines[1:], 1):
+            rest = line[len(ours) :]
+            mixed = bool(theirs) and rest[:1] in (" ", "\t") and rest[0] not in str(theirs)
+            if theirs is not None and line.startswith(ours) and not mixed:
+                lines[number] = theirs + rest  # tabs stay tabs: never spaces after them
+            elif line.strip():
+                raise NoMatchError(_unplaced_line(line, ours, theirs))
+    return "\n".join(lines)
+
+
+def _unplaced_line(line: str, ours: str, theirs: str | None) -> str:
+    where = (
+        "the places it matched are indented differently"
+        if theirs is None
+        else f"old_string is indented {len(ours)} characters where the file has {len(theirs)}, "
+        "and this line is indented less than old_string, or with other characters"
+    )
+    return (
+        f"old_string matched only once its surrounding whitespace was dropped, and new_string's "
+        f"line {line.strip()!r} cannot be indented like the file: {where}. The file was not "
+        "changed. Quote old_string with the file's own indentation."
+    )
 
 
 def _shared(whitespace: str, new_whitespace: str) -> int:

@@ -2,7 +2,9 @@ r"""Edits an outside review found written wrong: now as the model sent them, or 
 
 from __future__ import annotations
 
-from neta.fuzzy_match import fuzzy_replace
+import pytest
+
+from neta.fuzzy_match import NoMatchError, fuzzy_replace
 
 
 def test_fuzzy_replace_escape_in_a_string_of_a_new_with_real_line_breaks_is_kept():
@@ -29,3 +31,35 @@ def test_fuzzy_replace_trimmed_search_garbled_trailing_spaces_are_not_written_ba
     new = "    a()  \n    x()  \n  "
     expected = "def f():\n    a()\n    x()\n    b()\n"
     assert fuzzy_replace(content, old, new).content == expected
+
+
+IF_BLOCK = "def f():\n    if x:\n        a()\n    return 1\n"
+
+
+def test_fuzzy_replace_trimmed_search_reindents_the_lines_new_adds():
+    # old starts its line with 4 spaces where the file has 8: new's lines take the same shift,
+    # and the line the edit keeps stays where the file has it.
+    assert fuzzy_replace(IF_BLOCK, "\n    a()", "\n    b()\n    a()").content == (
+        "def f():\n    if x:\n        b()\n        a()\n    return 1\n"
+    )
+    assert fuzzy_replace(IF_BLOCK, "\n    a()", "\n    a()\n    b()").content == (
+        "def f():\n    if x:\n        a()\n        b()\n    return 1\n"
+    )
+    assert fuzzy_replace(IF_BLOCK, "\n    a()", "\n    if y:\n        a()").content == (
+        "def f():\n    if x:\n        if y:\n            a()\n    return 1\n"
+    )
+
+
+def test_fuzzy_replace_trimmed_search_refuses_lines_its_shift_cannot_place():
+    with pytest.raises(NoMatchError):
+        fuzzy_replace(IF_BLOCK, "\n    a()", "\n    a()\nb()")
+    # places at different depths: no one shift serves them all
+    content = "if x:\n    a()\nif y:\n        a()\n"
+    with pytest.raises(NoMatchError):
+        fuzzy_replace(content, "\n  a()", "\n  a()\n  b()", replace_all=True)
+    # a tab-indented file: spaces nested under the shifted tabs would mix the two
+    with pytest.raises(NoMatchError):
+        fuzzy_replace("if x:\n\t\ta()\n", "\n    a()", "\n    a()\n        b()")
+    assert fuzzy_replace("if x:\n\t\ta()\n", "\n    a()", "\n    a()\n    b()").content == (
+        "if x:\n\t\ta()\n\t\tb()\n"
+    )
