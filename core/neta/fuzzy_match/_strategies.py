@@ -415,7 +415,8 @@ def _in_line(ctx: Context, search: str, *, fold: bool) -> Found | None:
         ends[start] = end
         if ctx.limit is not None and len(ends) >= ctx.limit:
             break
-        match = pattern.search(text, end)
+        # Overlapping places count, as for exact matches: each could be the one meant.
+        match = pattern.search(text, start + 1 if ctx.overlapping else end)
     if not ends:
         return None
     return Found(list(ends), len(search), False, search, False, ends=ends, restyle=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from neta.fuzzy_match import NoMatchError, fuzzy_replace
+from neta.fuzzy_match import AmbiguousMatchError, NoMatchError, fuzzy_replace
 
 
 def test_fuzzy_replace_escape_in_a_string_of_a_new_with_real_line_breaks_is_kept():
@@ -63,3 +63,17 @@ def test_fuzzy_replace_trimmed_search_refuses_lines_its_shift_cannot_place():
     assert fuzzy_replace("if x:\n\t\ta()\n", "\n    a()", "\n    a()\n    b()").content == (
         "if x:\n\t\ta()\n\t\tb()\n"
     )
+
+
+def test_fuzzy_replace_overlapping_places_inside_a_line_are_ambiguous_like_exact_ones():
+    # Exactly quoted, "f(a) + f(a)" twice in "f(a) + f(a) + f(a)" is refused as ambiguous; with
+    # the file's spacing off it must be too, not settled on the leftmost place.
+    with pytest.raises(AmbiguousMatchError):
+        fuzzy_replace("f(a) + f(a) + f(a)\n", "f(a) + f(a)", "g")
+    with pytest.raises(AmbiguousMatchError):
+        fuzzy_replace("f(a)  +  f(a)  +  f(a)\n", "f(a) + f(a)", "g")
+    with pytest.raises(AmbiguousMatchError):
+        fuzzy_replace("a \u2014 b \u2014 a \u2014 b \u2014 a\n", "a -- b -- a", "c")
+    # replace_all replaces the leftmost of overlapping places, as it does for exact ones
+    replaced = fuzzy_replace("f(a)  +  f(a)  +  f(a)\n", "f(a) + f(a)", "g", replace_all=True)
+    assert replaced.content == "g  +  f(a)\n"
