@@ -8,6 +8,7 @@ package's ``__init__``; the similarity strategies are in ``_similarity``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
@@ -220,20 +221,37 @@ def escape_normalized(ctx: Context, search: str) -> Found | None:
     if decoded == search or not decoded.strip():
         return None
     # A search whose only line breaks are escaped says the replacement's are escaped too.
-    adapt = partial(_unescape_like, breaks_escaped="\n" in decoded and "\n" not in search)
+    adapt = partial(
+        _unescape_like,
+        breaks_escaped="\n" in decoded and "\n" not in search,
+        controls_escaped=_ESCAPES_CONTROLS.search(search) is not None,
+    )
     starts = _text_starts(ctx, decoded)
     if starts:
         return Found(starts, len(decoded), False, decoded, False, adapt)
     return _by_lines(ctx, decoded, KeyKind.WS, adapt)
 
 
-def _unescape_like(new: str, *, breaks_escaped: bool) -> str:
-    """``new`` decoded as the search was; refused when it is not escaped like the search.
+_ESCAPES_CONTROLS = re.compile(r"(?<!\\)(?:\\\\)*\\[nrt\\]")
+r"""A ``\n``, ``\r``, ``\t`` or ``\\`` escape (not itself escaped)."""
+
+
+def _unescape_like(new: str, *, breaks_escaped: bool, controls_escaped: bool = True) -> str:
+    r"""``new`` decoded as the search was; refused when it is not escaped like the search.
 
     Raises:
         InvalidEditError: the search escaped its line breaks while ``new`` has real ones and
-            escapes as well, so which of its escapes are text cannot be told.
+            escapes as well, so which of its escapes are text cannot be told; or the search
+            escaped only quotes or ``$`` while ``new`` has ``\n``, ``\r``, ``\t`` or ``\\``.
     """
+    if not controls_escaped and _ESCAPES_CONTROLS.search(new) is not None:
+        raise InvalidEditError(
+            "old_string was found only once its escaped quotes (or $) were decoded, but "
+            "new_string also holds \\n, \\r or \\t escapes, which old_string never used: "
+            "whether they are line breaks and tabs or text (a path, an escape in a string) "
+            "cannot be told. The file was not changed. Send old_string and new_string as the "
+            "file has them, without escaping their quotes."
+        )
     decoded = unescape(new)
     if breaks_escaped and "\n" in new and decoded != new:
         raise InvalidEditError(

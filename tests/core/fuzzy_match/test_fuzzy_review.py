@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from neta.fuzzy_match import AmbiguousMatchError, NoMatchError, fuzzy_replace
+from neta.fuzzy_match import AmbiguousMatchError, InvalidEditError, NoMatchError, fuzzy_replace
 
 
 def test_fuzzy_replace_escape_in_a_string_of_a_new_with_real_line_breaks_is_kept():
@@ -77,3 +77,22 @@ def test_fuzzy_replace_overlapping_places_inside_a_line_are_ambiguous_like_exact
     # replace_all replaces the leftmost of overlapping places, as it does for exact ones
     replaced = fuzzy_replace("f(a)  +  f(a)  +  f(a)\n", "f(a) + f(a)", "g", replace_all=True)
     assert replaced.content == "g  +  f(a)\n"
+
+
+def test_fuzzy_replace_control_escapes_new_adds_to_a_quote_escaped_search_are_refused():
+    # old escaped only its quotes: nothing says new's \n and \t are line breaks and tabs
+    # rather than text (a Windows path, an escape in a string), so the edit is refused.
+    content = 'x = "a"\ny = 1\n'
+    with pytest.raises(InvalidEditError):
+        fuzzy_replace(content, 'x = \\"a\\"', 'x = \\"C:\\new\\table\\"')
+    with pytest.raises(InvalidEditError):
+        fuzzy_replace(content, 'x = \\"a\\"', 'x = \\"a\\nb\\"')
+    with pytest.raises(InvalidEditError):
+        fuzzy_replace("a = `Hello ${name}`\n", "a = `Hello \\${name}`", "a = `Hi \\${name}\\n`")
+    # where old escaped its line breaks or backslashes, new's escapes are read the same way
+    assert fuzzy_replace(content, 'x = \\"a\\"\\ny = 1', 'x = \\"a\\"\\ny = 2').content == (
+        'x = "a"\ny = 2\n'
+    )
+    assert fuzzy_replace(
+        'p = "C:\\\\a"\n', 'p = \\"C:\\\\\\\\a\\"', 'p = \\"C:\\\\\\\\b\\"'
+    ).content == ('p = "C:\\\\b"\n')
