@@ -96,3 +96,15 @@ def test_fuzzy_replace_control_escapes_new_adds_to_a_quote_escaped_search_are_re
     assert fuzzy_replace(
         'p = "C:\\\\a"\n', 'p = \\"C:\\\\\\\\a\\"', 'p = \\"C:\\\\\\\\b\\"'
     ).content == ('p = "C:\\\\b"\n')
+
+
+def test_fuzzy_replace_typography_the_edit_changes_is_written_as_new_has_it():
+    # old wrote the file's em dash as "--"; new writes a hyphen there: that is a change, and
+    # the hyphen is written, not the file's dash.
+    assert fuzzy_replace("note: x \u2014 y\n", "note: x -- y", "note: x - z").content == (
+        "note: x - z\n"
+    )
+    # where new keeps old's "--", the file's dash is kept
+    assert fuzzy_replace("note: x \u2014 y\n", "note: x -- y", "note: x -- z").content == (
+        "note: x \u2014 z\n"
+    )
