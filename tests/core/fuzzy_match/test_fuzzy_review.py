@@ -4,7 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from neta.fuzzy_match import AmbiguousMatchError, InvalidEditError, NoMatchError, fuzzy_replace
+from neta.fuzzy_match import (
+    AmbiguousMatchError,
+    InvalidEditError,
+    MatchError,
+    NoMatchError,
+    fuzzy_replace,
+)
 
 
 def test_fuzzy_replace_escape_in_a_string_of_a_new_with_real_line_breaks_is_kept():
@@ -108,3 +114,16 @@ def test_fuzzy_replace_typography_the_edit_changes_is_written_as_new_has_it():
     assert fuzzy_replace("note: x \u2014 y\n", "note: x -- y", "note: x -- z").content == (
         "note: x \u2014 z\n"
     )
+
+
+def test_fuzzy_replace_block_anchor_refuses_a_last_anchor_nested_unlike_old():
+    # old's last line sits one level deeper than its first; the block one line up has it level
+    # with the first, and the real line follows it: inserting there lands in the wrong block.
+    content = (
+        "def f():\n    total.delta()\n        if count > 1:\n    if total > 3:\n"
+        "        if total > 3:\n            pass\n"
+    )
+    old = "total.delta()\nif total > 3:\n    if total > 3:"
+    new = "total.delta()\nif total > 3:\n    if total > 3:\n    inserted_line()"
+    with pytest.raises(MatchError):
+        fuzzy_replace(content, old, new)
