@@ -17,7 +17,8 @@ after a stricter one found something, not even to break a tie):
     Whole lines, equal once indentation and spacing are ignored.
 ``escape_normalized``
     The text had ``\n``, ``\t``, quotes or ``\$`` escaped once too often: decoded, then
-    matched verbatim or as whole lines; the replacement is decoded the same way.
+    matched verbatim or as whole lines; the replacement is decoded the same way, and refused
+    when it has ``\n``, ``\t`` or ``\\`` escapes while the search escaped only quotes or ``$``.
 ``trimmed_boundary``
     The text without its leading and trailing blank lines and spaces, never starting or ending
     inside an identifier, nor mid-line on a side where the search had a line break.

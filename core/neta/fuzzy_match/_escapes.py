@@ -5,7 +5,8 @@ file hold a tab, or a whole block on one line with ``\n`` between its lines. Wri
 that is a syntax error. An escape is decoded only where it stands in for the real character:
 that character must be in ``old_string`` and in the matched region, neither may hold the
 two-character sequence itself, and with the escape decoded the character must line up with
-the same character of ``old_string``. An escape added inside a string stays as it is.
+the same character of ``old_string``. An escape added inside a string stays as it is, and
+so does every escape of a character ``new_string`` itself holds for real.
 """
 
 from __future__ import annotations
@@ -58,6 +59,8 @@ def decode_stray_escapes(region: str, old: str, new: str) -> str:
     for letter, char in _DECODED.items():
         if char not in old or char not in region:
             continue
+        if char in new:
+            continue  # new that holds the real character was not escaped once too often
         if _has_escape(old, letter) or _has_escape(region, letter):
             continue
         for offset in _escapes(new, letter):

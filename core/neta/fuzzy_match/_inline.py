@@ -141,8 +141,9 @@ def keep_file_chars(theirs: str, ours: str, new: str) -> str:
     """``new`` with the parts it keeps from ``ours`` written as ``theirs`` has them.
 
     ``ours`` is the search as the model wrote it, ``theirs`` the file's text it matched (equal
-    up to whitespace and typography); ``new`` the replacement. A part of ``new`` equal to a
-    part of ``ours`` takes the file's characters there (whitespace only where the file's is
+    up to whitespace and typography); ``new`` the replacement. A part of ``new`` written as
+    ``ours`` writes it (a hyphen where ``ours`` had ``--`` is a change) takes the file's
+    characters there (whitespace only where the file's is
     typographic, as NBSP); what ``new`` changes is written as ``new`` has it. Texts longer than
     2,000 characters are written as ``new`` has them.
     """
@@ -151,7 +152,7 @@ def keep_file_chars(theirs: str, ours: str, new: str) -> str:
     if theirs.isascii() and ours.isascii():
         return new  # they differ in plain whitespace only, which is new's to decide
     file_text, file_owner, file_units = _atoms(theirs)
-    our_text, _, _ = _atoms(ours)
+    our_text, our_owner, our_units = _atoms(ours)
     new_text, new_owner, new_units = _atoms(new)
     to_file: dict[int, int] = {}
     for ours_at, file_at, size in SequenceMatcher(
@@ -163,7 +164,9 @@ def keep_file_chars(theirs: str, ours: str, new: str) -> str:
         None, our_text, new_text, autojunk=False
     ).get_matching_blocks():
         for k in range(size):
-            from_file[new_at + k] = to_file.get(ours_at + k)
+            # Only what new writes as old did is kept: "-" where old had "--" is a change.
+            if our_units[our_owner[ours_at + k]] == new_units[new_owner[new_at + k]]:
+                from_file[new_at + k] = to_file.get(ours_at + k)
     unit_sizes = Counter(file_owner)
     positions: list[list[int]] = [[] for _ in new_units]
     for at, owner in enumerate(new_owner):

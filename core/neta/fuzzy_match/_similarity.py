@@ -8,10 +8,11 @@ by line when it is merged onto the file (see ``_merge``).
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from rapidfuzz import fuzz
 
+from neta.fuzzy_match._indent import indent_of, width
 from neta.fuzzy_match._line_index import KeyKind, LineIndex
 from neta.fuzzy_match._strategies import Context, Found
 from neta.fuzzy_match._text import is_placeholder, key_fold, split_lines
@@ -60,8 +61,36 @@ def block_anchor(ctx: Context, search: str) -> Found | None:
         return None
     lines, trailing, wanted = usable
     candidates = ctx.index.windows(KeyKind.FOLD, lines, checked=(0, len(lines) - 1))
+    candidates = _anchors_nested_alike(ctx.doc.lines, lines, candidates)
     accepted, incomplete = _score_middles(ctx.index, wanted, candidates)
     return _fuzzy_found(accepted, lines, trailing, incomplete)
+
+
+def _sign(number: int) -> int:
+    return (number > 0) - (number < 0)
+
+
+def _anchors_nested_alike(
+    file_lines: Sequence[str], lines: Sequence[str], candidates: list[int]
+) -> list[int]:
+    """The candidates whose last anchor is nested relative to their first as the search's is.
+
+    Deeper, level or shallower alike; a search whose lines are all indented alike (flattened)
+    says nothing, and keeps every candidate.
+    """
+    depths = {width(indent_of(line), 4) for line in lines if line.strip()}
+    if len(depths) < 2:
+        return candidates
+    ours = _sign(width(indent_of(lines[-1]), 4) - width(indent_of(lines[0]), 4))
+    last = len(lines) - 1
+    return [
+        start
+        for start in candidates
+        if _sign(
+            width(indent_of(file_lines[start + last]), 4) - width(indent_of(file_lines[start]), 4)
+        )
+        == ours
+    ]
 
 
 def _score_middles(

@@ -8,11 +8,12 @@ package's ``__init__``; the similarity strategies are in ``_similarity``.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 
-from neta.errors import InvalidEditError
+from neta.errors import InvalidEditError, NoMatchError
 from neta.fuzzy_match._inline import fragment_pattern
 from neta.fuzzy_match._line_index import KeyKind, LineIndex
 from neta.fuzzy_match._text import (
@@ -220,20 +221,37 @@ def escape_normalized(ctx: Context, search: str) -> Found | None:
     if decoded == search or not decoded.strip():
         return None
     # A search whose only line breaks are escaped says the replacement's are escaped too.
-    adapt = partial(_unescape_like, breaks_escaped="\n" in decoded and "\n" not in search)
+    adapt = partial(
+        _unescape_like,
+        breaks_escaped="\n" in decoded and "\n" not in search,
+        controls_escaped=_ESCAPES_CONTROLS.search(search) is not None,
+    )
     starts = _text_starts(ctx, decoded)
     if starts:
         return Found(starts, len(decoded), False, decoded, False, adapt)
     return _by_lines(ctx, decoded, KeyKind.WS, adapt)
 
 
-def _unescape_like(new: str, *, breaks_escaped: bool) -> str:
-    """``new`` decoded as the search was; refused when it is not escaped like the search.
+_ESCAPES_CONTROLS = re.compile(r"(?<!\\)(?:\\\\)*\\[nrt\\]")
+r"""A ``\n``, ``\r``, ``\t`` or ``\\`` escape (not itself escaped)."""
+
+
+def _unescape_like(new: str, *, breaks_escaped: bool, controls_escaped: bool = True) -> str:
+    r"""``new`` decoded as the search was; refused when it is not escaped like the search.
 
     Raises:
         InvalidEditError: the search escaped its line breaks while ``new`` has real ones and
-            escapes as well, so which of its escapes are text cannot be told.
+            escapes as well, so which of its escapes are text cannot be told; or the search
+            escaped only quotes or ``$`` while ``new`` has ``\n``, ``\r``, ``\t`` or ``\\``.
     """
+    if not controls_escaped and _ESCAPES_CONTROLS.search(new) is not None:
+        raise InvalidEditError(
+            "old_string was found only once its escaped quotes (or $) were decoded, but "
+            "new_string also holds \\n, \\r or \\t escapes, which old_string never used: "
+            "whether they are line breaks and tabs or text (a path, an escape in a string) "
+            "cannot be told. The file was not changed. Send old_string and new_string as the "
+            "file has them, without escaping their quotes."
+        )
     decoded = unescape(new)
     if breaks_escaped and "\n" in new and decoded != new:
         raise InvalidEditError(
@@ -263,7 +281,24 @@ def trimmed_boundary(ctx: Context, search: str) -> Found | None:
         ctx, core, whole_words=True, line_start="\n" in lead, line_end="\n" in trail
     )
     if starts:
-        adapt = partial(_trim_like, lead=lead, trail=trail)
+        # Spaces the search has after its text, where every match ends its line in the file,
+        # are garbling, and new's lines carry it too: it is not written back.
+        text = ctx.doc.text
+        garbled = trail.split("\n")[0] != "" and all(
+            text[start + len(core) : start + len(core) + 1] in ("\n", "") for start in starts
+        )
+        # Where the search starts its line, new's further lines are indented as it is: one
+        # shift, from the search's indentation to the file's, places them (if all agree).
+        indent_from = lead[lead.rfind("\n") + 1 :] if "\n" in lead else None
+        indents = {text[ctx.doc.line_starts[ctx.doc.line_of(start)] : start] for start in starts}
+        indent_to = indents.pop() if len(indents) == 1 else None
+        adapt = partial(
+            _trim_like,
+            lead=lead,
+            trail=trail,
+            garbled=garbled,
+            indent=None if indent_from is None else (indent_from, indent_to),
+        )
         return Found(starts, len(core), False, core, False, adapt)
     lines = search.split("\n")
     blank_lead = _count_blank(lines)
@@ -284,16 +319,56 @@ def _count_blank(lines: Iterable[str]) -> int:
     return count
 
 
-def _trim_like(new: str, *, lead: str, trail: str) -> str:
+def _trim_like(
+    new: str,
+    *,
+    lead: str,
+    trail: str,
+    garbled: bool = False,
+    indent: tuple[str, str | None] | None = None,
+) -> str:
     """``new`` without the leading and trailing whitespace it shares with the trimmed search.
 
     What new shares is counted from either end of the search's whitespace, so a new that
     leaves out the search's blank lines but keeps its indentation loses the indentation too.
+    With ``garbled``, new's non-blank lines also lose their trailing whitespace. With
+    ``indent`` (the search's indentation and the file's, None when the places differ), new's
+    lines after its first are moved from the one to the other.
+
+    Raises:
+        NoMatchError: new has a line that shift cannot place.
     """
     new_lead = new[: len(new) - len(new.lstrip())]
     new = new[_shared(lead, new_lead) :]
     new_trail = new[len(new.rstrip()) :]
-    return new[: len(new) - _shared(trail[::-1], new_trail[::-1])]
+    new = new[: len(new) - _shared(trail[::-1], new_trail[::-1])]
+    lines = new.split("\n")
+    if garbled:
+        lines = [line.rstrip() if line.strip() else line for line in lines]
+    if indent is not None and len(lines) > 1 and indent[0] != indent[1]:
+        ours, theirs = indent
+        for number, line in enumerate(lines[1:], 1):
+            rest = line[len(ours) :]
+            mixed = bool(theirs) and rest[:1] in (" ", "\t") and rest[0] not in str(theirs)
+            if theirs is not None and line.startswith(ours) and not mixed:
+                lines[number] = theirs + rest  # tabs stay tabs: never spaces after them
+            elif line.strip():
+                raise NoMatchError(_unplaced_line(line, ours, theirs))
+    return "\n".join(lines)
+
+
+def _unplaced_line(line: str, ours: str, theirs: str | None) -> str:
+    where = (
+        "the places it matched are indented differently"
+        if theirs is None
+        else f"old_string is indented {len(ours)} characters where the file has {len(theirs)}, "
+        "and this line is indented less than old_string, or with other characters"
+    )
+    return (
+        f"old_string matched only once its surrounding whitespace was dropped, and new_string's "
+        f"line {line.strip()!r} cannot be indented like the file: {where}. The file was not "
+        "changed. Quote old_string with the file's own indentation."
+    )
 
 
 def _shared(whitespace: str, new_whitespace: str) -> int:
@@ -358,7 +433,8 @@ def _in_line(ctx: Context, search: str, *, fold: bool) -> Found | None:
         ends[start] = end
         if ctx.limit is not None and len(ends) >= ctx.limit:
             break
-        match = pattern.search(text, end)
+        # Overlapping places count, as for exact matches: each could be the one meant.
+        match = pattern.search(text, start + 1 if ctx.overlapping else end)
     if not ends:
         return None
     return Found(list(ends), len(search), False, search, False, ends=ends, restyle=True)
