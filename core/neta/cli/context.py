@@ -59,6 +59,7 @@ def cli_agent(
     entry: EntryKind = "cli",
     toolsets: list[str] | None = None,
     deny: list[str] | None = None,
+    only: list[str] | None = None,
 ) -> Agent:
     """An agent without a model, for the commands that inspect or call tools by hand.
 
@@ -71,6 +72,7 @@ def cli_agent(
         entry=entry,
         toolsets=toolsets or (),
         deny=deny or (),
+        preset=only or None,
     )
 
 

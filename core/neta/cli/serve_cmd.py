@@ -2,24 +2,30 @@
 
 from __future__ import annotations
 
+import errno
 import os
+import socket
 from pathlib import Path
 
 import typer
 
 from neta.cli.context import plugin_manager
-from neta.cli.run_cmd import (
+from neta.cli.options import (
     ApiKeyOpt,
     BaseUrlOpt,
     DenyOpt,
     MaxTriesOpt,
     ModelOpt,
     ModelTimeoutOpt,
+    OnlyOpt,
     ProviderOpt,
     ScriptOpt,
     ToolsetOpt,
     TurnTimeoutOpt,
+    WorkspaceOpt,
+    provider_for,
 )
+from neta.errors import NetaError
 from neta.hosting.auth import check_exposure
 from neta.hosting.config import HostConfig
 from neta.providers.registry import DEFAULT_PROVIDER, resolve_model_name
@@ -44,9 +50,10 @@ def serve(
     base_url: str | None = BaseUrlOpt,
     api_key: str | None = ApiKeyOpt,
     script: Path | None = ScriptOpt,
-    workspace: Path | None = typer.Option(None, "--workspace", "-w", help="Workspace root."),
+    workspace: Path | None = WorkspaceOpt,
     toolset: list[str] = ToolsetOpt,
     deny: list[str] = DenyOpt,
+    only: list[str] = OnlyOpt,
     token: str | None = typer.Option(None, "--token", help="Required token (or NETA_TOKEN)."),
     clarify_timeout: float = typer.Option(
         HostConfig.clarify_timeout, "--clarify-timeout", help="Seconds per question."
@@ -78,7 +85,8 @@ def serve(
         "timeout": model_timeout,
     }
     pm = plugin_manager(ctx)
-    provider, model = resolve_model_name(provider, model, pm)
+    provider, model = resolve_model_name(provider_for(provider, script), model, pm)
+    check_port_free(host, port)
     config = HostConfig(
         provider=provider or DEFAULT_PROVIDER,
         provider_options={k: v for k, v in options.items() if v is not None},
@@ -90,7 +98,11 @@ def serve(
         max_frame_bytes=max_frame,
         token=token,
         plugin_manager=pm,
-        agent_options={"turn_timeout": turn_timeout, "retry": RetryPolicy(max_tries=max_tries)},
+        agent_options={
+            "turn_timeout": turn_timeout,
+            "retry": RetryPolicy(max_tries=max_tries),
+            **({"preset": only} if only else {}),
+        },
     )
     app = create_app(config)
     typer.echo(
@@ -105,3 +117,30 @@ def serve(
         timeout_keep_alive=keep_alive,
         log_level="warning",
     )
+
+
+def check_port_free(host: str, port: int) -> None:
+    """Fail before serving when ``host:port`` cannot be bound (in use, or not this machine's).
+
+    Raises:
+        NetaError: the address cannot be bound; the message says what to do.
+    """
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        raise NetaError(f"cannot serve on {host}: {exc.strerror or exc}; check --host") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        if os.name != "nt":
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise NetaError(
+                    f"port {port} on {host} is already in use (another `neta serve`?); "
+                    "stop it or pick another with --port"
+                ) from None
+            raise NetaError(
+                f"cannot serve on {host}:{port}: {exc.strerror or exc}; check --host and --port"
+            ) from None

@@ -12,6 +12,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from neta.cli.context import cli_session, echo_json, plugin_manager
+from neta.cli.options import DenyOpt, OnlyOpt, ToolsetOpt, WorkspaceOpt
 from neta.errors import ConfigError, NetaError
 
 tools_app = typer.Typer(help="List, inspect and call tools.", no_args_is_help=True)
@@ -21,17 +22,23 @@ tools_app = typer.Typer(help="List, inspect and call tools.", no_args_is_help=Tr
 @tools_app.command("list")
 def list_tools(
     ctx: typer.Context,
-    toolset: str | None = typer.Option(None, "--toolset", "-t", help="Only this toolset."),
+    toolset: list[str] = ToolsetOpt,
+    deny: list[str] = DenyOpt,
+    only: list[str] = OnlyOpt,
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """List the registered tools, their toolset and plugin, and whether a session gets them."""
+    """List the registered tools, their toolset and plugin, and whether a session gets them.
+
+    ``-t``, ``--deny`` and ``--only`` choose the toolsets as they do for ``neta run``; the
+    ``on`` column says whether such a session gets each tool.
+    """
     pm = plugin_manager(ctx)
     catalog = pm.catalog()
-    with cli_session(pm, None) as session:
+    with cli_session(pm, None, toolsets=toolset, deny=deny, only=only) as session:
         resolution = session.toolsets
-    if toolset is not None:
-        resolution.decision(toolset)  # an unknown name fails here, with suggestions
-    schemas = [s for s in catalog if toolset is None or s.toolset == toolset]
+    for name in [*toolset, *deny, *only]:
+        resolution.decision(name)  # an unknown name fails here, with suggestions
+    schemas = list(catalog)
     if as_json:
         echo_json(
             [
@@ -74,7 +81,7 @@ def call_tool(
     ctx: typer.Context,
     name: str = typer.Argument(..., help="Tool name."),
     args: str = typer.Option("{}", "--args", help="Arguments as a JSON object."),
-    workspace: Path | None = typer.Option(None, "--workspace", "-w", help="Workspace root."),
+    workspace: Path | None = WorkspaceOpt,
 ) -> None:
     """Build a terminal session, validate the arguments and run one tool; print its result."""
     pm = plugin_manager(ctx)

@@ -214,7 +214,11 @@ def clarify_script(tmp_path, final_expect):
 
 
 def neta_env():
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NETA_", "OPENAI_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k == "NETA_HOME" or not k.startswith(("NETA_", "OPENAI_"))
+    }
     env["NETA_LOAD_PLUGINS"] = "base,planning,interaction"
     return env
 
@@ -256,7 +260,7 @@ def test_neta_run_without_a_terminal_degrades_and_exits_awaiting_input(tmp_path)
     assert done.returncode == 3, done.stderr
     assert "[clarify] Question: Which database?" in done.stdout
     assert "Choices: 1. Postgres; 2. SQLite; 3. DuckDB" in done.stdout
-    assert "run the task again with your answer in it" in done.stdout
+    assert 'To answer, run: neta run -c "your answer"' in done.stderr
     assert "answer> " not in done.stdout
 
 

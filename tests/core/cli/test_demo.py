@@ -8,7 +8,11 @@ from pathlib import Path
 
 
 def run_demo(*args, **env_extra):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NETA_", "OPENAI_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k == "NETA_HOME" or not k.startswith(("NETA_", "OPENAI_"))
+    }
     env.update(env_extra)
     return subprocess.run(
         [sys.executable, "-m", "neta", "demo", *args],
