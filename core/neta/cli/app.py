@@ -28,7 +28,9 @@ from neta.plugins import NetaPluginManager, create_plugin_manager
 
 app = typer.Typer(
     name="neta",
-    help="Neta: tool-using LLM agents whose tools come from plugins.",
+    help="Neta: tool-using LLM agents whose tools come from plugins.\n\n"
+    "Conversations, chat history and memory are kept in NETA_HOME (default ~/.neta). "
+    "[env var: NETA_HOME]",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -87,10 +89,7 @@ def _root(
         False, "--version", help="Show the version and exit.", callback=_show_version, is_eager=True
     ),
 ) -> None:
-    """Neta: tool-using LLM agents whose tools come from plugins.
-
-    Conversations are kept in NETA_HOME (default ~/.neta). [env var: NETA_HOME]
-    """
+    """Neta: tool-using LLM agents whose tools come from plugins."""
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -31,18 +31,19 @@ def patch(
     """Replace text in a file; whitespace need not match exactly. Prints the diff."""
     if old_file is not None and new_file is not None and str(old_file) == str(new_file) == "-":
         raise ConfigError("only one of --old-file and --new-file can read standard input")
-    old_text = _one_of(old, old_file, "--old")
-    new_text = _one_of(new, new_file, "--new")
+    old_text, new_text = _same_line_ends(
+        _one_of(old, old_file, "--old"), _one_of(new, new_file, "--new")
+    )
     try:
         outcome = patch_file(
             path, old_text, new_text, replace_all=replace_all, dry_run=dry_run, label=str(path)
         )
     except ToolError as exc:
-        # The matcher may explain itself over several lines; the command line prints one.
-        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-        if len(lines) > 1:
-            raise ToolError(" ".join(lines)) from exc
-        raise
+        message = in_flag_names(str(exc))
+        if as_json:
+            echo_json({"path": str(path), "changed": False, "error": message})
+            raise typer.Exit(1) from None
+        raise ToolError(message) from exc
     if as_json:
         echo_json(
             {
@@ -60,6 +61,36 @@ def patch(
         typer.echo(outcome.diff)
     suffix = " (dry run: file not changed)" if dry_run else ""
     typer.echo(outcome.summary() + suffix)
+
+
+_FLAG_NAMES = (
+    ("set replace_all to true", "give --replace-all"),
+    ("replace_all", "--replace-all"),
+    ("old_string", "--old"),
+    ("new_string", "--new"),
+)
+
+
+def in_flag_names(message: str) -> str:
+    """The matcher's refusal, speaking of this command's flags instead of the tool's arguments.
+
+    Its lines (one candidate each) are kept.
+    """
+    for argument, flag in _FLAG_NAMES:
+        message = message.replace(argument, flag)
+    return "\n".join(line.rstrip() for line in message.splitlines() if line.strip())
+
+
+def _same_line_ends(old: str, new: str) -> tuple[str, str]:
+    """Make the replacement end as the text it replaces does; an empty one deletes.
+
+    Text read from a file ends in a newline; a ``--new`` typed inline does not.
+    """
+    if new and old.endswith("\n") and not new.endswith("\n"):
+        new += "\n"
+    elif new.endswith("\n") and not old.endswith("\n"):
+        new = new[:-1]
+    return old, new
 
 
 def _one_of(text: str | None, source: Path | None, option: str) -> str:

@@ -21,9 +21,9 @@ def prompt(
     entry: str = typer.Option("cli", "--entry", help="cli, gateway, service or crew."),
     workspace: Path | None = WorkspaceOpt,
 ) -> None:
-    """Print the system prompt for a session started from ``--entry`` with these toolsets.
+    """Print the system prompt for a session started from --entry with these toolsets.
 
-    ``--entry crew`` shows a sub-agent's prompt: no user channel, no further delegation.
+    --entry crew shows a sub-agent's prompt: no user channel, no further delegation.
     """
     kinds: dict[str, EntryKind] = {kind: kind for kind in get_args(EntryKind)}
     if entry not in kinds:

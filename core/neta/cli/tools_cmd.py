@@ -29,8 +29,8 @@ def list_tools(
 ) -> None:
     """List the registered tools, their toolset and plugin, and whether a session gets them.
 
-    ``-t``, ``--deny`` and ``--only`` choose the toolsets as they do for ``neta run``; the
-    ``on`` column says whether such a session gets each tool.
+    -t, --deny and --only choose the toolsets as they do for neta run; the "on" column says
+    whether such a session gets each tool.
     """
     pm = plugin_manager(ctx)
     catalog = pm.catalog()
