@@ -116,22 +116,23 @@ class Chat:
         self.reader = reader
         self.err = Console(stderr=True, highlight=False)
         self.renderer = EventRenderer()
+        self.provider_name = type(agent.provider).__name__.removesuffix("Provider").lower()
 
     def banner(self) -> str:
         """One line: model, workspace, toolsets, and how to leave."""
-        model = self.agent.model or "default model"
+        model = self.agent.model or self.provider_name
         toolsets = ", ".join(sorted(self.session.toolsets.enabled)) or "none"
         resumed = f" · resumed {self.stored_id[:8]}" if self.stored_id else ""
         return (
-            f"neta chat · {model} · {self.agent.workspace} · toolsets: {toolsets}{resumed} · "
-            "/help for commands, Ctrl-D or /exit to leave"
+            f"neta chat · {model} · {self.agent.workspace.name or self.agent.workspace} · "
+            f"toolsets: {toolsets}{resumed} · /help · Ctrl-D to leave"
         )
 
     async def loop(self) -> int:
         """Converse until the user leaves; returns the exit status."""
         if sys.stdin is None:  # started with standard input closed: nothing will be said
             return 0
-        self.err.print(f"[dim]{escape(self.banner())}[/]")
+        self.err.print(f"[dim]{escape(self.banner())}[/]", no_wrap=True, overflow="ellipsis")
         while True:
             try:
                 line = await self.reader.read("you> ")
