@@ -100,7 +100,9 @@ def _one_of(text: str | None, source: Path | None, option: str) -> str:
     if text is not None or source is None:
         raise ConfigError(f"give exactly one of {option} and {option}-file")
     try:
-        raw = sys.stdin.buffer.read() if str(source) == "-" else source.read_bytes()
-        return raw.decode("utf-8")
+        if str(source) != "-":
+            return source.read_bytes().decode("utf-8")
+        stdin = getattr(sys.stdin, "buffer", None)  # bytes keep the text's line ends as sent
+        return stdin.read().decode("utf-8") if stdin is not None else sys.stdin.read()
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {option}-file {source}: {exc}") from exc

@@ -30,7 +30,7 @@ def list_tools(
     """List the registered tools, their toolset and plugin, and whether a session gets them.
 
     -t, --deny and --only choose the toolsets as they do for neta run; the "on" column says
-    whether such a session gets each tool.
+    whether such a session gets each tool. With --only, only those toolsets' tools are listed.
     """
     pm = plugin_manager(ctx)
     catalog = pm.catalog()
@@ -38,7 +38,7 @@ def list_tools(
         resolution = session.toolsets
     for name in [*toolset, *deny, *only]:
         resolution.decision(name)  # an unknown name fails here, with suggestions
-    schemas = list(catalog)
+    schemas = [s for s in catalog if not only or s.toolset in only]
     if as_json:
         echo_json(
             [

@@ -2,9 +2,9 @@
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.core.cli.cli_runner import neta_in_process
 
 
 def run_demo(*args, **env_extra):
@@ -14,14 +14,7 @@ def run_demo(*args, **env_extra):
         if k == "NETA_HOME" or not k.startswith(("NETA_", "OPENAI_"))
     }
     env.update(env_extra)
-    return subprocess.run(
-        [sys.executable, "-m", "neta", "demo", *args],
-        capture_output=True,
-        text=True,
-        env={**env, "COLUMNS": "200"},
-        timeout=120,
-        check=False,
-    )
+    return neta_in_process("demo", *args, env={**env, "COLUMNS": "200"})
 
 
 def test_demo_plans_reads_fuzzy_patches_checks_and_answers():

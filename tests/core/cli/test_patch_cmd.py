@@ -7,21 +7,14 @@ import sys
 
 import pytest
 
+from tests.core.cli.cli_runner import neta_in_process
+
 OLD_NS = 1_000_000_000_000_000_000
 
 
 def neta(cwd, *args, stdin=None):
     env = {k: v for k, v in os.environ.items() if not k.startswith("NETA_")}
-    return subprocess.run(
-        [sys.executable, "-m", "neta", *args],
-        capture_output=True,
-        text=True,
-        input=stdin,
-        cwd=cwd,
-        env=env,
-        timeout=60,
-        check=False,
-    )
+    return neta_in_process(*args, input_text=stdin, cwd=cwd, env=env)
 
 
 @pytest.fixture

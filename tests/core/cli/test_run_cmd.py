@@ -7,6 +7,7 @@ import subprocess
 import sys
 
 from neta import ProviderSpec, create_plugin_manager, hookimpl
+from tests.core.cli.cli_runner import neta_in_process
 
 
 def neta(*args, input_text=None, cwd=None, env_extra=None):
@@ -16,16 +17,7 @@ def neta(*args, input_text=None, cwd=None, env_extra=None):
         if k == "NETA_HOME" or not k.startswith(("NETA_", "OPENAI_"))
     }
     env.update(env_extra or {})
-    return subprocess.run(
-        [sys.executable, "-m", "neta", *args],
-        capture_output=True,
-        text=True,
-        input=input_text,
-        env=env,
-        cwd=cwd,
-        timeout=60,
-        check=False,
-    )
+    return neta_in_process(*args, input_text=input_text, env=env, cwd=cwd)
 
 
 def write_script(tmp_path, turns):

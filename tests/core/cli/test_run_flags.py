@@ -19,6 +19,7 @@ from neta.cli.run_cmd import AWAITING_HINT
 from neta.events import RunFinished, RunStarted, TextDelta, ToolCallStart, ToolResultEvent
 from neta.providers.scripted import ScriptedProvider
 from neta.runtime.agent import Agent
+from tests.core.cli.cli_runner import neta_in_process
 from tests.core.cli.test_serve_cmd import free_port
 from tests.fake_openai import FakeOpenAI, Reply
 
@@ -32,15 +33,7 @@ def env():
 
 
 def neta(*args, input_text=None):
-    return subprocess.run(
-        [sys.executable, "-m", "neta", *args],
-        capture_output=True,
-        text=True,
-        input=input_text,
-        env=env(),
-        timeout=60,
-        check=False,
-    )
+    return neta_in_process(*args, input_text=input_text, env=env())
 
 
 def script(tmp_path, turns):
