@@ -6,7 +6,7 @@ import asyncio
 import contextlib
 import signal
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import typer
@@ -14,6 +14,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from neta.cli.chat_input import ChatInput, chat_input
+from neta.cli.clarify_prompt import QuestionInterrupt
 from neta.cli.context import report_problems
 from neta.cli.conversations import Conversations
 from neta.cli.options import (
@@ -84,11 +85,12 @@ def chat(
             ctx, provider, model, base_url, api_key, script, where, toolset, deny, max_turns,
             max_tries, only=only, model_timeout=model_timeout, turn_timeout=turn_timeout,
         )  # fmt: skip
+        interrupt = QuestionInterrupt()
         session = new_terminal_session(
-            agent, interactive=True, history=history, session_id=stored_id
+            agent, interactive=True, history=history, session_id=stored_id, interrupt=interrupt
         )
         report_problems(ctx)
-        chat = Chat(agent, session, conversations, stored_id, chat_input())
+        chat = Chat(agent, session, conversations, stored_id, chat_input(), interrupt)
         try:
             code = asyncio.run(chat.loop())
         finally:
@@ -108,12 +110,14 @@ class Chat:
         conversations: Conversations,
         stored_id: str | None,
         reader: ChatInput,
+        interrupt: QuestionInterrupt | None = None,
     ) -> None:
         self.agent = agent
         self.session = session
         self.conversations = conversations
         self.stored_id = stored_id
         self.reader = reader
+        self.interrupt = interrupt or QuestionInterrupt()
         self.err = Console(stderr=True, highlight=False)
         self.renderer = EventRenderer()
         self.provider_name = type(agent.provider).__name__.removesuffix("Provider").lower()
@@ -185,7 +189,7 @@ class Chat:
             self.stored_id = self.conversations.start(self.agent.workspace, "chat", line)
             self.session.context.session_id = self.stored_id
         task = asyncio.ensure_future(self._run(line))
-        with _cancel_on_ctrl_c(task):
+        with _cancel_on_ctrl_c(lambda: self.interrupt.cancel_question() or task.cancel()):
             try:
                 result = await task
             except asyncio.CancelledError:
@@ -203,11 +207,11 @@ class Chat:
 
 
 @contextlib.contextmanager
-def _cancel_on_ctrl_c(task: asyncio.Future[RunResult]) -> Iterator[None]:
-    """While a turn runs, Ctrl-C (SIGINT) cancels it instead of ending the program."""
+def _cancel_on_ctrl_c(cancel: Callable[[], object]) -> Iterator[None]:
+    """While a turn runs, Ctrl-C (SIGINT) calls ``cancel`` instead of ending the program."""
     loop = asyncio.get_running_loop()
     try:
-        loop.add_signal_handler(signal.SIGINT, task.cancel)
+        loop.add_signal_handler(signal.SIGINT, cancel)
     except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
         yield
         return

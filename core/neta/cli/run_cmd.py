@@ -12,7 +12,9 @@ from pathlib import Path
 from typing import Any
 
 import typer
+from rich.console import Console
 
+from neta.cli.clarify_prompt import QuestionInterrupt, terminal_clarify
 from neta.cli.context import echo_json, plugin_manager, report_problems
 from neta.cli.conversations import Conversations
 from neta.cli.options import (
@@ -305,6 +307,7 @@ def new_terminal_session(
     interactive: bool,
     history: list[Message] | None = None,
     session_id: str | None = None,
+    interrupt: QuestionInterrupt | None = None,
 ) -> AgentSession:
     """A session for the terminal; ``interactive`` sessions can ask the user questions.
 
@@ -312,10 +315,9 @@ def new_terminal_session(
     choices are shown and the answer is read at the prompt. A non-interactive one gets none,
     so clarify degrades: the run ends awaiting input with the question as its text.
     """
-    from neta.cli.clarify_prompt import terminal_clarify
-
+    ask = terminal_clarify(console=Console(stderr=True, highlight=False), interrupt=interrupt)
     return agent.new_session(
-        clarify=terminal_clarify() if interactive else None,
+        clarify=ask if interactive else None,
         history=history or (),
         session_id=session_id,
     )

@@ -172,3 +172,25 @@ def test_ctrl_c_at_an_empty_prompt_exits_130_at_once(tmp_path):
     term.type("some text" + CTRL_C)  # with text: Ctrl-C clears the line only
     term.type(CTRL_C)
     assert term.wait() == 130
+
+
+def test_ctrl_c_at_the_clarify_prompt_cancels_just_the_question(tmp_path):
+    ask = {"question": "Which colour?", "choices": ["red", "blue"]}
+    turns = [
+        {"tool_calls": [{"name": "clarify", "arguments": ask}]},
+        {"text": "going on without it"},
+        {"text": "still talking", "expect": {"last_message_contains": "next"}},
+    ]
+    term = Terminal(tmp_path, turns)
+    term.expect("you>")
+    term.type("paint it\r")
+    term.expect("answer>")
+    term.type(CTRL_C)
+    term.expect("(question cancelled with Ctrl-C; the agent goes on)")
+    term.expect("going on without it")
+    term.expect("you>")
+    term.type("next\r")
+    term.expect("still talking")
+    term.expect("you>")
+    term.type(CTRL_D)
+    assert term.wait() == 0

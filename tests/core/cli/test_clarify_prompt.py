@@ -240,9 +240,9 @@ def test_neta_chat_asks_at_the_prompt_and_a_number_picks_the_choice(tmp_path):
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert "? Which database?" in done.stdout
-    assert "  2. SQLite" in done.stdout
-    assert "or type your own answer" in done.stdout
+    assert "? Which database?" in done.stderr  # the question is the conversation, not output
+    assert "  2. SQLite" in done.stderr
+    assert "or type your own answer" in done.stderr
     assert "Done." in done.stdout
 
 
@@ -303,5 +303,5 @@ def test_neta_run_on_a_terminal_asks_and_continues_with_the_answer(tmp_path):
         os.close(master)
         os.close(slave)
     assert proc.returncode == 0, stderr
-    assert "? Which database?" in stdout
-    assert stdout.rstrip().endswith("Done.")
+    assert "? Which database?" in stderr
+    assert stdout == "Done.\n"
