@@ -12,6 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from neta.events import (
     ClarifyRequest,
@@ -123,8 +124,8 @@ class EventRenderer:
             preview = escape(call_preview(event.arguments))
             self.console.print(f"{prefix}[cyan]→ {escape(event.name)}[/] [dim]{preview}[/]")
         elif isinstance(event, ToolResultEvent):
-            mark = "[red]✗[/]" if event.is_error else "[green]✓[/]"
-            self.console.print(f"{prefix}{mark} [dim]{escape(_preview(event.content))}[/]")
+            mark = Text.from_markup(f"{prefix}{'[red]✗[/]' if event.is_error else '[green]✓[/]'} ")
+            self.console.print(mark + result_preview(event.content))
         elif isinstance(event, TodoUpdate):
             if event.revision != self._todo_revision:  # the same list, told twice, shows once
                 self._todo_revision = event.revision
@@ -196,6 +197,24 @@ def _todo_table(event: TodoUpdate) -> Table:
             else escape(str(item.get("content", ""))),
         )
     return table
+
+
+_DIFF_STYLES = (("+++", "bold"), ("---", "bold"), ("@@", "cyan"), ("+", "green"), ("-", "red"))
+
+
+def result_preview(text: str) -> Text:
+    """A tool result's first lines; a unified diff's lines coloured (on a terminal)."""
+    preview = Text()
+    is_diff = "\n@@ " in text or text.startswith("--- ")
+    for number, line in enumerate(_preview(text).split("\n")):
+        if number:
+            preview.append("\n")
+        body = line[2:] if number else line  # continuation lines are indented by two
+        style = "dim"
+        if is_diff:
+            style = next((s for mark, s in _DIFF_STYLES if body.startswith(mark)), "dim")
+        preview.append(line, style=style)
+    return preview
 
 
 def _preview(text: str) -> str:

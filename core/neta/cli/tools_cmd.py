@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 
 import typer
@@ -11,9 +12,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from neta.cli.clarify_prompt import terminal_clarify
 from neta.cli.context import cli_session, echo_json, plugin_manager
 from neta.cli.options import DenyOpt, OnlyOpt, ToolsetOpt, WorkspaceOpt
-from neta.errors import ConfigError, NetaError
+from neta.errors import ConfigError, NetaError, ToolError
 
 tools_app = typer.Typer(help="List, inspect and call tools.", no_args_is_help=True)
 """The ``neta tools`` command group: list, show, call."""
@@ -90,13 +92,21 @@ def call_tool(
         validated = schema.args.model_validate_json(args)
     except ValidationError as exc:
         raise ConfigError(f"invalid arguments for {name!r}: {_first_error(exc)}") from None
-    with cli_session(pm, workspace, toolsets=[schema.toolset]) as session:
+    ask = None
+    if sys.stdin is not None and sys.stdin.isatty():  # a question is asked on the terminal
+        ask = terminal_clarify(console=Console(stderr=True, highlight=False))
+    with cli_session(pm, workspace, clarify=ask, toolsets=[schema.toolset]) as session:
         decision = session.toolsets.decision(schema.toolset)
         if not decision.enabled:
             raise ConfigError(f"toolset {schema.toolset!r} is off here: {decision.reason}")
         if name not in session.tools:
             raise NetaError(f"tool {name!r} could not be built for this session (see warnings)")
-        result = asyncio.run(session.tools[name].tool.invoke(validated))
+        try:
+            result = asyncio.run(session.tools[name].tool.invoke(validated))
+        except ToolError as exc:  # what the model would read: the tool refused
+            raise NetaError(f"{name}: {exc}") from exc
+        except Exception as exc:
+            raise NetaError(f"tool {name!r} raised {type(exc).__name__}: {exc}") from exc
     typer.echo(result.content)
     if result.is_error:
         raise typer.Exit(1)

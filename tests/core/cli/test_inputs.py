@@ -4,8 +4,10 @@ import json
 import socket
 
 import pytest
+from pydantic import BaseModel
 
-from neta.errors import ConfigError
+from neta import Tool, ToolSchema, ToolsetSpec, create_plugin_manager, hookimpl
+from neta.errors import ConfigError, NetaError
 from neta.providers.scripted import ScriptedProvider
 from tests.core.cli.cli_runner import run_neta
 
@@ -161,3 +163,38 @@ def test_cannot_reach_the_model_api_names_the_url_and_the_variable(capsys, tmp_p
     assert url in done.stderr
     assert "cannot reach the model API" in done.stderr
     assert "OPENAI_BASE_URL" in done.stderr
+
+
+class _Raising:
+    """A plugin whose one tool raises what no tool should."""
+
+    class Args(BaseModel):
+        pass
+
+    @hookimpl
+    def neta_toolsets(self):
+        return [ToolsetSpec(name="fragile", description="breaks")]
+
+    @hookimpl
+    def neta_tools(self):
+        return [ToolSchema(name="crash", toolset="fragile", description="Crash.", args=self.Args)]
+
+    @hookimpl
+    def neta_build_tools(self, session):
+        def crash(args):
+            raise KeyError("boom")
+
+        return [Tool(name="crash", execute=crash)]
+
+
+def test_tools_call_of_a_tool_that_raises_names_the_tool_and_the_exception_type(tmp_path):
+    from typer.testing import CliRunner
+
+    from neta.cli.app import CliState, app
+
+    pm = create_plugin_manager(load_entrypoints=False, plugins=[("fragile", _Raising())])
+    done = CliRunner().invoke(
+        app, ["tools", "call", "crash", "-w", str(tmp_path)], obj=CliState(pm)
+    )
+    assert isinstance(done.exception, NetaError)
+    assert str(done.exception) == "tool 'crash' raised KeyError: 'boom'"

@@ -7,7 +7,7 @@ import re
 from rich.console import Console
 
 from neta.cli.render import EventRenderer, call_preview
-from neta.events import TextDelta, TodoUpdate, ToolCallStart
+from neta.events import TextDelta, TodoUpdate, ToolCallStart, ToolResultEvent
 from tests.core.cli.cli_runner import run_neta
 
 
@@ -75,3 +75,16 @@ def test_run_json_prints_only_json_on_stdout(capsys, tmp_path):
     done = run_neta(capsys, "run", "go", "--script", str(script), "-w", str(tmp_path), "--json")
     assert done.code == 0
     assert json.loads(done.stdout)["text"] == "hi"
+
+
+def test_a_diff_in_a_tool_result_is_coloured_on_a_terminal():
+    render, err, _ = renderer(terminal=True)
+    diff = "--- a/x.py\n+++ b/x.py\n@@ -1 +1 @@\n-old\n+new"
+    render(ToolResultEvent(call_id="c", name="patch", content=diff))
+    shown = err.getvalue()
+    assert "\x1b[31m  -old" in shown  # red
+    assert "\x1b[32m  +new" in shown  # green
+    plain, err_plain, _ = renderer(terminal=False)
+    plain(ToolResultEvent(call_id="c", name="patch", content=diff))
+    assert "\x1b[" not in err_plain.getvalue()
+    assert "-old" in err_plain.getvalue()
