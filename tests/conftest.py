@@ -21,6 +21,14 @@ from tests.services import (  # noqa: F401 (fixtures)
 )
 
 
+@pytest.fixture(autouse=True)
+def _own_neta_home(
+    tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every test gets its own NETA_HOME: no test reads or writes another's (or the user's)."""
+    monkeypatch.setenv("NETA_HOME", str(tmp_path_factory.mktemp("neta-home")))
+
+
 @pytest.fixture
 def make_pm() -> Callable[..., neta.NetaPluginManager]:
     """Build a plugin manager holding exactly the given ``name=plugin`` pairs (no entry points)."""

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata
 import sys
 import traceback
 from dataclasses import dataclass
@@ -9,7 +10,9 @@ from dataclasses import dataclass
 import typer
 
 from neta.cli import (
+    chat_cmd,
     demo_cmd,
+    logs_cmd,
     mcp_cmd,
     patch_cmd,
     plugins_cmd,
@@ -20,20 +23,26 @@ from neta.cli import (
     tools_cmd,
     toolsets_cmd,
 )
+from neta.cli.plugin_env import unknown_disabled_plugins
 from neta.errors import ConfigError, NetaError
 from neta.plugins import NetaPluginManager, create_plugin_manager
 
 app = typer.Typer(
     name="neta",
-    help="Neta: tool-using LLM agents whose tools come from plugins.",
+    help="Neta: tool-using LLM agents whose tools come from plugins.\n\n"
+    "Conversations, chat history and memory are kept in NETA_HOME (default ~/.neta). "
+    "[env var: NETA_HOME]",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+    rich_markup_mode=None,
 )
 """The root ``neta`` command; plugins add commands through ``neta_commands``."""
 app.command("demo")(demo_cmd.demo)
 app.command("run")(run_cmd.run)
-app.command("chat")(run_cmd.chat)
+app.command("chat")(chat_cmd.chat)
+app.command("logs")(logs_cmd.logs)
 app.command("prompt")(prompt_cmd.prompt)
 app.command("serve")(serve_cmd.serve)
 app.command("plugins")(plugins_cmd.plugins)
@@ -67,26 +76,46 @@ class CliState:
         self.reported = len(self.pm.problems)
 
 
+def _show_version(value: bool) -> None:
+    if value:
+        typer.echo(f"neta {importlib.metadata.version('neta')}")
+        raise typer.Exit()
+
+
 @app.callback()
 def _root(
-    debug: bool = typer.Option(False, "--debug", help="Show tracebacks for errors."),
+    debug: bool = typer.Option(
+        False, "--debug", help="Show tracebacks for errors (also after the command)."
+    ),
+    version: bool = typer.Option(
+        False, "--version", help="Show the version and exit.", callback=_show_version, is_eager=True
+    ),
 ) -> None:
     """Neta: tool-using LLM agents whose tools come from plugins."""
 
 
 def main(argv: list[str] | None = None) -> None:
     """Run the command line with ``argv`` (default: ``sys.argv[1:]``) and exit."""
-    args = list(sys.argv[1:] if argv is None else argv)
-    debug = "--debug" in args
+    args, debug = _take_debug(list(sys.argv[1:] if argv is None else argv))
     _tolerate_unencodable_output()
     code = 0
     state: CliState | None = None
     try:
         state = CliState(create_plugin_manager(), debug)
+        for warning in unknown_disabled_plugins():
+            typer.echo(f"Warning: {warning}", err=True)
         state.pm.notify("neta_commands", app=app)
-        app(args=args, prog_name="neta", obj=state)
-    except SystemExit as exc:  # typer's standalone mode ends every run this way
+        returned = app(args=args, prog_name="neta", obj=state, standalone_mode=False)
+        code = returned if isinstance(returned, int) else 0
+    except typer.Exit as exc:
+        code = exc.exit_code
+    except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    except typer.Abort:  # Ctrl-C at one of click's own prompts
+        typer.echo("\nInterrupted.", err=True)
+        code = 130
+    except typer.TyperException as exc:  # a usage error: an unknown option, a bad value
+        code = _report_usage(exc)
     except NetaError as exc:
         code = _report(exc, debug, code=2 if isinstance(exc, ConfigError) else 1)
     except KeyboardInterrupt:
@@ -107,8 +136,35 @@ def _tolerate_unencodable_output() -> None:
             reconfigure(errors="replace")
 
 
+def _take_debug(args: list[str]) -> tuple[list[str], bool]:
+    """``--debug`` anywhere before ``--`` (after the sub-command too), taken out of ``args``."""
+    end = args.index("--") if "--" in args else len(args)
+    kept = [a for a in args[:end] if a != "--debug"] + args[end:]
+    return kept, len(kept) != len(args)
+
+
+def _report_usage(exc: typer.TyperException) -> int:
+    """A usage error as one line, ending with where to read the command's help."""
+    ctx = getattr(exc, "ctx", None)
+    where = ctx.command_path if ctx is not None else "neta"
+    message = " ".join(str(getattr(exc, "format_message", exc.__str__)()).split())
+    typer.echo(f"Error: {message} (see '{where} -h')", err=True)
+    code = getattr(exc, "exit_code", 2)
+    return code if isinstance(code, int) else 2
+
+
 def _report(exc: BaseException, debug: bool, *, code: int) -> int:
     if debug:
         traceback.print_exception(exc)
-    typer.echo(f"Error: {exc}", err=True)
+    if isinstance(exc, NetaError):
+        message = str(exc)
+    else:  # a bug, not the user's doing: say so, rather than show the internals as the error
+        message = (
+            f"unexpected {type(exc).__name__} (a bug in Neta or a plugin); "
+            "run again with --debug for the traceback and report it"
+        )
+    typer.echo(
+        f"Error: {' '.join(message.split())}" if "\n" not in message else f"Error: {message}",
+        err=True,
+    )
     return code

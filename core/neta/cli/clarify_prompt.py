@@ -26,7 +26,26 @@ from neta.session import ClarifyFn
 _POLL_SECONDS = 0.1
 
 
-def terminal_clarify(*, console: Console | None = None, stdin: TextIO | None = None) -> ClarifyFn:
+class QuestionInterrupt:
+    """Lets Ctrl-C cancel just the question being asked, rather than the whole turn."""
+
+    def __init__(self) -> None:
+        self._reading: asyncio.Future[str | None] | None = None
+
+    def cancel_question(self) -> bool:
+        """Cancel the question waiting for an answer, if one is; whether one was."""
+        if self._reading is None or self._reading.done():
+            return False
+        self._reading.cancel()
+        return True
+
+
+def terminal_clarify(
+    *,
+    console: Console | None = None,
+    stdin: TextIO | None = None,
+    interrupt: QuestionInterrupt | None = None,
+) -> ClarifyFn:
     """A clarify callback that asks at the terminal.
 
     The question is printed with its choices numbered from 1, then "or type your own answer".
@@ -36,6 +55,8 @@ def terminal_clarify(*, console: Console | None = None, stdin: TextIO | None = N
     Args:
         console: where the question is printed (default: standard output).
         stdin: where the answer is read (default: ``sys.stdin`` at the time of asking).
+        interrupt: when given, its ``cancel_question`` (Ctrl-C) ends the question unanswered
+            and the run goes on.
     """
     out = console or Console(highlight=False)
 
@@ -49,7 +70,19 @@ def terminal_clarify(*, console: Console | None = None, stdin: TextIO | None = N
         try:
             while True:
                 out.print("answer> ", end="")
-                line = await _read_line(stdin if stdin is not None else sys.stdin)
+                reading = asyncio.ensure_future(
+                    _read_line(stdin if stdin is not None else sys.stdin)
+                )
+                if interrupt is not None:
+                    interrupt._reading = reading
+                try:
+                    line = await reading
+                except asyncio.CancelledError:
+                    task = asyncio.current_task()
+                    if task is not None and task.cancelling():
+                        raise  # the whole turn is cancelled, not only the question
+                    out.print("\n[dim](question cancelled with Ctrl-C; the agent goes on)[/]")
+                    return ""
                 if line is None:
                     out.print()
                     return ""
@@ -85,11 +118,14 @@ async def _read_line(stream: TextIO | None) -> str | None:
         else:
             _deliver(loop, line, outcome, None)
 
-    threading.Thread(target=read, name="neta-clarify-input", daemon=True).start()
+    reader = threading.Thread(target=read, name="neta-clarify-input", daemon=True)
+    reader.start()
     try:
         return await line
     finally:
         stop.set()
+        if _pollable(stream):  # it stops within a poll: wait, so it cannot take the next line
+            await asyncio.shield(asyncio.to_thread(reader.join, _POLL_SECONDS * 3))
 
 
 def _deliver(
@@ -118,6 +154,8 @@ def _blocking_read_line(stream: TextIO, stop: threading.Event) -> str | None:
             while not select.select([stream], [], [], _POLL_SECONDS)[0]:
                 if stop.is_set():
                     return None
+            if stop.is_set():  # abandoned meanwhile: the line is for whoever reads next
+                return None
         line = stream.readline()
     except (OSError, ValueError):  # closed, hung up or unreadable: no more input
         return None

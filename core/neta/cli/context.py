@@ -13,7 +13,7 @@ import typer
 
 from neta.plugins import NetaPluginManager
 from neta.runtime.agent import Agent, AgentSession
-from neta.session import EntryKind
+from neta.session import ClarifyFn, EntryKind
 
 
 def plugin_manager(ctx: typer.Context) -> NetaPluginManager:
@@ -59,6 +59,7 @@ def cli_agent(
     entry: EntryKind = "cli",
     toolsets: list[str] | None = None,
     deny: list[str] | None = None,
+    only: list[str] | None = None,
 ) -> Agent:
     """An agent without a model, for the commands that inspect or call tools by hand.
 
@@ -71,16 +72,24 @@ def cli_agent(
         entry=entry,
         toolsets=toolsets or (),
         deny=deny or (),
+        preset=only or None,
     )
 
 
 @contextlib.contextmanager
 def cli_session(
-    pm: NetaPluginManager, workspace: Path | None, **options: Any
+    pm: NetaPluginManager,
+    workspace: Path | None,
+    *,
+    clarify: ClarifyFn | None = None,
+    **options: Any,
 ) -> Iterator[AgentSession]:
-    """A new session of ``cli_agent(pm, workspace, **options)``, ended (plugins told) on exit."""
+    """A new session of ``cli_agent(pm, workspace, **options)``, ended (plugins told) on exit.
+
+    ``clarify``: how the session asks the user (none: clarify degrades).
+    """
     agent = cli_agent(pm, workspace, **options)
-    session = agent.new_session()
+    session = agent.new_session(clarify=clarify)
     try:
         yield session
     finally:

@@ -31,18 +31,19 @@ def patch(
     """Replace text in a file; whitespace need not match exactly. Prints the diff."""
     if old_file is not None and new_file is not None and str(old_file) == str(new_file) == "-":
         raise ConfigError("only one of --old-file and --new-file can read standard input")
-    old_text = _one_of(old, old_file, "--old")
-    new_text = _one_of(new, new_file, "--new")
+    old_text, new_text = _same_line_ends(
+        _one_of(old, old_file, "--old"), _one_of(new, new_file, "--new")
+    )
     try:
         outcome = patch_file(
             path, old_text, new_text, replace_all=replace_all, dry_run=dry_run, label=str(path)
         )
     except ToolError as exc:
-        # The matcher may explain itself over several lines; the command line prints one.
-        lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
-        if len(lines) > 1:
-            raise ToolError(" ".join(lines)) from exc
-        raise
+        message = in_flag_names(str(exc))
+        if as_json:
+            echo_json({"path": str(path), "changed": False, "error": message})
+            raise typer.Exit(1) from None
+        raise ToolError(message) from exc
     if as_json:
         echo_json(
             {
@@ -62,6 +63,36 @@ def patch(
     typer.echo(outcome.summary() + suffix)
 
 
+_FLAG_NAMES = (
+    ("set replace_all to true", "give --replace-all"),
+    ("replace_all", "--replace-all"),
+    ("old_string", "--old"),
+    ("new_string", "--new"),
+)
+
+
+def in_flag_names(message: str) -> str:
+    """The matcher's refusal, speaking of this command's flags instead of the tool's arguments.
+
+    Its lines (one candidate each) are kept.
+    """
+    for argument, flag in _FLAG_NAMES:
+        message = message.replace(argument, flag)
+    return "\n".join(line.rstrip() for line in message.splitlines() if line.strip())
+
+
+def _same_line_ends(old: str, new: str) -> tuple[str, str]:
+    """Make the replacement end as the text it replaces does; an empty one deletes.
+
+    Text read from a file ends in a newline; a ``--new`` typed inline does not.
+    """
+    if new and old.endswith("\n") and not new.endswith("\n"):
+        new += "\n"
+    elif new.endswith("\n") and not old.endswith("\n"):
+        new = new[:-1]
+    return old, new
+
+
 def _one_of(text: str | None, source: Path | None, option: str) -> str:
     """The value of ``option`` given inline or as ``option-file``; exactly one is required."""
     if text is not None and source is None:
@@ -69,7 +100,9 @@ def _one_of(text: str | None, source: Path | None, option: str) -> str:
     if text is not None or source is None:
         raise ConfigError(f"give exactly one of {option} and {option}-file")
     try:
-        raw = sys.stdin.buffer.read() if str(source) == "-" else source.read_bytes()
-        return raw.decode("utf-8")
+        if str(source) != "-":
+            return source.read_bytes().decode("utf-8")
+        stdin = getattr(sys.stdin, "buffer", None)  # bytes keep the text's line ends as sent
+        return stdin.read().decode("utf-8") if stdin is not None else sys.stdin.read()
     except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"cannot read {option}-file {source}: {exc}") from exc

@@ -8,24 +8,29 @@ from typing import get_args
 import typer
 
 from neta.cli.context import cli_agent, plugin_manager
+from neta.cli.options import DenyOpt, OnlyOpt, ToolsetOpt, WorkspaceOpt
 from neta.crew import CREW_PARENT
 from neta.session import EntryKind
 
 
 def prompt(
     ctx: typer.Context,
-    toolset: list[str] = typer.Option([], "--toolset", "-t", help="Request a toolset."),
+    toolset: list[str] = ToolsetOpt,
+    deny: list[str] = DenyOpt,
+    only: list[str] = OnlyOpt,
     entry: str = typer.Option("cli", "--entry", help="cli, gateway, service or crew."),
-    workspace: Path | None = typer.Option(None, "--workspace", "-w", help="Workspace root."),
+    workspace: Path | None = WorkspaceOpt,
 ) -> None:
-    """Print the system prompt for a session started from ``--entry`` with these toolsets.
+    """Print the system prompt for a session started from --entry with these toolsets.
 
-    ``--entry crew`` shows a sub-agent's prompt: no user channel, no further delegation.
+    --entry crew shows a sub-agent's prompt: no user channel, no further delegation.
     """
     kinds: dict[str, EntryKind] = {kind: kind for kind in get_args(EntryKind)}
     if entry not in kinds:
         raise typer.BadParameter(f"--entry must be one of {', '.join(kinds)}")
-    agent = cli_agent(plugin_manager(ctx), workspace, entry=kinds[entry], toolsets=toolset)
+    agent = cli_agent(
+        plugin_manager(ctx), workspace, entry=kinds[entry], toolsets=toolset, deny=deny, only=only
+    )
     if entry == "crew":
         # a crew child: one level down, with a parent to escalate to
         session = agent.new_session(depth=1, extras={CREW_PARENT: "parent"})

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 import time
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -11,6 +12,7 @@ from typing import Any
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
+from rich.text import Text
 
 from neta.events import (
     ClarifyRequest,
@@ -27,27 +29,39 @@ from neta.truncation import one_line
 _STATUS_MARK = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]", "cancelled": "[-]"}
 _PREVIEW_LINES = 8
 
-QUIET_SECONDS = 5.0
-"""How long the model may be silent before a terminal shows that the run waits for it."""
+QUIET_SECONDS = 0.5
+"""How long the model may be silent before a terminal shows the spinner (no flicker before)."""
+
+_SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 
 
 class EventRenderer:
     """Renders events as they arrive: streamed text, tool calls and results, the todo list.
 
+    Tool calls, results, todo panels and notes go to ``console`` (standard error by default),
+    so that standard output holds the answer alone. Streamed text goes to standard output
+    when that is a terminal (the answer is then not printed again: ``answer_on_stdout``),
+    else to ``console`` as progress.
+
     On a terminal it also shows, while the model has been silent for ``quiet`` seconds, a
-    line that counts the wait ("waiting for the model (45 s)…") when ``tick`` is called
-    (``keep_waiting_notice`` calls it every second); the next event clears that line.
+    spinner line that counts the wait ("⠋ waiting for the model (45 s)…") when ``tick`` is
+    called (``keep_waiting_notice`` calls it often); the next event clears that line.
     """
 
     def __init__(
         self,
         console: Console | None = None,
         *,
+        text_console: Console | None = None,
         show_text: bool = True,
         quiet: float = QUIET_SECONDS,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
-        self.console = console or Console(highlight=False)
+        self.console = console or Console(stderr=True, highlight=False)
+        if text_console is None:
+            stdout = Console(highlight=False)
+            text_console = stdout if console is None and stdout.is_terminal else self.console
+        self.text_console = text_console
         self.show_text = show_text
         self.quiet = quiet
         self._clock = clock
@@ -55,6 +69,13 @@ class EventRenderer:
         self._running_calls = 0
         self._waiting_since: float | None = None  # the model was asked and said nothing yet
         self._notice_shown = False
+        self._frame = 0
+        self._todo_revision = -1
+
+    @property
+    def answer_on_stdout(self) -> bool:
+        """Whether streamed text reached standard output (so the answer is there already)."""
+        return self.show_text and self.text_console is not self.console
 
     def tick(self) -> None:
         """Show or update the waiting line, if the model has been silent long enough."""
@@ -64,7 +85,9 @@ class EventRenderer:
         waited = self._clock() - since
         if waited < self.quiet:
             return
-        self.console.file.write(f"\r\x1b[2Kwaiting for the model ({waited:.0f} s)…")
+        frame = _SPINNER[self._frame % len(_SPINNER)]
+        self._frame += 1
+        self.console.file.write(f"\r\x1b[2K{frame} waiting for the model ({waited:.0f} s)…")
         self.console.file.flush()
         self._notice_shown = True
 
@@ -93,34 +116,62 @@ class EventRenderer:
         )
         if isinstance(event, TextDelta):
             if self.show_text and not prefix:
-                self.console.out(event.text, end="", highlight=False)  # verbatim, unwrapped
+                self.text_console.out(event.text, end="", highlight=False)  # verbatim, unwrapped
                 self._in_text = True
             return
         self._end_text()
         if isinstance(event, ToolCallStart):
-            self.console.print(
-                f"{prefix}[cyan]→ {escape(event.name)}[/] "
-                f"[dim]{escape(one_line(event.arguments, 160))}[/]"
-            )
+            preview = escape(call_preview(event.arguments))
+            self.console.print(f"{prefix}[cyan]→ {escape(event.name)}[/] [dim]{preview}[/]")
         elif isinstance(event, ToolResultEvent):
-            mark = "[red]✗[/]" if event.is_error else "[green]✓[/]"
-            self.console.print(f"{prefix}{mark} [dim]{escape(_preview(event.content))}[/]")
+            mark = Text.from_markup(f"{prefix}{'[red]✗[/]' if event.is_error else '[green]✓[/]'} ")
+            self.console.print(mark + result_preview(event.content))
         elif isinstance(event, TodoUpdate):
-            self.console.print(_todo_table(event))
+            if event.revision != self._todo_revision:  # the same list, told twice, shows once
+                self._todo_revision = event.revision
+                self.console.print(_todo_table(event))
         elif isinstance(event, ClarifyRequest):
             self.console.print(f"{prefix}[yellow]? {escape(event.question)}[/]")
         elif isinstance(event, ProviderRetry):
             self.console.print(f"{prefix}[yellow]{escape(retry_line(event))}[/]")
-        elif isinstance(event, RunFinished) and event.outcome not in (
-            "completed",
-            "awaiting_input",
-        ):
+        elif isinstance(event, RunFinished) and prefix and event.outcome != "completed":
+            # a sub-agent's end; the top-level run's end is told once, by the command
             self.console.print(f"{prefix}[red]run ended: {event.outcome}[/] {escape(event.reason)}")
+
+    def finish_line(self) -> None:
+        """End a line of streamed text, if one is open (before printing something else)."""
+        self._end_text()
 
     def _end_text(self) -> None:
         if self._in_text:
-            self.console.print()
+            self.text_console.print()
             self._in_text = False
+
+
+def call_preview(arguments: str, *, lines: int = _PREVIEW_LINES, width: int = 160) -> str:
+    """A tool call's arguments as the user reads them: whitespace and indentation kept.
+
+    Short values stay on the call's line (``path='a.py'``); a value of several lines (a
+    patch's ``old_string``) follows, verbatim and indented, cut after ``lines`` lines.
+    """
+    try:
+        parsed = json.loads(arguments)
+    except ValueError:
+        parsed = None
+    if not isinstance(parsed, dict) or not parsed:
+        return one_line(arguments, width)
+    inline: list[str] = []
+    blocks: list[str] = []
+    for key, value in parsed.items():
+        if isinstance(value, str) and "\n" in value:
+            body = value.splitlines()
+            shown = "\n".join(f"    {line}" for line in body[:lines])
+            more = f"\n    … {len(body) - lines} more lines" if len(body) > lines else ""
+            blocks.append(f"\n  {key}:\n{shown}{more}")
+        else:
+            text = repr(value) if isinstance(value, str) else json.dumps(value)
+            inline.append(f"{key}={text if len(text) <= width else text[: width - 1] + '…'}")
+    return " ".join(inline) + "".join(blocks)
 
 
 def retry_line(event: ProviderRetry) -> str:
@@ -148,6 +199,24 @@ def _todo_table(event: TodoUpdate) -> Table:
     return table
 
 
+_DIFF_STYLES = (("+++", "bold"), ("---", "bold"), ("@@", "cyan"), ("+", "green"), ("-", "red"))
+
+
+def result_preview(text: str) -> Text:
+    """A tool result's first lines; a unified diff's lines coloured (on a terminal)."""
+    preview = Text()
+    is_diff = "\n@@ " in text or text.startswith("--- ")
+    for number, line in enumerate(_preview(text).split("\n")):
+        if number:
+            preview.append("\n")
+        body = line[2:] if number else line  # continuation lines are indented by two
+        style = "dim"
+        if is_diff:
+            style = next((s for mark, s in _DIFF_STYLES if body.startswith(mark)), "dim")
+        preview.append(line, style=style)
+    return preview
+
+
 def _preview(text: str) -> str:
     lines = text.splitlines() or [""]
     shown = "\n  ".join(lines[:_PREVIEW_LINES])
@@ -157,7 +226,7 @@ def _preview(text: str) -> str:
 
 @contextlib.asynccontextmanager
 async def keep_waiting_notice(
-    renderer: EventRenderer, interval: float = 1.0
+    renderer: EventRenderer, interval: float = 0.1
 ) -> AsyncIterator[None]:
     """While the body runs, have ``renderer`` update its waiting line every ``interval`` s."""
     if not renderer.console.is_terminal:

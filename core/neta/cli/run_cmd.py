@@ -1,18 +1,47 @@
-"""``neta run`` (one task) and ``neta chat`` (a conversation) in the terminal."""
+"""``neta run``: one task, kept as a conversation that ``-c`` or ``--session`` continues."""
 
 from __future__ import annotations
 
 import asyncio
+import os
+import stat
 import sys
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import typer
+from rich.console import Console
 
+from neta.cli.clarify_prompt import QuestionInterrupt, terminal_clarify
 from neta.cli.context import echo_json, plugin_manager, report_problems
+from neta.cli.conversations import Conversations
+from neta.cli.options import (
+    ApiKeyOpt,
+    BaseUrlOpt,
+    MaxTriesOpt,
+    MaxTurnsOpt,
+    ModelOpt,
+    ModelTimeoutOpt,
+    NoInputOpt,
+    OnlyOpt,
+    ProviderOpt,
+    ScriptOpt,
+    TurnTimeoutOpt,
+    WorkspaceOpt,
+    provider_for,
+)
+from neta.cli.options import (
+    DenyOpt as DenyOpt,  # still importable from here: the options moved to neta.cli.options
+)
+from neta.cli.options import (
+    ToolsetOpt as ToolsetOpt,
+)
 from neta.cli.render import EventRenderer, keep_waiting_notice
-from neta.events import RunFinished
-from neta.messages import Usage
+from neta.errors import NetaError
+from neta.events import RunFinished, ToolCallStart
+from neta.messages import Message, Usage
 from neta.providers.registry import DEFAULT_PROVIDER, resolve_model_name
 from neta.providers.retry import DEFAULT_MAX_TRIES, RetryPolicy
 from neta.runtime.agent import Agent, AgentSession, RunResult
@@ -24,56 +53,17 @@ EXIT_CODES = {"completed": 0, "awaiting_input": 3}
 INTERRUPTED = 130
 """Exit status after Ctrl-C (128 + SIGINT, as shells report it)."""
 
-ProviderOpt = typer.Option(
-    None,
-    "--provider",
-    "-p",
-    help=f"Model provider (default: the model's provider: prefix, else {DEFAULT_PROVIDER}).",
-)
-"""``--provider``: the model provider's name."""
-ModelOpt = typer.Option("", "--model", "-m", help="Model name, or provider:model.")
-"""``--model``: the model name, maybe prefixed with its provider (``anthropic:claude-…``)."""
-BaseUrlOpt = typer.Option(None, "--base-url", help="The provider's API root (openai: …/v1).")
-"""``--base-url``: the provider's API root."""
-ApiKeyOpt = typer.Option(None, "--api-key", help="API key (default: the provider's env var).")
-"""``--api-key``: the API key."""
-ScriptOpt = typer.Option(None, "--script", help="JSON script for the scripted provider.")
-"""``--script``: the scripted provider's JSON script."""
-WorkspaceOpt = typer.Option(None, "--workspace", "-w", help="Workspace root (default: cwd).")
-"""``--workspace``: the workspace root."""
-ToolsetOpt = typer.Option([], "--toolset", "-t", help="Request a toolset (repeatable).")
-"""``--toolset``: a toolset to request (repeatable)."""
-DenyOpt = typer.Option([], "--deny", help="Deny a toolset (repeatable).")
-"""``--deny``: a toolset to deny (repeatable)."""
-MaxTurnsOpt = typer.Option(50, "--max-turns", min=1, help="Model turns before stopping.")
-"""``--max-turns``: model turns before the run stops."""
-NoInputOpt = typer.Option(False, "--no-input", help="Never ask the user; clarify degrades.")
-"""``--no-input``: never ask the user."""
-MaxTriesOpt = typer.Option(
-    DEFAULT_MAX_TRIES, "--max-tries", min=1, help="Tries per model request (rate limits, 5xx)."
-)
-"""``--max-tries``: tries per model request before a retryable failure is final."""
-ModelTimeoutOpt = typer.Option(
-    None,
-    "--model-timeout",
-    min=0.001,
-    help="Seconds the model server may stay silent, per read (default: the provider's; "
-    "300 for openai).",
-)
-"""``--model-timeout``: seconds the model server may stay silent (per read)."""
-TurnTimeoutOpt = typer.Option(
-    DEFAULT_TURN_TIMEOUT,
-    "--turn-timeout",
-    min=0.001,
-    help="Seconds one model turn may take in all before the run ends with an error.",
-)
-"""``--turn-timeout``: seconds one model turn (request and whole reply) may take."""
+AWAITING_HINT = 'The run stopped to ask you this. To answer, run: neta run -c "your answer"'
+"""What ``neta run`` says after a question: how to answer it and go on."""
 
-AWAITING_HINT = (
-    "The run stopped to ask you this. To answer, run the task again with your answer in it, "
-    "or use `neta chat`, which asks you as the questions come."
+ContinueOpt = typer.Option(
+    False, "--continue", "-c", help="Go on with the latest conversation in this workspace."
 )
-"""What ``neta run`` says after a question (a one-shot run cannot be continued)."""
+"""``--continue``: go on with the latest conversation in the workspace."""
+SessionOpt = typer.Option(
+    None, "--session", help="Go on with this conversation (an id from `neta logs`)."
+)
+"""``--session``: go on with a given conversation."""
 
 
 def build_agent(
@@ -89,17 +79,19 @@ def build_agent(
     max_turns: int,
     max_tries: int = DEFAULT_MAX_TRIES,
     *,
+    only: list[str] | None = None,
     model_timeout: float | None = None,
     turn_timeout: float = DEFAULT_TURN_TIMEOUT,
 ) -> Agent:
     """An ``Agent`` from the command-line options shared by ``run`` and ``chat``."""
     pm = plugin_manager(ctx)
-    provider, model = resolve_model_name(provider, model, pm)
+    provider, model = resolve_model_name(provider_for(provider, script), model, pm)
     return Agent(
         provider=provider or DEFAULT_PROVIDER,
         model=model,
         toolsets=toolset,
         deny=deny,
+        preset=only or None,
         workspace=workspace or Path.cwd(),
         plugin_manager=pm,
         max_turns=max_turns,
@@ -116,7 +108,13 @@ def build_agent(
 
 def run(
     ctx: typer.Context,
-    prompt: str = typer.Argument(..., help="The task."),
+    prompt: str = typer.Argument(
+        "",
+        help="The task ('-': read it from stdin; piped stdin is added to it).",
+        show_default=False,
+    ),
+    continue_: bool = ContinueOpt,
+    session_id: str | None = SessionOpt,
     provider: str | None = ProviderOpt,
     model: str = ModelOpt,
     base_url: str | None = BaseUrlOpt,
@@ -125,48 +123,160 @@ def run(
     workspace: Path | None = WorkspaceOpt,
     toolset: list[str] = ToolsetOpt,
     deny: list[str] = DenyOpt,
+    only: list[str] = OnlyOpt,
     max_turns: int = MaxTurnsOpt,
     max_tries: int = MaxTriesOpt,
-    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON."),
+    as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
     no_input: bool = NoInputOpt,
     model_timeout: float | None = ModelTimeoutOpt,
     turn_timeout: float = TurnTimeoutOpt,
 ) -> None:
-    """Run one task to completion and print the final answer (exit 0 when completed)."""
-    agent = build_agent(
-        ctx,
-        provider,
-        model,
-        base_url,
-        api_key,
-        script,
-        workspace,
-        toolset,
-        deny,
-        max_turns,
-        max_tries,
-        model_timeout=model_timeout,
-        turn_timeout=turn_timeout,
-    )
-    interactive = not no_input and not as_json and _stdin_is_a_terminal()
-    session = new_terminal_session(agent, interactive=interactive)
-    report_problems(ctx)
+    """Run one task and print the final answer on stdout (exit 0 completed, 3 asking you)."""
+    message = read_prompt(prompt)
+    if continue_ and session_id:
+        raise typer.BadParameter("give --continue or --session, not both", param_hint="-c")
+
+    def make_agent(where: Path) -> Agent:
+        return build_agent(
+            ctx, provider, model, base_url, api_key, script, where, toolset, deny, max_turns,
+            max_tries, only=only, model_timeout=model_timeout, turn_timeout=turn_timeout,
+        )  # fmt: skip
+
+    try:
+        code = _run(ctx, message, continue_, session_id, workspace, as_json, no_input, make_agent)
+    except NetaError as exc:
+        if as_json:  # a script reads stdout: it gets JSON whatever happened
+            echo_json({"outcome": "error", "reason": str(exc), "text": "", "session_id": None})
+        raise
+    raise typer.Exit(code)
+
+
+def _run(
+    ctx: typer.Context,
+    message: str,
+    continue_: bool,
+    session_id: str | None,
+    workspace: Path | None,
+    as_json: bool,
+    no_input: bool,
+    make_agent: Callable[[Path], Agent],
+) -> int:
+    conversations = Conversations()
+    try:
+        where = (workspace or Path.cwd()).resolve()
+        history, stored_id = resume(conversations, where, continue_, session_id)
+        if session_id and workspace is None:
+            where = Path(conversations.get(stored_id or session_id).workspace)
+        agent = make_agent(where)
+        interactive = not no_input and not as_json and _stdin_is_a_terminal()
+        if stored_id is None:
+            stored_id = conversations.start(where, "run", message)
+        session = new_terminal_session(
+            agent, interactive=interactive, history=history, session_id=stored_id
+        )
+        report_problems(ctx)
+        return _run_and_report(agent, session, message, conversations, as_json=as_json)
+    finally:
+        conversations.close()
+
+
+def _run_and_report(
+    agent: Agent,
+    session: AgentSession,
+    message: str,
+    conversations: Conversations,
+    *,
+    as_json: bool,
+) -> int:
     renderer = None if as_json else EventRenderer()
     seen: list[Any] = []  # what a run interrupted by Ctrl-C still reports with --json
+    on_event: Any = renderer or seen.append
+    started = time.monotonic()
     try:
-        result = asyncio.run(_run_once(agent, prompt, session, renderer or seen.append))
+        result = asyncio.run(_run_once(agent, message, session, on_event))
     except KeyboardInterrupt:  # the run was cancelled (its tools too) on the way out
+        interrupted = _interrupted(session, seen)
+        remember(conversations, session, interrupted)
         if as_json:
-            echo_json(result_json(_interrupted(session, seen)))
+            echo_json(result_json(interrupted))
         typer.echo("\nInterrupted.", err=True)
-        raise typer.Exit(INTERRUPTED) from None
+        return INTERRUPTED
     finally:
         agent.end_session(session)
+    remember(conversations, session, result)
     if as_json:
         echo_json(result_json(result))
     else:
-        show_outcome(result, one_shot=True)
-    raise typer.Exit(EXIT_CODES.get(result.outcome, 1))
+        show_outcome(
+            result, one_shot=True, streamed=renderer is not None and renderer.answer_on_stdout
+        )
+        typer.echo(summary_line(result, time.monotonic() - started), err=True)
+    return EXIT_CODES.get(result.outcome, 1)
+
+
+def read_prompt(prompt: str) -> str:
+    """The task: the argument, stdin for ``-``, and piped stdin added after the argument.
+
+    Raises:
+        typer.BadParameter: the task is empty.
+    """
+    piped = _piped_stdin()
+    if prompt == "-":
+        text = piped or ""
+    else:
+        text = prompt if not piped else f"{prompt}\n\n{piped}" if prompt.strip() else piped
+    if not text.strip():
+        raise typer.BadParameter(
+            "the task is empty; give it as an argument, or '-' to read it from stdin",
+            param_hint="PROMPT",
+        )
+    return text
+
+
+def _piped_stdin() -> str | None:
+    """What a pipe or a redirected file on stdin holds; ``None`` for a terminal or nothing."""
+    stream = sys.stdin
+    if stream is None or stream.isatty():
+        return None
+    try:
+        mode = os.fstat(stream.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):  # a stand-in stream (a test runner's)
+        return stream.read() or None
+    if not (stat.S_ISFIFO(mode) or stat.S_ISREG(mode)):
+        return None  # /dev/null, a socket: nothing piped
+    return stream.read() or None
+
+
+def resume(
+    conversations: Conversations, workspace: Path, continue_: bool, session_id: str | None
+) -> tuple[list[Message], str | None]:
+    """The history and id of the conversation to go on with (``[]`` and ``None``: a new one)."""
+    if session_id:
+        found, history = conversations.resume(session_id)
+        return history, found.session_id
+    if not continue_:
+        return [], None
+    latest = conversations.latest(workspace)
+    if latest is None:
+        raise typer.BadParameter(
+            f"no conversation in {workspace} to continue; start one without -c",
+            param_hint="-c",
+        )
+    found, history = conversations.resume(latest)
+    return history, found.session_id
+
+
+def remember(conversations: Conversations, session: AgentSession, result: RunResult) -> None:
+    """Save the conversation and how its run ended."""
+    conversations.save(
+        session.session_id,
+        list(session.history),
+        outcome=result.outcome,
+        question=result.text if result.outcome == "awaiting_input" else "",
+        turns=result.turns,
+        input_tokens=result.usage.input_tokens,
+        output_tokens=result.usage.output_tokens,
+    )
 
 
 async def _run_once(agent: Agent, prompt: str, session: AgentSession, on_event: Any) -> RunResult:
@@ -191,92 +301,44 @@ def _interrupted(session: AgentSession, events: list[Any]) -> RunResult:
     )
 
 
-def chat(
-    ctx: typer.Context,
-    provider: str | None = ProviderOpt,
-    model: str = ModelOpt,
-    base_url: str | None = BaseUrlOpt,
-    api_key: str | None = ApiKeyOpt,
-    script: Path | None = ScriptOpt,
-    workspace: Path | None = WorkspaceOpt,
-    toolset: list[str] = ToolsetOpt,
-    deny: list[str] = DenyOpt,
-    max_turns: int = MaxTurnsOpt,
-    max_tries: int = MaxTriesOpt,
-    model_timeout: float | None = ModelTimeoutOpt,
-    turn_timeout: float = TurnTimeoutOpt,
-) -> None:
-    """Talk with an agent in the terminal; the history is kept between messages (/exit ends)."""
-    agent = build_agent(
-        ctx,
-        provider,
-        model,
-        base_url,
-        api_key,
-        script,
-        workspace,
-        toolset,
-        deny,
-        max_turns,
-        max_tries,
-        model_timeout=model_timeout,
-        turn_timeout=turn_timeout,
-    )
-    session = new_terminal_session(agent, interactive=True)
-    report_problems(ctx)
-    try:
-        asyncio.run(_chat_loop(agent, session))
-    except KeyboardInterrupt:
-        typer.echo("\nInterrupted.", err=True)
-        raise typer.Exit(INTERRUPTED) from None
-    finally:
-        agent.end_session(session)
-
-
-async def _chat_loop(agent: Agent, session: AgentSession) -> None:
-    renderer = EventRenderer()
-    while True:
-        if sys.stdin is None:  # started with standard input closed: nothing will be said
-            return
-        try:
-            line = await asyncio.to_thread(input, "you> ")
-        except EOFError:
-            typer.echo()
-            return
-        if line.strip() in ("/exit", "/quit"):
-            return
-        if not line.strip():
-            continue
-        async with keep_waiting_notice(renderer):
-            result = await agent.run(line, session=session, on_event=renderer)
-        show_outcome(result)
-
-
 def _stdin_is_a_terminal() -> bool:
     return sys.stdin is not None and sys.stdin.isatty()  # None: started with stdin closed
 
 
-def new_terminal_session(agent: Agent, *, interactive: bool) -> AgentSession:
+def new_terminal_session(
+    agent: Agent,
+    *,
+    interactive: bool,
+    history: list[Message] | None = None,
+    session_id: str | None = None,
+    interrupt: QuestionInterrupt | None = None,
+) -> AgentSession:
     """A session for the terminal; ``interactive`` sessions can ask the user questions.
 
     An interactive session gets the terminal clarify callback: the question and its numbered
     choices are shown and the answer is read at the prompt. A non-interactive one gets none,
     so clarify degrades: the run ends awaiting input with the question as its text.
     """
-    from neta.cli.clarify_prompt import terminal_clarify
+    ask = terminal_clarify(console=Console(stderr=True, highlight=False), interrupt=interrupt)
+    return agent.new_session(
+        clarify=ask if interactive else None,
+        history=history or (),
+        session_id=session_id,
+    )
 
-    return agent.new_session(clarify=terminal_clarify() if interactive else None)
 
+def show_outcome(result: RunResult, *, one_shot: bool = False, streamed: bool = False) -> None:
+    """Print how a run ended: the answer alone on stdout, everything else on stderr.
 
-def show_outcome(result: RunResult, *, one_shot: bool = False) -> None:
-    """Print how a run ended, after the streamed text.
-
-    ``one_shot`` (``neta run``): a question cannot be answered with a next message, so the
-    hint says how to answer instead.
+    ``streamed``: the answer was already streamed to stdout (a terminal), so it is not
+    printed again. ``one_shot`` (``neta run``): the hint says how to answer a question.
     """
+    shown = result.outcome == "awaiting_input" or (result.outcome == "completed" and not streamed)
+    if shown and result.text:
+        typer.echo(result.text)
     if result.outcome == "awaiting_input":
         hint = AWAITING_HINT if one_shot else "(answer with your next message)"
-        typer.echo(f"\n{result.text}\n{hint}")
+        typer.echo(hint, err=True)
     elif result.outcome != "completed":
         typer.echo(f"Run ended: {result.outcome}: {result.reason}", err=True)
     else:
@@ -284,21 +346,25 @@ def show_outcome(result: RunResult, *, one_shot: bool = False) -> None:
             typer.echo("Note: the model's final reply was empty.", err=True)
         if result.reason:  # completed, but not cleanly (a reply cut off at the token limit)
             typer.echo(f"Note: {result.reason}", err=True)
-    if result.usage.total_tokens:
-        typer.echo(usage_line(result.usage, result.turns), err=True)
 
 
-def usage_line(usage: Usage, turns: int) -> str:
-    """The summary after a run: ``tokens: 1200 in (1000 cache read, 0 cache write), 80 out``."""
+def summary_line(result: RunResult, seconds: float) -> str:
+    """``2 turns, 1 tool call, 1200 tokens (1000 in, 200 out), 3.1 s``: how a run went."""
+    usage = result.usage
+    calls = sum(1 for e in result.events if isinstance(e, ToolCallStart) and not e.agent_id)
+
+    def n(count: int, word: str) -> str:
+        return f"{count} {word}{'' if count == 1 else 's'}"
+
     cached = ""
     if usage.cache_read_tokens or usage.cache_creation_tokens:
         cached = (
-            f" ({usage.cache_read_tokens} cache read, {usage.cache_creation_tokens} cache write)"
+            f", {usage.cache_read_tokens} cache read, {usage.cache_creation_tokens} cache write"
         )
-    plural = "" if turns == 1 else "s"
     return (
-        f"tokens: {usage.input_tokens} in{cached}, {usage.output_tokens} out "
-        f"over {turns} turn{plural}"
+        f"{n(result.turns, 'turn')}, {n(calls, 'tool call')}, "
+        f"{usage.input_tokens + usage.output_tokens} tokens "
+        f"({usage.input_tokens} in{cached}, {usage.output_tokens} out), {seconds:.1f} s"
     )
 
 

@@ -2,27 +2,32 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
+import socket
 from pathlib import Path
 from typing import Any
 
 import typer
 
 from neta.cli.context import plugin_manager
-from neta.cli.run_cmd import (
+from neta.cli.options import (
     ApiKeyOpt,
     BaseUrlOpt,
     DenyOpt,
     MaxTriesOpt,
     ModelOpt,
     ModelTimeoutOpt,
+    OnlyOpt,
     ProviderOpt,
     ScriptOpt,
     ToolsetOpt,
     TurnTimeoutOpt,
+    WorkspaceOpt,
+    provider_for,
 )
-from neta.errors import ConfigError
+from neta.errors import ConfigError, NetaError
 from neta.home import neta_home
 from neta.hosting.auth import check_exposure
 from neta.hosting.config import HostConfig
@@ -49,9 +54,10 @@ def serve(
     base_url: str | None = BaseUrlOpt,
     api_key: str | None = ApiKeyOpt,
     script: Path | None = ScriptOpt,
-    workspace: Path | None = typer.Option(None, "--workspace", "-w", help="Workspace root."),
+    workspace: Path | None = WorkspaceOpt,
     toolset: list[str] = ToolsetOpt,
     deny: list[str] = DenyOpt,
+    only: list[str] = OnlyOpt,
     token: str | None = typer.Option(None, "--token", help="Required token (or NETA_TOKEN)."),
     clarify_timeout: float = typer.Option(
         HostConfig.clarify_timeout, "--clarify-timeout", help="Seconds per question."
@@ -95,7 +101,7 @@ def serve(
         "timeout": model_timeout,
     }
     pm = plugin_manager(ctx)
-    provider, model = resolve_model_name(provider, model, pm)
+    provider, model = resolve_model_name(provider_for(provider, script), model, pm)
     settings: dict[str, Any] = {
         "provider": provider or DEFAULT_PROVIDER,
         "provider_options": {k: v for k, v in options.items() if v is not None},
@@ -109,6 +115,7 @@ def serve(
         "lease_seconds": lease_seconds,
         "turn_timeout": turn_timeout,
         "max_tries": max_tries,
+        "only": list(only),
     }
     db_url, bus_url = database_url(), redis_url()
     if workers > 1 and bus_url is None:
@@ -116,6 +123,7 @@ def serve(
             f"--workers {workers} needs a shared bus: set NETA_REDIS_URL=redis://… "
             "(a client's answer must reach the worker running its session)"
         )
+    check_port_free(host, port)
     config = _config(settings, pm)
     home = config.home or neta_home()
     typer.echo(
@@ -149,6 +157,7 @@ def _config(settings: dict[str, Any], pm: Any) -> HostConfig:
     agent_options = {
         "turn_timeout": settings["turn_timeout"],
         "retry": RetryPolicy(max_tries=settings["max_tries"]),
+        **({"preset": settings["only"]} if settings.get("only") else {}),
     }
     return HostConfig(
         provider=settings["provider"],
@@ -173,3 +182,30 @@ def worker_app() -> Any:
 
     settings = json.loads(os.environ[_WORKER_SETTINGS])
     return create_app(_config(settings, create_plugin_manager()))
+
+
+def check_port_free(host: str, port: int) -> None:
+    """Fail before serving when ``host:port`` cannot be bound (in use, or not this machine's).
+
+    Raises:
+        NetaError: the address cannot be bound; the message says what to do.
+    """
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except OSError as exc:
+        raise NetaError(f"cannot serve on {host}: {exc.strerror or exc}; check --host") from None
+    family, kind, proto, _, address = infos[0]
+    with socket.socket(family, kind, proto) as probe:
+        if os.name != "nt":
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind(address)
+        except OSError as exc:
+            if exc.errno == errno.EADDRINUSE:
+                raise NetaError(
+                    f"port {port} on {host} is already in use (another `neta serve`?); "
+                    "stop it or pick another with --port"
+                ) from None
+            raise NetaError(
+                f"cannot serve on {host}:{port}: {exc.strerror or exc}; check --host and --port"
+            ) from None

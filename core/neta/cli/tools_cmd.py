@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import sys
 from pathlib import Path
 
 import typer
@@ -11,7 +12,9 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
+from neta.cli.clarify_prompt import terminal_clarify
 from neta.cli.context import cli_session, echo_json, plugin_manager
+from neta.cli.options import DenyOpt, OnlyOpt, ToolsetOpt, WorkspaceOpt
 from neta.errors import ConfigError, NetaError, ToolError
 
 tools_app = typer.Typer(help="List, inspect and call tools.", no_args_is_help=True)
@@ -21,17 +24,23 @@ tools_app = typer.Typer(help="List, inspect and call tools.", no_args_is_help=Tr
 @tools_app.command("list")
 def list_tools(
     ctx: typer.Context,
-    toolset: str | None = typer.Option(None, "--toolset", "-t", help="Only this toolset."),
+    toolset: list[str] = ToolsetOpt,
+    deny: list[str] = DenyOpt,
+    only: list[str] = OnlyOpt,
     as_json: bool = typer.Option(False, "--json", help="Print JSON."),
 ) -> None:
-    """List the registered tools, their toolset and plugin, and whether a session gets them."""
+    """List the registered tools, their toolset and plugin, and whether a session gets them.
+
+    -t, --deny and --only choose the toolsets as they do for neta run; the "on" column says
+    whether such a session gets each tool. With --only, only those toolsets' tools are listed.
+    """
     pm = plugin_manager(ctx)
     catalog = pm.catalog()
-    with cli_session(pm, None) as session:
+    with cli_session(pm, None, toolsets=toolset, deny=deny, only=only) as session:
         resolution = session.toolsets
-    if toolset is not None:
-        resolution.decision(toolset)  # an unknown name fails here, with suggestions
-    schemas = [s for s in catalog if toolset is None or s.toolset == toolset]
+    for name in [*toolset, *deny, *only]:
+        resolution.decision(name)  # an unknown name fails here, with suggestions
+    schemas = [s for s in catalog if not only or s.toolset in only]
     if as_json:
         echo_json(
             [
@@ -74,7 +83,7 @@ def call_tool(
     ctx: typer.Context,
     name: str = typer.Argument(..., help="Tool name."),
     args: str = typer.Option("{}", "--args", help="Arguments as a JSON object."),
-    workspace: Path | None = typer.Option(None, "--workspace", "-w", help="Workspace root."),
+    workspace: Path | None = WorkspaceOpt,
 ) -> None:
     """Build a terminal session, validate the arguments and run one tool; print its result."""
     pm = plugin_manager(ctx)
@@ -91,13 +100,21 @@ def call_tool(
         validated = schema.validate_arguments(data)
     except ToolError as exc:
         raise ConfigError(str(exc)) from None
-    with cli_session(pm, workspace, toolsets=[schema.toolset]) as session:
+    ask = None
+    if sys.stdin is not None and sys.stdin.isatty():  # a question is asked on the terminal
+        ask = terminal_clarify(console=Console(stderr=True, highlight=False))
+    with cli_session(pm, workspace, clarify=ask, toolsets=[schema.toolset]) as session:
         decision = session.toolsets.decision(schema.toolset)
         if not decision.enabled:
             raise ConfigError(f"toolset {schema.toolset!r} is off here: {decision.reason}")
         if name not in session.tools:
             raise NetaError(f"tool {name!r} could not be built for this session (see warnings)")
-        result = asyncio.run(session.tools[name].tool.invoke(validated))
+        try:
+            result = asyncio.run(session.tools[name].tool.invoke(validated))
+        except ToolError as exc:  # what the model would read: the tool refused
+            raise NetaError(f"{name}: {exc}") from exc
+        except Exception as exc:
+            raise NetaError(f"tool {name!r} raised {type(exc).__name__}: {exc}") from exc
     typer.echo(result.content)
     if result.is_error:
         raise typer.Exit(1)

@@ -151,7 +151,8 @@ class OpenAIProvider:
             ) from exc
         except openai.APIConnectionError as exc:
             raise ProviderError(
-                f"cannot reach the model API: {exc}",
+                f"cannot reach the model API: {exc} (is the server up? the URL comes from "
+                "--base-url or OPENAI_BASE_URL)",
                 retryable=True,
                 provider="openai",
                 model=params["model"],

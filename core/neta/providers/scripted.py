@@ -24,7 +24,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from neta.errors import ConfigError, ProviderError
 from neta.messages import Usage
@@ -35,6 +35,8 @@ from neta.tools import ToolCall
 class ScriptedCall(BaseModel):
     """A tool call in a script."""
 
+    model_config = ConfigDict(extra="forbid")  # a misspelt key must not pass unnoticed
+
     name: str
     arguments: dict[str, Any] | str = Field(default_factory=dict)
     id: str | None = None
@@ -42,6 +44,8 @@ class ScriptedCall(BaseModel):
 
 class Expectation(BaseModel):
     """What a turn checks about the request it receives; a mismatch fails the run."""
+
+    model_config = ConfigDict(extra="forbid")  # a misspelt key must not pass unnoticed
 
     tools_include: list[str] = []
     tools_exclude: list[str] = []
@@ -53,6 +57,8 @@ class Expectation(BaseModel):
 class ScriptedError(BaseModel):
     """A provider failure to play instead of answering (``status``: the HTTP status played)."""
 
+    model_config = ConfigDict(extra="forbid")  # a misspelt key must not pass unnoticed
+
     message: str
     retryable: bool = False
     status: int | None = None
@@ -61,6 +67,8 @@ class ScriptedError(BaseModel):
 
 class ScriptedTurn(BaseModel):
     """One assistant turn of a script."""
+
+    model_config = ConfigDict(extra="forbid")  # a misspelt key must not pass unnoticed
 
     text: str = ""
     tool_calls: list[ScriptedCall] = []
@@ -74,6 +82,8 @@ class ScriptedTurn(BaseModel):
 class Script(BaseModel):
     """A whole script: the turns, in order."""
 
+    model_config = ConfigDict(extra="forbid")  # a misspelt key must not pass unnoticed
+
     turns: list[ScriptedTurn]
 
 
@@ -86,7 +96,10 @@ class ScriptedProvider:
     def __init__(self, script: Script | dict[str, Any] | list[dict[str, Any]]) -> None:
         if isinstance(script, list):
             script = {"turns": script}
-        self.script = script if isinstance(script, Script) else Script.model_validate(script)
+        try:
+            self.script = script if isinstance(script, Script) else Script.model_validate(script)
+        except ValidationError as exc:
+            raise ConfigError(f"invalid script: {_first_problem(exc)}") from None
         self.received: list[ModelRequest] = []
 
     @classmethod
@@ -94,6 +107,8 @@ class ScriptedProvider:
         """Load a JSON script file."""
         try:
             return cls(json.loads(Path(path).read_text(encoding="utf-8")))
+        except ConfigError as exc:
+            raise ConfigError(f"script {str(path)!r}: {exc}") from None
         except (OSError, ValueError) as exc:
             raise ConfigError(f"cannot load script {str(path)!r}: {exc}") from exc
 
@@ -153,4 +168,20 @@ def _check(expect: Expectation, request: ModelRequest, turn: int) -> None:
         if expect.last_message_contains not in last:
             problems.append(f"last message {last[:200]!r} lacks {expect.last_message_contains!r}")
     if problems:
-        raise ProviderError(f"scripted turn {turn}: " + "; ".join(problems))
+        raise ProviderError(f"scripted turn {turn}: expect failed: " + "; ".join(problems))
+
+
+def _first_problem(exc: ValidationError) -> str:
+    """The first problem pydantic found, named by turn and key (``turn 2: unknown key 'txt'``)."""
+    first = exc.errors()[0]
+    where: list[str] = []
+    for part in first["loc"]:
+        if isinstance(part, int) and where and where[-1] == "turns":
+            where[-1] = f"turn {part + 1}"
+        else:
+            where.append(str(part))
+    *path, key = where or ["script"]
+    place = ".".join(path) + ": " if path else ""
+    if first["type"] == "extra_forbidden":
+        return f"{place}unknown key {key!r}"
+    return f"{place}{key}: {first['msg']}"

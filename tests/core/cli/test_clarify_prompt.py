@@ -214,7 +214,11 @@ def clarify_script(tmp_path, final_expect):
 
 
 def neta_env():
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NETA_", "OPENAI_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k == "NETA_HOME" or not k.startswith(("NETA_", "OPENAI_"))
+    }
     env["NETA_LOAD_PLUGINS"] = "base,planning,interaction"
     return env
 
@@ -236,9 +240,9 @@ def test_neta_chat_asks_at_the_prompt_and_a_number_picks_the_choice(tmp_path):
         check=False,
     )
     assert done.returncode == 0, done.stderr
-    assert "? Which database?" in done.stdout
-    assert "  2. SQLite" in done.stdout
-    assert "or type your own answer" in done.stdout
+    assert "? Which database?" in done.stderr  # the question is the conversation, not output
+    assert "  2. SQLite" in done.stderr
+    assert "or type your own answer" in done.stderr
     assert "Done." in done.stdout
 
 
@@ -256,7 +260,7 @@ def test_neta_run_without_a_terminal_degrades_and_exits_awaiting_input(tmp_path)
     assert done.returncode == 3, done.stderr
     assert "[clarify] Question: Which database?" in done.stdout
     assert "Choices: 1. Postgres; 2. SQLite; 3. DuckDB" in done.stdout
-    assert "run the task again with your answer in it" in done.stdout
+    assert 'To answer, run: neta run -c "your answer"' in done.stderr
     assert "answer> " not in done.stdout
 
 
@@ -299,5 +303,5 @@ def test_neta_run_on_a_terminal_asks_and_continues_with_the_answer(tmp_path):
         os.close(master)
         os.close(slave)
     assert proc.returncode == 0, stderr
-    assert "? Which database?" in stdout
-    assert stdout.rstrip().endswith("Done.")
+    assert "? Which database?" in stderr
+    assert stdout == "Done.\n"

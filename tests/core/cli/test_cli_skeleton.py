@@ -171,4 +171,6 @@ def test_chat_warns_about_a_broken_plugin_once_and_before_the_first_prompt(plugi
     )
     assert done.returncode == 0, done.stdout
     assert done.stdout.count("Warning: plugin 'neta_tmp_cracked'") == 1
-    assert done.stdout.index("Warning: plugin 'neta_tmp_cracked'") < done.stdout.index("you> ")
+    assert done.stdout.index("Warning: plugin 'neta_tmp_cracked'") < done.stdout.index(
+        "neta chat ·"
+    )

@@ -2,22 +2,19 @@
 
 import os
 import re
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.core.cli.cli_runner import neta_in_process
 
 
 def run_demo(*args, **env_extra):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NETA_", "OPENAI_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k == "NETA_HOME" or not k.startswith(("NETA_", "OPENAI_"))
+    }
     env.update(env_extra)
-    return subprocess.run(
-        [sys.executable, "-m", "neta", "demo", *args],
-        capture_output=True,
-        text=True,
-        env={**env, "COLUMNS": "200"},
-        timeout=120,
-        check=False,
-    )
+    return neta_in_process("demo", *args, env={**env, "COLUMNS": "200"})
 
 
 def test_demo_plans_reads_fuzzy_patches_checks_and_answers():

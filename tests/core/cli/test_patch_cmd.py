@@ -7,21 +7,14 @@ import sys
 
 import pytest
 
+from tests.core.cli.cli_runner import neta_in_process
+
 OLD_NS = 1_000_000_000_000_000_000
 
 
 def neta(cwd, *args, stdin=None):
     env = {k: v for k, v in os.environ.items() if not k.startswith("NETA_")}
-    return subprocess.run(
-        [sys.executable, "-m", "neta", *args],
-        capture_output=True,
-        text=True,
-        input=stdin,
-        cwd=cwd,
-        env=env,
-        timeout=60,
-        check=False,
-    )
+    return neta_in_process(*args, input_text=stdin, cwd=cwd, env=env)
 
 
 @pytest.fixture
@@ -65,15 +58,43 @@ def test_patch_command_dry_run_leaves_the_file_untouched(tmp_path, source):
     assert snapshot(source) == before
 
 
-def test_patch_command_refusal_is_one_error_line_exit_1_and_file_byte_identical(tmp_path, source):
+def test_patch_command_refusal_is_an_error_exit_1_and_file_byte_identical(tmp_path, source):
     before = snapshot(source)
     done = neta(tmp_path, "patch", "app.py", "--old", "no such text anywhere", "--new", "x")
     assert done.returncode == 1
     assert done.stdout == ""
     lines = done.stderr.splitlines()
-    assert len(lines) == 1
-    assert lines[0].startswith("Error: ")
+    assert lines[0].startswith("Error: --old was not found")
+    assert all(line.strip() for line in lines)
+    assert "old_string" not in done.stderr
     assert snapshot(source) == before
+
+
+def test_patch_refusal_names_the_command_line_flags(tmp_path):
+    (tmp_path / "twice.txt").write_text("a\n  b\n  b\nc\n")
+    done = neta(tmp_path, "patch", "twice.txt", "--old", "  b", "--new", "  x")
+    assert done.returncode == 1
+    assert "--replace-all" in done.stderr
+    assert "replace_all" not in done.stderr
+    assert "old_string" not in done.stderr
+
+
+def test_patch_json_reports_a_refusal_as_json(tmp_path, source):
+    done = neta(tmp_path, "patch", "app.py", "--old", "no such text", "--new", "x", "--json")
+    assert done.returncode == 1
+    result = json.loads(done.stdout)
+    assert result["changed"] is False
+    assert result["error"].startswith("--old was not found")
+
+
+def test_patch_old_file_from_stdin_keeps_its_newlines(tmp_path):
+    (tmp_path / "g.txt").write_text("a\n  b\nc\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "neta", "patch", "g.txt", "--old-file", "-", "--new", "  x"],
+        input="  b\n", capture_output=True, text=True, cwd=tmp_path, timeout=60, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "g.txt").read_text() == "a\n  x\nc\n"
 
 
 def test_patch_command_binary_file_is_refused_with_exit_1(tmp_path):

@@ -7,21 +7,17 @@ import subprocess
 import sys
 
 from neta import ProviderSpec, create_plugin_manager, hookimpl
+from tests.core.cli.cli_runner import neta_in_process
 
 
 def neta(*args, input_text=None, cwd=None, env_extra=None):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NETA_", "OPENAI_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k == "NETA_HOME" or not k.startswith(("NETA_", "OPENAI_"))
+    }
     env.update(env_extra or {})
-    return subprocess.run(
-        [sys.executable, "-m", "neta", *args],
-        capture_output=True,
-        text=True,
-        input=input_text,
-        env=env,
-        cwd=cwd,
-        timeout=60,
-        check=False,
-    )
+    return neta_in_process(*args, input_text=input_text, env=env, cwd=cwd)
 
 
 def write_script(tmp_path, turns):
@@ -45,8 +41,11 @@ def test_run_reads_a_file_and_prints_the_answer(tmp_path):
         "run", "what is the secret?", "-p", "scripted", "--script", script, "-w", str(workspace)
     )
     assert done.returncode == 0, done.stderr
-    assert "→ read_file" in done.stdout
-    assert done.stdout.rstrip().endswith("The secret is 42.")
+    assert "→ read_file path='notes.txt'" in done.stderr
+    assert done.stdout == "The secret is 42.\n"  # the answer alone: `> answer.txt` holds it
+    assert re.fullmatch(
+        r"2 turns, 1 tool call, 0 tokens \(0 in, 0 out\), \d+\.\d s", done.stderr.splitlines()[-1]
+    )
 
 
 def test_run_json_prints_outcome_events_and_usage(tmp_path):
@@ -75,6 +74,7 @@ def test_run_reaching_max_turns_exits_one_with_the_reason(tmp_path):
     )
     assert done.returncode == 1
     assert "Run ended: max_turns: stopped after 2 turns" in done.stderr
+    assert done.stdout == ""
 
 
 def test_run_with_openai_and_no_key_is_a_one_line_config_error(tmp_path):
@@ -230,8 +230,10 @@ def test_run_whose_answer_was_cut_off_says_so(tmp_path):
     script = write_script(tmp_path, [{"text": "The answer is", "finish_reason": "length"}])
     done = neta("run", "q", "-p", "scripted", "--script", script, "-w", str(tmp_path))
     assert done.returncode == 0, done.stderr
-    assert done.stdout.rstrip().endswith("The answer is")
-    assert done.stderr == "Note: the reply was cut off at the model's output token limit\n"
+    assert done.stdout == "The answer is\n"
+    assert done.stderr.splitlines()[-2:-1] == [
+        "Note: the reply was cut off at the model's output token limit"
+    ]
 
 
 def test_renderer_prints_the_answer_exactly_as_the_model_wrote_it():
@@ -254,7 +256,11 @@ def closed_stdin(tmp_path, *args):
     import shlex
 
     command = shlex.join([sys.executable, "-m", "neta", *args]) + " <&-"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NETA_", "OPENAI_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k == "NETA_HOME" or not k.startswith(("NETA_", "OPENAI_"))
+    }
     return subprocess.run(
         ["bash", "-c", command], capture_output=True, text=True, env=env, timeout=60, check=False
     )
@@ -283,7 +289,11 @@ def test_ctrl_c_during_a_run_exits_130_and_stops_its_tools(tmp_path):
     script = write_script(
         tmp_path, [{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}]
     )
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NETA_", "OPENAI_"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k == "NETA_HOME" or not k.startswith(("NETA_", "OPENAI_"))
+    }
     proc = subprocess.Popen(
         [
             sys.executable,

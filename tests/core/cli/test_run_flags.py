@@ -19,24 +19,21 @@ from neta.cli.run_cmd import AWAITING_HINT
 from neta.events import RunFinished, RunStarted, TextDelta, ToolCallStart, ToolResultEvent
 from neta.providers.scripted import ScriptedProvider
 from neta.runtime.agent import Agent
+from tests.core.cli.cli_runner import neta_in_process
 from tests.core.cli.test_serve_cmd import free_port
 from tests.fake_openai import FakeOpenAI, Reply
 
 
 def env():
-    return {k: v for k, v in os.environ.items() if not k.startswith(("NETA_", "OPENAI_"))}
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if k == "NETA_HOME" or not k.startswith(("NETA_", "OPENAI_"))
+    }
 
 
 def neta(*args, input_text=None):
-    return subprocess.run(
-        [sys.executable, "-m", "neta", *args],
-        capture_output=True,
-        text=True,
-        input=input_text,
-        env=env(),
-        timeout=60,
-        check=False,
-    )
+    return neta_in_process(*args, input_text=input_text, env=env())
 
 
 def script(tmp_path, turns):
@@ -158,8 +155,8 @@ def test_run_awaiting_an_answer_says_how_to_answer_a_one_shot_run(tmp_path):
     )  # fmt: skip
     assert done.returncode == 3, done.stderr
     assert "Which one?" in done.stdout
-    assert AWAITING_HINT in done.stdout
-    assert "next message" not in done.stdout
+    assert AWAITING_HINT in done.stderr
+    assert "next message" not in done.stderr
 
 
 def test_ctrl_c_with_json_prints_the_cancelled_result(tmp_path):
@@ -212,12 +209,15 @@ def test_renderer_shows_the_wait_for_a_slow_model_and_clears_it_when_it_answers(
     clock = Clock()
     renderer, out = terminal_renderer(clock=clock)
     renderer(RunStarted(message="go", tools=[]))
-    clock.now += 3
+    clock.now += 0.2
     renderer.tick()
-    assert "waiting" not in out.getvalue()  # three seconds are not slow
+    assert "waiting" not in out.getvalue()  # no flicker for a quick answer
+    clock.now += 2.8
+    renderer.tick()
+    assert out.getvalue().endswith("⠋ waiting for the model (3 s)…")
     clock.now += 42
     renderer.tick()
-    assert out.getvalue().endswith("waiting for the model (45 s)…")
+    assert out.getvalue().endswith("⠙ waiting for the model (45 s)…")  # the spinner moves
     renderer(TextDelta(text="Here"))
     assert out.getvalue().endswith("\r\x1b[2KHere")
 
@@ -233,7 +233,7 @@ def test_renderer_does_not_count_the_time_tools_take_as_waiting_for_the_model():
     renderer(ToolResultEvent(call_id="a", name="bash", content="ok"))
     clock.now += 6
     renderer.tick()
-    assert out.getvalue().endswith("waiting for the model (6 s)…")
+    assert out.getvalue().endswith(" waiting for the model (6 s)…")
     renderer(RunFinished(outcome="completed"))
     clock.now += 60
     renderer.tick()

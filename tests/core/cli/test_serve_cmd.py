@@ -16,7 +16,11 @@ from neta.hosting.sqlite_store import SqliteStore
 
 
 def env():
-    return {k: v for k, v in os.environ.items() if not k.startswith(("NETA_", "OPENAI_"))}
+    return {
+        k: v
+        for k, v in os.environ.items()
+        if k == "NETA_HOME" or not k.startswith(("NETA_", "OPENAI_"))
+    }
 
 
 def test_serve_off_loopback_without_a_token_refuses_to_start(tmp_path):

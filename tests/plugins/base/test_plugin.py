@@ -44,10 +44,10 @@ def test_base_plugin_implements_the_toolset_schema_build_and_cleanup_hooks(make_
     ]
 
 
-def test_neta_tools_list_toolset_base_lists_the_five_tools(tmp_path):
+def test_neta_tools_list_only_base_lists_the_five_tools(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("NETA_")}
     done = subprocess.run(
-        [sys.executable, "-m", "neta", "tools", "list", "--toolset", "base", "--json"],
+        [sys.executable, "-m", "neta", "tools", "list", "--only", "base", "--json"],
         capture_output=True,
         text=True,
         env=env,

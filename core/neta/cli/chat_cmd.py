@@ -1,0 +1,223 @@
+"""``neta chat``: a conversation in the terminal, kept in ``NETA_HOME`` (``-c`` resumes it)."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import signal
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from neta.cli.chat_input import ChatInput, chat_input
+from neta.cli.clarify_prompt import QuestionInterrupt
+from neta.cli.context import report_problems
+from neta.cli.conversations import Conversations
+from neta.cli.options import (
+    ApiKeyOpt,
+    BaseUrlOpt,
+    DenyOpt,
+    MaxTriesOpt,
+    MaxTurnsOpt,
+    ModelOpt,
+    ModelTimeoutOpt,
+    OnlyOpt,
+    ProviderOpt,
+    ScriptOpt,
+    ToolsetOpt,
+    TurnTimeoutOpt,
+    WorkspaceOpt,
+)
+from neta.cli.render import EventRenderer, keep_waiting_notice
+from neta.cli.run_cmd import (
+    INTERRUPTED,
+    ContinueOpt,
+    SessionOpt,
+    build_agent,
+    new_terminal_session,
+    remember,
+    resume,
+    show_outcome,
+)
+from neta.runtime.agent import Agent, AgentSession, RunResult
+
+SLASH_COMMANDS = {
+    "/help": "list these commands",
+    "/toolsets": "the toolsets this conversation has",
+    "/todo": "the todo list",
+    "/clear": "start a new conversation (the old one stays in `neta logs`)",
+    "/session": "this conversation's id, and how to come back to it",
+    "/exit": "leave (also: exit, quit, Ctrl-D)",
+}
+"""The commands ``neta chat`` answers itself; they never reach the model."""
+
+_LEAVE = {"exit", "quit", "/exit", "/quit"}
+
+
+def chat(
+    ctx: typer.Context,
+    continue_: bool = ContinueOpt,
+    session_id: str | None = SessionOpt,
+    provider: str | None = ProviderOpt,
+    model: str = ModelOpt,
+    base_url: str | None = BaseUrlOpt,
+    api_key: str | None = ApiKeyOpt,
+    script: Path | None = ScriptOpt,
+    workspace: Path | None = WorkspaceOpt,
+    toolset: list[str] = ToolsetOpt,
+    deny: list[str] = DenyOpt,
+    only: list[str] = OnlyOpt,
+    max_turns: int = MaxTurnsOpt,
+    max_tries: int = MaxTriesOpt,
+    model_timeout: float | None = ModelTimeoutOpt,
+    turn_timeout: float = TurnTimeoutOpt,
+) -> None:
+    """Talk with an agent in the terminal; the conversation is kept (`neta chat -c` resumes)."""
+    conversations = Conversations()
+    try:
+        where = (workspace or Path.cwd()).resolve()
+        history, stored_id = resume(conversations, where, continue_, session_id)
+        agent = build_agent(
+            ctx, provider, model, base_url, api_key, script, where, toolset, deny, max_turns,
+            max_tries, only=only, model_timeout=model_timeout, turn_timeout=turn_timeout,
+        )  # fmt: skip
+        interrupt = QuestionInterrupt()
+        session = new_terminal_session(
+            agent, interactive=True, history=history, session_id=stored_id, interrupt=interrupt
+        )
+        report_problems(ctx)
+        chat = Chat(agent, session, conversations, stored_id, chat_input(), interrupt)
+        try:
+            code = asyncio.run(chat.loop())
+        finally:
+            agent.end_session(session)
+    finally:
+        conversations.close()
+    raise typer.Exit(code)
+
+
+class Chat:
+    """One ``neta chat``: reads lines, answers slash commands, runs the rest as turns."""
+
+    def __init__(
+        self,
+        agent: Agent,
+        session: AgentSession,
+        conversations: Conversations,
+        stored_id: str | None,
+        reader: ChatInput,
+        interrupt: QuestionInterrupt | None = None,
+    ) -> None:
+        self.agent = agent
+        self.session = session
+        self.conversations = conversations
+        self.stored_id = stored_id
+        self.reader = reader
+        self.interrupt = interrupt or QuestionInterrupt()
+        self.err = Console(stderr=True, highlight=False)
+        self.renderer = EventRenderer()
+        self.provider_name = type(agent.provider).__name__.removesuffix("Provider").lower()
+
+    def banner(self) -> str:
+        """One line: model, workspace, toolsets, and how to leave."""
+        model = self.agent.model or self.provider_name
+        toolsets = ", ".join(sorted(self.session.toolsets.enabled)) or "none"
+        resumed = f" · resumed {self.stored_id[:8]}" if self.stored_id else ""
+        return (
+            f"neta chat · {model} · {self.agent.workspace.name or self.agent.workspace} · "
+            f"toolsets: {toolsets}{resumed} · /help · Ctrl-D to leave"
+        )
+
+    async def loop(self) -> int:
+        """Converse until the user leaves; returns the exit status."""
+        if sys.stdin is None:  # started with standard input closed: nothing will be said
+            return 0
+        self.err.print(f"[dim]{escape(self.banner())}[/]", no_wrap=True, overflow="ellipsis")
+        while True:
+            try:
+                line = await self.reader.read("you> ")
+            except EOFError:
+                return 0
+            except KeyboardInterrupt:  # Ctrl-C at an empty prompt: leave at once
+                self.err.print("[dim]Interrupted.[/]")
+                return INTERRUPTED
+            text = line.strip()
+            if not text:
+                continue
+            if text in _LEAVE:
+                return 0
+            if text.startswith("/"):
+                self.command(text)
+                continue
+            await self.turn(line)
+
+    def command(self, text: str) -> None:
+        """Answer a slash command here; an unknown one is never sent to the model."""
+        name = text.split()[0]
+        if name == "/help":
+            for command, what in SLASH_COMMANDS.items():
+                self.err.print(f"  {command:<10} {escape(what)}")
+        elif name == "/toolsets":
+            enabled = ", ".join(sorted(self.session.toolsets.enabled)) or "none"
+            self.err.print(f"toolsets: {escape(enabled)}")
+        elif name == "/todo":
+            store = self.session.context.todo_store
+            items = store.snapshot().items if store is not None else []
+            if not items:
+                self.err.print("The todo list is empty.")
+            for item in items:
+                self.err.print(f"  [{item.status}] {escape(item.content)}", markup=False)
+        elif name == "/clear":
+            self.session.history.clear()
+            self.stored_id = None
+            self.err.print("Started a new conversation; the last one stays in `neta logs`.")
+        elif name == "/session":
+            if self.stored_id is None:
+                self.err.print("Nothing said yet: the conversation is stored from its first turn.")
+            else:
+                self.err.print(f"session {self.stored_id} (`neta chat --session {self.stored_id}`)")
+        else:
+            self.err.print(f"Unknown command {escape(name)}; /help lists the commands.")
+
+    async def turn(self, line: str) -> None:
+        """Run one turn; Ctrl-C cancels it (its tools too) and keeps the conversation."""
+        if self.stored_id is None:
+            self.stored_id = self.conversations.start(self.agent.workspace, "chat", line)
+            self.session.context.session_id = self.stored_id
+        task = asyncio.ensure_future(self._run(line))
+        with _cancel_on_ctrl_c(lambda: self.interrupt.cancel_question() or task.cancel()):
+            try:
+                result = await task
+            except asyncio.CancelledError:
+                self.renderer.finish_line()
+                self.err.print("[dim]Turn cancelled; the conversation so far is kept.[/]")
+                history = list(self.session.history)
+                self.conversations.save(self.stored_id, history, outcome="cancelled")
+                return
+        remember(self.conversations, self.session, result)
+        show_outcome(result, streamed=self.renderer.answer_on_stdout)
+
+    async def _run(self, line: str) -> RunResult:
+        async with keep_waiting_notice(self.renderer):
+            return await self.agent.run(line, session=self.session, on_event=self.renderer)
+
+
+@contextlib.contextmanager
+def _cancel_on_ctrl_c(cancel: Callable[[], object]) -> Iterator[None]:
+    """While a turn runs, Ctrl-C (SIGINT) calls ``cancel`` instead of ending the program."""
+    loop = asyncio.get_running_loop()
+    try:
+        loop.add_signal_handler(signal.SIGINT, cancel)
+    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
+        yield
+        return
+    try:
+        yield
+    finally:
+        loop.remove_signal_handler(signal.SIGINT)
+        if sys.platform != "win32":
+            signal.signal(signal.SIGINT, signal.default_int_handler)

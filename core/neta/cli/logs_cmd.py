@@ -1,0 +1,87 @@
+"""``neta logs``: the conversations ``neta run`` and ``neta chat`` kept, and one in full."""
+
+from __future__ import annotations
+
+import datetime as dt
+from pathlib import Path
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+from rich.table import Table
+
+from neta.cli.context import echo_json
+from neta.cli.conversations import Conversation, Conversations
+
+
+def logs(
+    action: str = typer.Argument("list", help="list, or show (with an id)."),
+    session_id: str | None = typer.Argument(None, help="The conversation to show (or a prefix)."),
+    limit: int = typer.Option(20, "--limit", "-n", min=1, help="How many to list."),
+    here: bool = typer.Option(False, "--here", help="Only conversations in this workspace."),
+    as_json: bool = typer.Option(False, "--json", help="Print JSON."),
+) -> None:
+    """List recent conversations (kept in NETA_HOME), or show one: `neta logs show ID`."""
+    if action not in ("list", "show"):
+        raise typer.BadParameter(f"{action!r} is not list or show", param_hint="ACTION")
+    if action == "show" and not session_id:
+        raise typer.BadParameter("`neta logs show` needs an id (see `neta logs`)")
+    conversations = Conversations()
+    try:
+        if action == "show":
+            assert session_id is not None
+            _show(conversations, session_id, as_json)
+        else:
+            found = conversations.recent(limit, Path.cwd().resolve() if here else None)
+            _list(found, as_json)
+    finally:
+        conversations.close()
+
+
+def _when(seconds: float) -> str:
+    return dt.datetime.fromtimestamp(seconds).strftime("%Y-%m-%d %H:%M")
+
+
+def _list(found: list[Conversation], as_json: bool) -> None:
+    if as_json:
+        echo_json([c.as_json() for c in found])
+        return
+    if not found:
+        typer.echo("No conversations yet.", err=True)
+        return
+    table = Table("id", "when", "workspace", "prompt", "outcome", "tokens", box=None)
+    for c in found:
+        prompt = " ".join(c.first_prompt.split())
+        table.add_row(
+            c.session_id[:12],
+            _when(c.updated),
+            escape(c.workspace),
+            escape(prompt[:50] + ("…" if len(prompt) > 50 else "")),
+            c.outcome,
+            str(c.input_tokens + c.output_tokens),
+        )
+    Console(highlight=False).print(table)
+
+
+def _show(conversations: Conversations, session_id: str, as_json: bool) -> None:
+    found = conversations.get(session_id)
+    history = conversations.history(found.session_id)
+    if as_json:
+        data = found.as_json()
+        data["messages"] = [m.model_dump(mode="json", exclude_none=True) for m in history]
+        echo_json(data)
+        return
+    typer.echo(
+        f"session {found.session_id} · {found.command} in {found.workspace} · "
+        f"{_when(found.created)} · {found.outcome} · {found.turns} turns · "
+        f"{found.input_tokens + found.output_tokens} tokens"
+    )
+    for message in history:
+        if message.role == "system":
+            continue
+        if message.content:
+            typer.echo(f"\n{message.role}: {message.content}")
+        for call in message.tool_calls or []:
+            typer.echo(f"  → {call.name} {call.arguments}")
+    if found.outcome == "awaiting_input":
+        typer.echo(f'\n(waiting for your answer: neta run --session {found.session_id} "…")')

@@ -1,0 +1,111 @@
+"""The options several commands share, so that each means the same everywhere."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+from neta.providers.registry import DEFAULT_PROVIDER
+from neta.providers.retry import DEFAULT_MAX_TRIES
+from neta.runtime.attempt import DEFAULT_TURN_TIMEOUT
+
+
+def _existing_directory(value: Path | None) -> Path | None:
+    """Check ``--workspace`` before anything runs: it must name an existing directory."""
+    if value is None:
+        return None
+    if not value.exists():
+        raise typer.BadParameter(f"{str(value)!r} does not exist; create it or pick another")
+    if not value.is_dir():
+        raise typer.BadParameter(f"{str(value)!r} is a file, not a directory")
+    return value.resolve()
+
+
+ProviderOpt = typer.Option(
+    None,
+    "--provider",
+    "-p",
+    metavar="NAME",
+    help=f"Model provider (see `neta providers`; default: the model's provider: prefix, "
+    f"scripted with --script, else {DEFAULT_PROVIDER}).",
+    show_default=False,
+)
+"""``--provider``: the model provider's name."""
+ModelOpt = typer.Option(
+    "",
+    "--model",
+    "-m",
+    metavar="MODEL",
+    help="Model name, or provider:model. [env var: OPENAI_MODEL, for openai]",
+    show_default=False,
+)
+"""``--model``: the model name, maybe prefixed with its provider (``anthropic:claude-…``)."""
+BaseUrlOpt = typer.Option(
+    None,
+    "--base-url",
+    metavar="URL",
+    help="The provider's API root (openai: …/v1). [env var: OPENAI_BASE_URL, for openai]",
+)
+"""``--base-url``: the provider's API root."""
+ApiKeyOpt = typer.Option(
+    None,
+    "--api-key",
+    metavar="KEY",
+    help="API key. [env var: OPENAI_API_KEY, for openai; see `neta providers`]",
+    show_default=False,
+)
+"""``--api-key``: the API key."""
+ScriptOpt = typer.Option(
+    None, "--script", metavar="FILE", help="JSON script to replay (implies --provider scripted)."
+)
+"""``--script``: the scripted provider's JSON script."""
+WorkspaceOpt = typer.Option(
+    None,
+    "--workspace",
+    "-w",
+    metavar="DIR",
+    help="Workspace root (default: the current directory).",
+    callback=_existing_directory,
+)
+"""``--workspace``: the workspace root; checked to be an existing directory."""
+ToolsetOpt = typer.Option(
+    [], "--toolset", "-t", metavar="NAME", help="Request a toolset (repeatable)."
+)
+"""``--toolset``: a toolset to request (repeatable)."""
+DenyOpt = typer.Option([], "--deny", metavar="NAME", help="Deny a toolset (repeatable).")
+"""``--deny``: a toolset to deny (repeatable)."""
+OnlyOpt = typer.Option(
+    [], "--only", metavar="NAME", help="Exactly these toolsets, no defaults (repeatable)."
+)
+"""``--only``: exactly these toolsets (repeatable)."""
+MaxTurnsOpt = typer.Option(50, "--max-turns", min=1, help="Model turns before stopping.")
+"""``--max-turns``: model turns before the run stops."""
+NoInputOpt = typer.Option(False, "--no-input", help="Never ask the user; clarify degrades.")
+"""``--no-input``: never ask the user."""
+MaxTriesOpt = typer.Option(
+    DEFAULT_MAX_TRIES, "--max-tries", min=1, help="Tries per model request (rate limits, 5xx)."
+)
+"""``--max-tries``: tries per model request before a retryable failure is final."""
+ModelTimeoutOpt = typer.Option(
+    None,
+    "--model-timeout",
+    min=0.001,
+    help="Seconds the model server may stay silent, per read (default: the provider's; "
+    "300 for openai).",
+)
+"""``--model-timeout``: seconds the model server may stay silent (per read)."""
+TurnTimeoutOpt = typer.Option(
+    DEFAULT_TURN_TIMEOUT,
+    "--turn-timeout",
+    min=0.001,
+    help="Seconds one model turn may take in all before the run ends with an error.",
+)
+"""``--turn-timeout``: seconds one model turn (request and whole reply) may take."""
+
+
+def provider_for(provider: str | None, script: Path | None) -> str | None:
+    """The provider a command names: ``--script`` alone means the scripted one."""
+    if provider is None and script is not None:
+        return "scripted"
+    return provider

@@ -1,0 +1,196 @@
+"""``neta chat`` on a real pseudo-terminal: line editing, history, multi-line input, Ctrl-C."""
+
+import contextlib
+import json
+import os
+import pty
+import re
+import select
+import signal
+import sys
+import time
+
+import pytest
+
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
+
+LEFT, UP, CTRL_C, CTRL_D = "\x1b[D", "\x1b[A", "\x03", "\x04"
+ANSI = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\x1b[=>]|\r")
+
+
+class Terminal:
+    """``neta chat`` started on a pseudo-terminal, typed at as a user would."""
+
+    def __init__(self, tmp_path, turns, *args):
+        script = tmp_path / f"script-{time.monotonic_ns()}.json"
+        script.write_text(json.dumps({"turns": turns}))
+        workspace = tmp_path / "ws"
+        workspace.mkdir(exist_ok=True)
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("OPENAI_", "NETA_"))}
+        env.update(NETA_HOME=os.environ["NETA_HOME"], PROMPT_TOOLKIT_NO_CPR="1", TERM="xterm")
+        argv = [sys.executable, "-m", "neta", "chat", "--script", str(script), "-w", str(workspace)]
+        self.pid, self.fd = pty.fork()
+        if self.pid == 0:  # the child: neta chat, with the terminal as its controlling tty
+            os.execve(sys.executable, [*argv, *args], env)
+        self.seen = ""
+        self.at = 0  # where the next expect starts looking, on the screen
+
+    def type(self, text):
+        os.write(self.fd, text.encode())
+
+    def expect(self, pattern, timeout=20.0):
+        """Wait until the screen (escape codes removed) shows ``pattern`` after the last match.
+
+        Returns the screen up to the match.
+        """
+        deadline = time.monotonic() + timeout
+        while (found := ANSI.sub("", self.seen).find(pattern, self.at)) < 0:
+            left = deadline - time.monotonic()
+            assert left > 0, f"never saw {pattern!r}; saw:\n{ANSI.sub('', self.seen)}"
+            if select.select([self.fd], [], [], left)[0]:
+                try:
+                    chunk = os.read(self.fd, 4096)
+                except OSError:  # the child is gone
+                    chunk = b""
+                if not chunk:
+                    raise AssertionError(
+                        f"ended before {pattern!r}; saw:\n{ANSI.sub('', self.seen)}"
+                    )
+                self.seen += chunk.decode(errors="replace")
+        self.at = found + len(pattern)
+        return ANSI.sub("", self.seen)[: self.at]
+
+    def wait(self, timeout=20.0):
+        """The exit status (after reading what is left)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if select.select([self.fd], [], [], 0.1)[0]:
+                with contextlib.suppress(OSError):
+                    self.seen += os.read(self.fd, 4096).decode(errors="replace")
+            pid, status = os.waitpid(self.pid, os.WNOHANG)
+            if pid:
+                os.close(self.fd)
+                return os.waitstatus_to_exitcode(status)
+        os.kill(self.pid, signal.SIGKILL)
+        os.waitpid(self.pid, 0)
+        raise AssertionError(f"neta chat did not end; saw:\n{ANSI.sub('', self.seen)}")
+
+
+def test_chat_has_line_editing_and_a_one_line_banner(tmp_path):
+    turns = [{"text": "Hi Ada.", "expect": {"last_message_contains": "I am Ada"}}]
+    term = Terminal(tmp_path, turns)
+    screen = term.expect("you>")
+    [banner] = [line for line in screen.splitlines() if "neta chat · " in line]
+    assert "scripted · ws · toolsets: base, crew" in banner
+    assert len(screen.splitlines()) == 2  # the banner is one line
+    term.type("I am Aa" + LEFT + "d\r")  # ← moves the cursor: it is not sent as text
+    term.expect("Hi Ada.")
+    term.expect("you>")
+    term.type(CTRL_D)
+    assert term.wait() == 0
+
+
+def test_chat_history_is_kept_across_sessions_in_neta_home(tmp_path):
+    first = Terminal(tmp_path, [{"text": "noted"}])
+    first.expect("you>")
+    first.type("remember the colour blue\r")
+    first.expect("noted")
+    first.expect("you>")
+    first.type(CTRL_D)
+    assert first.wait() == 0
+    turns = [{"text": "again", "expect": {"last_message_contains": "remember the colour blue"}}]
+    second = Terminal(tmp_path, turns)
+    second.expect("you>")
+    second.type(UP + "\r")  # the previous session's line, from the history file
+    second.expect("again")
+    second.expect("you>")
+    second.type("exit\r")
+    assert second.wait() == 0
+
+
+def test_chat_multi_line_with_a_trailing_backslash_and_esc_enter(tmp_path):
+    turns = [
+        {"text": "got two", "expect": {"last_message_contains": "line one\nline two"}},
+        {"text": "got three", "expect": {"last_message_contains": "a\nb"}},
+    ]
+    term = Terminal(tmp_path, turns)
+    term.expect("you>")
+    term.type("line one\\\r")
+    term.type("line two\r")
+    term.expect("got two")
+    term.expect("you>")
+    term.type("a\x1b\rb\r")
+    term.expect("got three")
+    term.expect("you>")
+    term.type(CTRL_D)
+    assert term.wait() == 0
+
+
+def test_slash_commands_are_answered_locally(tmp_path):
+    term = Terminal(tmp_path, [])  # no turns: anything sent to the model would fail the run
+    term.expect("you>")
+    term.type("/nope\r")
+    term.expect("Unknown command /nope; /help lists the commands.")
+    term.expect("you>")
+    term.type("/help\r")
+    screen = term.expect("/exit ")
+    for command in ("/toolsets", "/todo", "/clear", "/session"):
+        assert command in screen
+    term.expect("you>")
+    term.type("/toolsets\r")
+    term.expect("toolsets: base")
+    term.expect("you>")
+    term.type("/exit\r")
+    assert term.wait() == 0
+    assert "scripted provider" not in ANSI.sub("", term.seen)
+
+
+def test_ctrl_c_during_a_turn_cancels_it_and_keeps_the_conversation(tmp_path):
+    turns = [
+        {"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 30"}}]},
+        {"text": "still here", "expect": {"last_message_contains": "are you there"}},
+    ]
+    term = Terminal(tmp_path, turns)
+    term.expect("you>")
+    term.type("run something slow\r")
+    term.expect("→ bash")
+    started = time.monotonic()
+    term.type(CTRL_C)
+    term.expect("Turn cancelled; the conversation so far is kept.")
+    assert time.monotonic() - started < 10
+    term.expect("you>")
+    term.type("are you there\r")
+    term.expect("still here")
+    term.expect("you>")
+    term.type("quit\r")
+    assert term.wait() == 0
+
+
+def test_ctrl_c_at_an_empty_prompt_exits_130_at_once(tmp_path):
+    term = Terminal(tmp_path, [])
+    term.expect("you>")
+    term.type("some text" + CTRL_C)  # with text: Ctrl-C clears the line only
+    term.type(CTRL_C)
+    assert term.wait() == 130
+
+
+def test_ctrl_c_at_the_clarify_prompt_cancels_just_the_question(tmp_path):
+    ask = {"question": "Which colour?", "choices": ["red", "blue"]}
+    turns = [
+        {"tool_calls": [{"name": "clarify", "arguments": ask}]},
+        {"text": "going on without it"},
+        {"text": "still talking", "expect": {"last_message_contains": "next"}},
+    ]
+    term = Terminal(tmp_path, turns)
+    term.expect("you>")
+    term.type("paint it\r")
+    term.expect("answer>")
+    term.type(CTRL_C)
+    term.expect("(question cancelled with Ctrl-C; the agent goes on)")
+    term.expect("going on without it")
+    term.expect("you>")
+    term.type("next\r")
+    term.expect("still talking")
+    term.expect("you>")
+    term.type(CTRL_D)
+    assert term.wait() == 0

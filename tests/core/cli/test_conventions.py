@@ -1,0 +1,64 @@
+"""What every command does alike: -h, --version, --debug anywhere, toolset flags, help text."""
+
+import json
+import re
+
+import pytest
+
+from tests.core.cli.cli_runner import run_neta
+
+COMMANDS = [
+    [], ["run"], ["chat"], ["prompt"], ["serve"], ["logs"], ["patch"], ["plugins"],
+    ["providers"], ["toolsets"], ["tools"], ["tools", "list"], ["tools", "call"], ["demo"],
+]  # fmt: skip
+
+
+def test_version_prints_the_version(capsys):
+    done = run_neta(capsys, "--version")
+    assert done.code == 0
+    assert re.fullmatch(r"neta \d+\.\d+\.\d+\S*\n", done.stdout)
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "neta")
+def test_dash_h_shows_help_for_every_command(capsys, command):
+    done = run_neta(capsys, *command, "-h")
+    assert done.code == 0, done.stderr
+    assert done.stdout.startswith("Usage: neta")
+    assert "<bool>" not in done.stdout
+    assert "``" not in done.stdout
+
+
+def test_help_names_the_environment_variables(capsys):
+    run_help = run_neta(capsys, "run", "-h").stdout
+    for variable in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL"):
+        assert f"[env var: {variable}" in " ".join(run_help.split())
+    assert "[env var: NETA_HOME]" in run_neta(capsys, "-h").stdout
+
+
+@pytest.mark.parametrize("command", [["run"], ["chat"], ["prompt"], ["tools", "list"], ["serve"]])
+def test_toolset_flags_are_the_same_everywhere(capsys, command):
+    text = " ".join(run_neta(capsys, *command, "-h").stdout.split())
+    assert "-t, --toolset NAME Request a toolset (repeatable)." in text
+    assert "--deny NAME Deny a toolset (repeatable)." in text
+    assert "--only NAME Exactly these toolsets, no defaults (repeatable)." in text
+
+
+def test_prompt_only_base_prints_the_base_only_prompt(capsys, tmp_path):
+    done = run_neta(capsys, "prompt", "--only", "base", "-w", str(tmp_path))
+    assert done.code == 0, done.stderr
+    assert "## patch" in done.stdout
+    assert "## clarify" not in done.stdout
+    assert "## todo" not in done.stdout
+
+
+def test_tools_list_only_marks_the_other_toolsets_off(capsys):
+    rows = json.loads(run_neta(capsys, "tools", "list", "--only", "base", "--json").stdout)
+    on = {row["toolset"] for row in rows if row["enabled"]}
+    assert on == {"base"}
+    denied = json.loads(run_neta(capsys, "tools", "list", "--deny", "base", "--json").stdout)
+    assert not any(row["enabled"] for row in denied if row["toolset"] == "base")
+
+
+def test_debug_is_accepted_after_the_sub_command(capsys):
+    done = run_neta(capsys, "plugins", "--debug")
+    assert done.code == 0, done.stderr

@@ -1,0 +1,200 @@
+"""Inputs are checked before anything runs, and every error is one line that says what to do."""
+
+import json
+import socket
+
+import pytest
+from pydantic import BaseModel
+
+from neta import Tool, ToolSchema, ToolsetSpec, create_plugin_manager, hookimpl
+from neta.errors import ConfigError, NetaError
+from neta.providers.scripted import ScriptedProvider
+from tests.core.cli.cli_runner import run_neta
+
+COMMANDS = [
+    ["run", "hi", "--script", "{script}"],
+    ["chat", "--script", "{script}"],
+    ["serve", "--script", "{script}", "--port", "1"],
+    ["tools", "call", "list_dir"],
+    ["prompt"],
+]
+
+
+@pytest.fixture
+def script(tmp_path):
+    path = tmp_path / "script.json"
+    path.write_text(json.dumps({"turns": [{"text": "hello"}]}))
+    return str(path)
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c[:2]))
+@pytest.mark.parametrize("kind", ["missing", "file"])
+def test_a_workspace_that_is_not_a_directory_is_a_usage_error(
+    capsys, tmp_path, script, command, kind
+):
+    bad = tmp_path / "nowhere"
+    if kind == "file":
+        bad.write_text("not a directory")
+    args = [a.format(script=script) for a in command]
+    done = run_neta(capsys, *args, "-w", str(bad))
+    assert done.code == 2, done.stderr
+    [line] = done.stderr.splitlines()
+    assert line.startswith("Error: Invalid value for '--workspace'")
+    assert ("does not exist" if kind == "missing" else "is a file, not a directory") in line
+    assert json.loads(run_neta(capsys, "logs", "--json").stdout) == []
+
+
+def test_script_alone_implies_the_scripted_provider(capsys, tmp_path, script):
+    done = run_neta(capsys, "run", "hi", "--script", script, "-w", str(tmp_path))
+    assert done.code == 0, done.stderr
+    assert done.stdout == "hello\n"
+
+
+@pytest.mark.parametrize(
+    ("turns", "message"),
+    [
+        ([{"txt": "hi"}], "turn 1: unknown key 'txt'"),
+        (
+            [{"text": "a"}, {"text": "b", "expect": {"last_message_contain": "x"}}],
+            "turn 2.expect: unknown key 'last_message_contain'",
+        ),
+    ],
+)
+def test_a_script_with_an_unknown_key_is_refused_before_the_run(capsys, tmp_path, turns, message):
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps({"turns": turns}))
+    done = run_neta(capsys, "run", "hi", "--script", str(path), "-w", str(tmp_path))
+    assert done.code == 2
+    [line] = done.stderr.splitlines()
+    assert line.startswith("Error: ")
+    assert message in line
+    with pytest.raises(ConfigError, match=message.replace(".", r"\.")):
+        ScriptedProvider(turns)
+
+
+def test_a_failed_expect_fails_the_run_naming_the_turn_and_the_expectation(capsys, tmp_path):
+    path = tmp_path / "script.json"
+    path.write_text(
+        json.dumps({"turns": [{"text": "x", "expect": {"last_message_contains": "banana"}}]})
+    )
+    done = run_neta(capsys, "run", "apple", "--script", str(path), "-w", str(tmp_path))
+    assert done.code == 1
+    assert "scripted turn 1: expect failed: last message 'apple' lacks 'banana'" in done.stderr
+    assert done.stdout == ""
+
+
+def test_serve_on_a_busy_port_is_one_clear_error(capsys, tmp_path, script):
+    with socket.socket() as busy:
+        busy.bind(("127.0.0.1", 0))
+        busy.listen()
+        port = busy.getsockname()[1]
+        done = run_neta(
+            capsys, "serve", "--script", script, "-w", str(tmp_path), "--port", str(port)
+        )
+    assert done.code == 1
+    assert done.stderr == (
+        f"Error: port {port} on 127.0.0.1 is already in use (another `neta serve`?); "
+        "stop it or pick another with --port\n"
+    )
+
+
+def test_disabling_an_unknown_plugin_warns_with_a_suggestion(capsys, monkeypatch):
+    monkeypatch.setenv("NETA_DISABLE_PLUGINS", "bse")
+    done = run_neta(capsys, "plugins")
+    assert done.code == 0
+    assert (
+        "Warning: NETA_DISABLE_PLUGINS names 'bse', but no installed plugin has that name; "
+        "did you mean 'base'?"
+    ) in done.stderr
+
+
+def test_loading_an_unknown_plugin_warns_with_a_suggestion(capsys, monkeypatch):
+    monkeypatch.setenv("NETA_LOAD_PLUGINS", "bse")
+    done = run_neta(capsys, "plugins")
+    assert "did you mean 'base'?" in done.stderr
+
+
+def test_an_unknown_option_is_one_line_saying_where_help_is(capsys):
+    done = run_neta(capsys, "run", "--nope")
+    assert done.code == 2
+    assert done.stderr.splitlines() == [
+        "Error: No such option: --nope (Possible options: --model, --no-input) (see 'neta run -h')"
+    ]
+
+
+def test_an_unexpected_exception_is_not_shown_as_the_error(capsys, tmp_path, monkeypatch):
+    from neta.cli import run_cmd
+
+    def broken(*args, **kwargs):
+        raise TypeError("OpenAIProvider.__init__() got an unexpected keyword argument 'script'")
+
+    monkeypatch.setattr(run_cmd, "build_agent", broken)
+    done = run_neta(capsys, "run", "hi", "-w", str(tmp_path))
+    assert done.code == 1
+    [line] = done.stderr.splitlines()
+    assert line.startswith("Error: unexpected TypeError")
+    assert "--debug" in line
+    assert "__init__" not in line
+    debug = run_neta(capsys, "run", "hi", "-w", str(tmp_path), "--debug")  # after the command
+    assert "Traceback" in debug.stderr
+    assert "unexpected keyword argument 'script'" in debug.stderr
+
+
+def test_run_json_prints_json_on_stdout_also_on_failure(capsys, tmp_path):
+    path = tmp_path / "bad.json"
+    path.write_text('{"turns": [{"txt": "x"}]}')
+    done = run_neta(capsys, "run", "hi", "--script", str(path), "-w", str(tmp_path), "--json")
+    assert done.code == 2
+    result = json.loads(done.stdout)
+    assert result["outcome"] == "error"
+    assert "unknown key 'txt'" in result["reason"]
+
+
+def test_cannot_reach_the_model_api_names_the_url_and_the_variable(capsys, tmp_path):
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    done = run_neta(
+        capsys, "run", "hi", "-p", "openai", "--base-url", url, "--api-key", "k",
+        "--max-tries", "1", "-w", str(tmp_path),
+    )  # fmt: skip
+    assert done.code == 1
+    assert url in done.stderr
+    assert "cannot reach the model API" in done.stderr
+    assert "OPENAI_BASE_URL" in done.stderr
+
+
+class _Raising:
+    """A plugin whose one tool raises what no tool should."""
+
+    class Args(BaseModel):
+        pass
+
+    @hookimpl
+    def neta_toolsets(self):
+        return [ToolsetSpec(name="fragile", description="breaks")]
+
+    @hookimpl
+    def neta_tools(self):
+        return [ToolSchema(name="crash", toolset="fragile", description="Crash.", args=self.Args)]
+
+    @hookimpl
+    def neta_build_tools(self, session):
+        def crash(args):
+            raise KeyError("boom")
+
+        return [Tool(name="crash", execute=crash)]
+
+
+def test_tools_call_of_a_tool_that_raises_names_the_tool_and_the_exception_type(tmp_path):
+    from typer.testing import CliRunner
+
+    from neta.cli.app import CliState, app
+
+    pm = create_plugin_manager(load_entrypoints=False, plugins=[("fragile", _Raising())])
+    done = CliRunner().invoke(
+        app, ["tools", "call", "crash", "-w", str(tmp_path)], obj=CliState(pm)
+    )
+    assert isinstance(done.exception, NetaError)
+    assert str(done.exception) == "tool 'crash' raised KeyError: 'boom'"
