@@ -18,9 +18,7 @@ cut the error says so.
 
 from __future__ import annotations
 
-import asyncio
 import os
-import random
 import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -42,11 +40,9 @@ _KEYLESS = "not-needed"  # local servers take any key; the SDK insists on one
 DEFAULT_READ_TIMEOUT = 300.0
 """Seconds the model server may stay silent (each read) before the request fails."""
 
-_RETRY_NOTE = "\n[the reply was cut off on the way; asking the model again]\n"
-
 
 class _CutOff(ProviderError):
-    """A streamed reply that ended before its finish reason: asked for again."""
+    """A streamed reply that ended before its finish reason (retryable, never the answer)."""
 
     def __init__(self, how: str) -> None:
         super().__init__(f"the model's reply was cut off: {how}", retryable=True)
@@ -60,9 +56,9 @@ class OpenAIProvider:
         base_url: the API root (``.../v1``); ``OPENAI_BASE_URL`` when ``None``.
         api_key: the key; ``OPENAI_API_KEY`` when ``None``. Optional with a base URL.
         stream: stream the reply (text deltas as they come) or ask for it whole.
-        max_retries: tries again, inside the provider, after a reply cut off mid-stream (off
-            by default: the runtime's retry policy retries every provider, cut replies
-            included, and emits a retry event for each).
+        max_retries: the SDK's own retries of failed HTTP requests (off by default: the
+            runtime's retry policy retries every provider, cut-off replies included, and emits
+            a retry event for each).
         timeout: seconds the server may stay silent, per read (``--model-timeout``).
     """
 
@@ -86,7 +82,6 @@ class OpenAIProvider:
         self.model = model or os.environ.get("OPENAI_MODEL") or "gpt-4o-mini"
         self.stream = stream
         self.url = base_url or "https://api.openai.com/v1"
-        self.max_retries = max_retries
         self.read_timeout = timeout
         self._client_options: dict[str, Any] = {
             "api_key": api_key or _KEYLESS,
@@ -98,27 +93,12 @@ class OpenAIProvider:
     async def complete(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
         """Send one Chat Completions request (streamed or not) and collect the turn.
 
-        A reply cut off mid-stream is asked for again, up to ``max_retries`` times with
-        backoff; the text streamed so far is followed by a line saying so.
+        A reply cut off mid-stream is a retryable ``ProviderError``: the runtime's retry
+        policy asks for it again, as for every other retryable failure.
 
         Raises:
-            ProviderError: the request failed, or every reply was cut off.
+            ProviderError: the request failed, or the reply was cut off.
         """
-        tries = 0
-        while True:
-            try:
-                return await self._complete_once(request, on_text)
-            except _CutOff as exc:
-                tries += 1
-                if tries > self.max_retries:
-                    plural = "s" if tries > 1 else ""
-                    raise ProviderError(
-                        f"{exc} (tried {tries} time{plural})", retryable=True
-                    ) from exc
-            on_text(_RETRY_NOTE)
-            await asyncio.sleep(_backoff(tries))
-
-    async def _complete_once(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
         params: dict[str, Any] = {
             "model": request.model or self.model,
             "messages": [m.to_openai() for m in request.messages],
@@ -293,12 +273,6 @@ class _CallAssembler:
             ToolCall(id=c.id or _new_call_id(), name=c.name, arguments="".join(c.arguments))
             for c in self._calls
         ]
-
-
-def _backoff(tries: int) -> float:
-    """Seconds before try ``tries + 1``: doubling from half a second, at most 8, jittered."""
-    delay: float = min(8.0, 0.5 * 2.0 ** (tries - 1))
-    return delay * random.uniform(0.75, 1.0)
 
 
 async def _close(client: openai.AsyncOpenAI) -> None:
