@@ -12,7 +12,7 @@ import typer
 
 from neta.cli.context import plugin_manager, report_problems
 from neta.cli.mcp_server import SessionServer
-from neta.cli.run_cmd import DenyOpt, ToolsetOpt
+from neta.cli.options import DenyOpt, OnlyOpt, ToolsetOpt, WorkspaceOpt
 from neta.errors import ConfigError
 from neta.hosting.auth import check_exposure, refusal
 from neta.runtime.agent import Agent
@@ -24,10 +24,10 @@ mcp_app = typer.Typer(help="MCP both ways: Neta's tools for MCP clients.", no_ar
 @mcp_app.command("serve")
 def serve(
     ctx: typer.Context,
-    workspace: Path | None = typer.Option(None, "--workspace", "-w", help="Workspace root."),
+    workspace: Path | None = WorkspaceOpt,
     toolset: list[str] = ToolsetOpt,
     deny: list[str] = DenyOpt,
-    only: list[str] = typer.Option([], "--only", help="Exactly these toolsets (repeatable)."),
+    only: list[str] = OnlyOpt,
     http: str | None = typer.Option(
         None, "--http", help="Serve streamable HTTP on HOST:PORT instead of stdio."
     ),

@@ -20,6 +20,7 @@ from neta.cli.conversations import Conversations
 from neta.cli.options import (
     ApiKeyOpt,
     BaseUrlOpt,
+    DenyOpt,
     MaxTriesOpt,
     MaxTurnsOpt,
     ModelOpt,
@@ -28,15 +29,10 @@ from neta.cli.options import (
     OnlyOpt,
     ProviderOpt,
     ScriptOpt,
+    ToolsetOpt,
     TurnTimeoutOpt,
     WorkspaceOpt,
     provider_for,
-)
-from neta.cli.options import (
-    DenyOpt as DenyOpt,  # still importable from here: the options moved to neta.cli.options
-)
-from neta.cli.options import (
-    ToolsetOpt as ToolsetOpt,
 )
 from neta.cli.render import EventRenderer, keep_waiting_notice
 from neta.errors import NetaError
