@@ -1,6 +1,7 @@
 """The REST service and persistence, over a real uvicorn server and an HTTP client."""
 
 import asyncio
+import socket
 
 import httpx
 
@@ -278,6 +279,26 @@ def test_rest_body_over_the_frame_limit_is_413_and_runs_nothing(serve):
         assert http.get(f"/v1/sessions/{sid}").json()["messages"] == []
         small = http.post(f"/v1/sessions/{sid}/messages", json={"text": "hi"})
         assert small.json()["reply"] == "never"
+
+
+def test_client_that_sends_its_whole_oversized_body_reads_the_413_not_a_reset(serve):
+    # Closing a connection with unread request bytes resets it, and the reset can destroy the
+    # 413 before the client reads it; the server reads and drops the body first.
+    server = serve([{"text": "never"}], max_frame_bytes=64 * 1024)
+    with httpx.Client(base_url=server.http, timeout=30) as http:
+        sid = http.post("/v1/sessions").json()["sessionId"]
+    body = b'{"text": "' + b"x" * (1024 * 1024) + b'"}'
+    head = (
+        f"POST /v1/sessions/{sid}/messages HTTP/1.1\r\nHost: 127.0.0.1:{server.port}\r\n"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode()
+    received = b""
+    with socket.create_connection(("127.0.0.1", server.port), timeout=10) as raw:
+        raw.sendall(head + body)
+        while chunk := raw.recv(65536):
+            received += chunk
+    assert received.startswith(b"HTTP/1.1 413")
+    assert b"frame_too_large" in received
 
 
 def test_chunked_rest_body_over_the_limit_is_413_as_it_streams_and_runs_nothing(serve):
