@@ -14,6 +14,11 @@ malformed chunk, a broken connection) is a ``ProviderError``. A stream that ends
 finish reason was cut off on the way (a dropped connection, a proxy's limit): it is never
 taken as the answer, but asked for again under the same retry policy, and when every try is
 cut the error says so.
+
+The request body is plain JSON already (messages and tool schemas are dicts), so it goes out
+through the client's ``post`` as it is: the typed ``chat.completions.create`` walks every
+message and schema against its parameter types on each call, work that grows with the
+conversation and showed as the largest cost of a busy host.
 """
 
 from __future__ import annotations
@@ -23,10 +28,11 @@ import uuid
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, cast
 
 import httpx
 import openai
+from openai.types.chat import ChatCompletion, ChatCompletionChunk
 
 from neta.errors import ConfigError, ProviderError
 from neta.messages import Usage
@@ -35,6 +41,7 @@ from neta.providers.client_pool import active_pool
 from neta.providers.retry import parse_retry_after
 from neta.tools import ToolCall
 
+_COMPLETIONS = "/chat/completions"
 _KEYLESS = "not-needed"  # local servers take any key; the SDK insists on one
 
 DEFAULT_READ_TIMEOUT = 300.0
@@ -124,20 +131,15 @@ class OpenAIProvider:
                 url=self.url,
             ) from exc
         except (openai.APITimeoutError, httpx.TimeoutException) as exc:
+            if _refused(exc):  # the aiohttp transport reports a failed connect as a timeout
+                raise _unreachable(exc, params["model"], self.url) from exc
             raise ProviderError(
                 f"the model server sent nothing for {self.read_timeout:g} s "
                 "(the per-read timeout, --model-timeout)",
                 retryable=True,
             ) from exc
         except openai.APIConnectionError as exc:
-            raise ProviderError(
-                f"cannot reach the model API: {exc} (is the server up? the URL comes from "
-                "--base-url or OPENAI_BASE_URL)",
-                retryable=True,
-                provider="openai",
-                model=params["model"],
-                url=self.url,
-            ) from exc
+            raise _unreachable(exc, params["model"], self.url) from exc
         except openai.OpenAIError as exc:  # e.g. an error event in the middle of a stream
             raise ProviderError(f"model API failed: {_short(str(exc))}") from exc
         except ValueError as exc:  # a chunk that is not JSON
@@ -150,16 +152,21 @@ class OpenAIProvider:
         """The host's pooled client for this configuration, or one made for this call alone."""
         pool = active_pool()
         if pool is None:
-            async with openai.AsyncOpenAI(**self._client_options) as client:
+            async with self._new_client() as client:
                 yield client
             return
         key = ("openai", *sorted(self._client_options.items()))
-        yield pool.get(key, lambda: openai.AsyncOpenAI(**self._client_options), _close)
+        yield pool.get(key, self._new_client, _close)
+
+    def _new_client(self) -> openai.AsyncOpenAI:
+        # The SDK's aiohttp transport: httpx's pool probes every idle connection's socket on
+        # each request, a cost that grows with the sessions a host serves at once.
+        return openai.AsyncOpenAI(**self._client_options, http_client=openai.DefaultAioHttpClient())
 
     async def _whole(
         self, client: openai.AsyncOpenAI, params: dict[str, Any], on_text: TextSink
     ) -> ModelResponse:
-        completion = await client.chat.completions.create(**params)
+        completion = await client.post(_COMPLETIONS, body=params, cast_to=ChatCompletion)
         if not completion.choices:
             raise ProviderError("model API returned no choices")
         choice = completion.choices[0]
@@ -192,8 +199,16 @@ class OpenAIProvider:
     async def _streamed(
         self, client: openai.AsyncOpenAI, params: dict[str, Any], on_text: TextSink
     ) -> ModelResponse:
-        stream = await client.chat.completions.create(
-            **params, stream=True, stream_options={"include_usage": True}
+        body = {**params, "stream": True, "stream_options": {"include_usage": True}}
+        stream = cast(
+            openai.AsyncStream[ChatCompletionChunk],
+            await client.post(
+                _COMPLETIONS,
+                body=body,
+                cast_to=ChatCompletion,
+                stream=True,
+                stream_cls=openai.AsyncStream[ChatCompletionChunk],
+            ),
         )
         text: list[str] = []
         calls = _CallAssembler()
@@ -201,10 +216,11 @@ class OpenAIProvider:
         finish_reason: str | None = None
         async with stream:  # closed at once when the run is cancelled mid-stream
             async for chunk in stream:
-                if getattr(chunk, "usage", None) is not None:
+                counted = getattr(chunk, "usage", None)
+                if counted is not None:
                     usage = Usage(
-                        input_tokens=chunk.usage.prompt_tokens or 0,
-                        output_tokens=chunk.usage.completion_tokens or 0,
+                        input_tokens=counted.prompt_tokens or 0,
+                        output_tokens=counted.completion_tokens or 0,
                     )
                 for choice in getattr(chunk, "choices", None) or []:
                     finish_reason = getattr(choice, "finish_reason", None) or finish_reason
@@ -273,6 +289,28 @@ class _CallAssembler:
             ToolCall(id=c.id or _new_call_id(), name=c.name, arguments="".join(c.arguments))
             for c in self._calls
         ]
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether a connection could not be made at all (refused, unreachable), not timed out."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, OSError) and not isinstance(seen, TimeoutError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _unreachable(exc: Exception, model: str, url: str) -> ProviderError:
+    reason = str(exc.__cause__ or exc) if _refused(exc) else str(exc)
+    return ProviderError(
+        f"cannot reach the model API: {reason} (is the server up? the URL comes from "
+        "--base-url or OPENAI_BASE_URL)",
+        retryable=True,
+        provider="openai",
+        model=model,
+        url=url,
+    )
 
 
 async def _close(client: openai.AsyncOpenAI) -> None:
