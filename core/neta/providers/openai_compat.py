@@ -32,7 +32,7 @@ from typing import Any, cast
 
 import httpx
 import openai
-from openai.types.chat import ChatCompletion, ChatCompletionChunk
+from openai.types.chat import ChatCompletion
 
 from neta.errors import ConfigError, ProviderError
 from neta.messages import Usage
@@ -201,13 +201,13 @@ class OpenAIProvider:
     ) -> ModelResponse:
         body = {**params, "stream": True, "stream_options": {"include_usage": True}}
         stream = cast(
-            openai.AsyncStream[ChatCompletionChunk],
+            openai.AsyncStream[dict[str, Any]],
             await client.post(
                 _COMPLETIONS,
                 body=body,
                 cast_to=ChatCompletion,
                 stream=True,
-                stream_cls=openai.AsyncStream[ChatCompletionChunk],
+                stream_cls=openai.AsyncStream[dict[str, Any]],
             ),
         )
         text: list[str] = []
@@ -215,22 +215,21 @@ class OpenAIProvider:
         usage: Usage | None = None
         finish_reason: str | None = None
         async with stream:  # closed at once when the run is cancelled mid-stream
-            async for chunk in stream:
-                counted = getattr(chunk, "usage", None)
-                if counted is not None:
+            async for chunk in stream:  # plain JSON: no typed model built per chunk
+                counted = _field(chunk, "usage")
+                if counted:
                     usage = Usage(
-                        input_tokens=counted.prompt_tokens or 0,
-                        output_tokens=counted.completion_tokens or 0,
+                        input_tokens=_count(counted, "prompt_tokens"),
+                        output_tokens=_count(counted, "completion_tokens"),
                     )
-                for choice in getattr(chunk, "choices", None) or []:
-                    finish_reason = getattr(choice, "finish_reason", None) or finish_reason
-                    delta = getattr(choice, "delta", None)
-                    if delta is None:
-                        continue
-                    if delta.content:
-                        text.append(delta.content)
-                        on_text(delta.content)
-                    for part in delta.tool_calls or []:
+                for choice in _field(chunk, "choices") or []:
+                    finish_reason = _field(choice, "finish_reason") or finish_reason
+                    delta = _field(choice, "delta")
+                    content = _text(delta, "content")
+                    if content:
+                        text.append(content)
+                        on_text(content)
+                    for part in _field(delta, "tool_calls") or []:
                         calls.add(part)
         if finish_reason is None:
             received = sum(map(len, text)) + calls.characters
@@ -261,8 +260,8 @@ class _CallAssembler:
         self._by_index: dict[int, _PartialCall] = {}
 
     def add(self, part: Any) -> None:
-        index = getattr(part, "index", None)
-        ident = getattr(part, "id", None) or ""
+        index = _field(part, "index")
+        ident = _text(part, "id")
         partial = self._by_index.get(index) if isinstance(index, int) else None
         if partial is None and not isinstance(index, int) and self._calls:
             partial = self._calls[-1]
@@ -272,12 +271,12 @@ class _CallAssembler:
             if isinstance(index, int):
                 self._by_index[index] = partial
         partial.id = partial.id or ident
-        function = getattr(part, "function", None)
+        function = _field(part, "function")
         if function is not None:
-            name = getattr(function, "name", None) or ""
+            name = _text(function, "name")
             if name != partial.name:  # some servers repeat the whole name in every fragment
                 partial.name += name
-            partial.arguments.append(getattr(function, "arguments", None) or "")
+            partial.arguments.append(_text(function, "arguments"))
 
     @property
     def characters(self) -> int:
@@ -289,6 +288,23 @@ class _CallAssembler:
             ToolCall(id=c.id or _new_call_id(), name=c.name, arguments="".join(c.arguments))
             for c in self._calls
         ]
+
+
+def _field(value: Any, key: str) -> Any:
+    """``value[key]`` when ``value`` is a JSON object, else None (tolerating odd servers)."""
+    return value.get(key) if isinstance(value, dict) else None
+
+
+def _text(value: Any, key: str) -> str:
+    """``value[key]`` when it is a string, else the empty string."""
+    found = _field(value, key)
+    return found if isinstance(found, str) else ""
+
+
+def _count(value: Any, key: str) -> int:
+    """``value[key]`` when it is a whole number, else 0."""
+    found = _field(value, key)
+    return found if isinstance(found, int) else 0
 
 
 def _refused(exc: BaseException) -> bool:
