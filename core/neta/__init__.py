@@ -56,6 +56,7 @@ from neta.messages import Message, Usage
 from neta.paths import PinnedRoot, printable, resolve_in_workspace
 from neta.plugins import NetaPluginManager, PluginInfo, create_plugin_manager
 from neta.providers.base import ModelRequest, ModelResponse, Provider, ProviderSpec, TextSink
+from neta.providers.client_pool import ClientPool, active_pool
 from neta.providers.retry import RetryPolicy, parse_retry_after
 from neta.providers.scripted import ScriptedProvider
 from neta.runtime.agent import Agent, AgentSession, RunResult
@@ -87,6 +88,7 @@ __all__ = [
     "ChildStatus",
     "ClarifyFn",
     "ClarifyRequest",
+    "ClientPool",
     "ConfigError",
     "EntryKind",
     "Event",
@@ -151,6 +153,7 @@ __all__ = [
     "Usage",
     "WorkspaceError",
     "WrittenText",
+    "active_pool",
     "atomic_write",
     "build_session_tools",
     "create_plugin_manager",

@@ -6,7 +6,8 @@ connection pool. A host serving many sessions therefore keeps one client per pro
 configuration and event loop: it makes the pool active while its runs execute
 (``with pool.active():``), providers take their clients from ``active_pool()``, and the host
 closes them all when it stops (``await pool.aclose()``). Without an active pool a provider
-makes a client per call and closes it again, which suits one-off commands.
+makes a client per call and closes it again, which suits one-off commands. Provider plugins
+do the same through the public ``neta.active_pool()``.
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ long the API asked to wait, and the runtime's one retry policy does the rest.
 from __future__ import annotations
 
 import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Any
 
 import anthropic
@@ -20,9 +22,9 @@ from neta import (
     ModelResponse,
     ProviderError,
     TextSink,
+    active_pool,
     parse_retry_after,
 )
-from neta_anthropic.clients import pooled_client
 from neta_anthropic.history import system_blocks, to_anthropic, tool_definitions
 from neta_anthropic.reply import ReplyAssembler, whole_reply
 
@@ -105,15 +107,15 @@ class AnthropicProvider:
         if request.tools:
             params["tools"] = tool_definitions(request.tools, cache=self.cache)
         try:
-            client = await pooled_client(self._client_options)
-            if not self.stream:
-                return whole_reply(await client.messages.create(**params), on_text)
-            assembler = ReplyAssembler(on_text)
-            stream = await client.messages.create(**params, stream=True)
-            async with stream:  # closed at once when the run is cancelled mid-stream
-                async for event in stream:
-                    assembler.add(event)
-            return assembler.finish()
+            async with self._client() as client:
+                if not self.stream:
+                    return whole_reply(await client.messages.create(**params), on_text)
+                assembler = ReplyAssembler(on_text)
+                stream = await client.messages.create(**params, stream=True)
+                async with stream:  # closed at once when the run is cancelled mid-stream
+                    async for event in stream:
+                        assembler.add(event)
+                return assembler.finish()
         except anthropic.APIStatusError as exc:
             raise self._status_error(exc, model) from exc
         except (anthropic.APIConnectionError, httpx2.TransportError) as exc:
@@ -124,6 +126,17 @@ class AnthropicProvider:
             raise self._error(f"model API failed: {_short(str(exc))}", model) from exc
         except ProviderError as exc:  # a reply the assembler refused (cut off on the way)
             raise self._error(exc.detail, model, retryable=exc.retryable) from exc
+
+    @asynccontextmanager
+    async def _client(self) -> AsyncIterator[anthropic.AsyncAnthropic]:
+        """The host's pooled client for this configuration, or one made for this call alone."""
+        pool = active_pool()
+        if pool is None:
+            async with anthropic.AsyncAnthropic(**self._client_options) as client:
+                yield client
+            return
+        key = ("anthropic", *sorted(self._client_options.items()))
+        yield pool.get(key, lambda: anthropic.AsyncAnthropic(**self._client_options), _close)
 
     def _status_error(self, exc: anthropic.APIStatusError, model: str) -> ProviderError:
         body = exc.body if isinstance(exc.body, dict) else {}
@@ -163,3 +176,7 @@ class AnthropicProvider:
 
 def _short(message: str, limit: int = 300) -> str:
     return message if len(message) <= limit else message[:limit] + "…"
+
+
+async def _close(client: anthropic.AsyncAnthropic) -> None:
+    await client.close()

@@ -7,7 +7,6 @@ import pytest
 
 import neta
 from neta_anthropic import plugin
-from neta_anthropic.clients import clients_on_this_loop
 from neta_anthropic.provider import DEFAULT_MAX_TOKENS, AnthropicProvider
 from tests.fake_anthropic import FakeAnthropic, Reply
 
@@ -185,25 +184,28 @@ def test_no_key_and_no_url_is_a_clear_config_error(monkeypatch):
         AnthropicProvider("m")
 
 
-def test_one_client_per_configuration_and_event_loop():
+def test_a_host_shares_one_client_per_configuration_and_closes_it():
     with FakeAnthropic([Reply(text="a"), Reply(text="b"), Reply(text="c"), Reply(text="d")]) as s:
         first, second = provider(s), provider(s)
         other = AnthropicProvider("claude-test", base_url=s.base_url, api_key=KEY, timeout=5)
 
-        async def three_calls():
-            await first.complete(request(), lambda _: None)
-            await second.complete(request(), lambda _: None)
-            await other.complete(request(), lambda _: None)
-            return clients_on_this_loop()
+        async def host():
+            pool = neta.ClientPool()
+            with pool.active():
+                await first.complete(request(), lambda _: None)
+                await second.complete(request(), lambda _: None)
+                await other.complete(request(), lambda _: None)
+            shared = len(pool)
+            clients = [client for client, _ in pool._clients.values()]
+            await pool.aclose()
+            return shared, [client.is_closed() for client in clients]
 
-        assert asyncio.run(three_calls()) == 2  # same configuration, one client
-        fresh_loop_count = asyncio.run(_count_after(first))
-    assert fresh_loop_count == 1  # a new loop gets its own
-
-
-async def _count_after(chosen):
-    await chosen.complete(request(), lambda _: None)
-    return clients_on_this_loop()
+        shared, closed = asyncio.run(host())
+        # without a host's pool, a call makes its own client and closes it again
+        alone = asyncio.run(first.complete(request(), lambda _: None))
+    assert shared == 2  # same configuration, one client
+    assert closed == [True, True]
+    assert alone.text == "d"
 
 
 def test_choosing_the_provider_without_the_sdk_says_what_to_install(monkeypatch, make_pm):
