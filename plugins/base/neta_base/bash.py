@@ -129,6 +129,7 @@ async def run_command(
     child_env[processes.CALL_VARIABLE] = mark
     if session_mark is not None:
         child_env[processes.SESSION_VARIABLE] = session_mark
+        processes.note_started(session_mark)
     loop = asyncio.get_running_loop()
     output = _Output(KEEP_CHARS)
     closed: asyncio.Future[None] = loop.create_future()

@@ -39,10 +39,10 @@ def neta_build_tools(session: neta.SessionContext) -> list[neta.Tool]:
 def neta_run_end(session: neta.SessionContext, outcome: str) -> None:
     """A cancelled run takes every process its session's commands started with it."""
     if outcome == "cancelled":
-        processes.kill_marked(processes.SESSION_VARIABLE, processes.session_mark(session))
+        processes.sweep_session(processes.session_mark(session), ending=False)
 
 
 @neta.hookimpl
 def neta_session_end(session: neta.SessionContext) -> None:
     """Kill every process the session's commands started that still runs (escapes included)."""
-    processes.kill_marked(processes.SESSION_VARIABLE, processes.session_mark(session))
+    processes.sweep_session(processes.session_mark(session), ending=True)

@@ -5,6 +5,9 @@ call. Children inherit them through ``setsid``, ``nohup`` and double forks, whic
 a process-group kill, so the sweep reads ``/proc/<pid>/environ`` of every process instead:
 whatever carries the mark is stopped (so it cannot fork away meanwhile), then killed.
 
+Only sessions that ran a command in this process are swept (``sweep_session``): reading
+every process's environment takes milliseconds, and a host ends many sessions.
+
 Limits: Linux only (elsewhere only the process group is killed), and a program that starts
 a child with a scrubbed environment (``env -i ...``) hides that child from the sweep.
 """
@@ -30,11 +33,32 @@ SWEEP_SECONDS = 2.0
 
 _HOST = secrets.token_hex(6)  # two hosts' sessions of the same id never share a mark
 _PROC = "/proc"
+_STARTED: set[str] = set()  # session marks of the sessions that started a command here
 
 
 def session_mark(session: neta.SessionContext) -> str:
     """The value of ``SESSION_VARIABLE`` for ``session``'s commands."""
     return f"{_HOST}.{session.session_id}"
+
+
+def note_started(mark: str) -> None:
+    """Remember that a command carrying the session mark ``mark`` is being started."""
+    _STARTED.add(mark)
+
+
+def sweep_session(mark: str, *, ending: bool) -> list[int]:
+    """Kill what the session with ``mark`` started, if it started anything in this process.
+
+    ``ending``: the session ends, so its mark is forgotten too.
+
+    Returns:
+        The pids killed.
+    """
+    if mark not in _STARTED:
+        return []
+    if ending:
+        _STARTED.discard(mark)
+    return kill_marked(SESSION_VARIABLE, mark)
 
 
 def call_mark() -> str:

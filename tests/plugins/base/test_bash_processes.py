@@ -155,3 +155,23 @@ def test_cancelled_run_kills_escapes_while_it_waits_on_the_model(tmp_path):
     workspace.mkdir()
     with cancelled_run(workspace, [start_escapes()]) as pids:
         assert wait_gone(pids, 3.0) == []
+
+
+def test_a_session_that_never_ran_a_command_ends_without_a_sweep(make_pm, session, monkeypatch):
+    # Reading every process's environment costs milliseconds; a host ends many sessions.
+    from neta_base import processes
+
+    read = []
+    real = processes._marked
+    monkeypatch.setattr(processes, "_marked", lambda needle: read.append(needle) or real(needle))
+    pm = make_pm(base=neta_base.plugin)
+    pm.notify("neta_session_start", session=session)
+    pm.notify("neta_run_end", session=session, outcome="cancelled")
+    pm.notify("neta_session_end", session=session)
+    assert read == []
+    run_bash(session, "setsid sh -c 'echo $$ > p1; exec sleep 300' > /dev/null 2>&1 &")
+    pid = escaped_pids(session.workspace, ("p1",))
+    pm.notify("neta_session_end", session=session)
+    assert pm.problems == []
+    assert read != []
+    assert wait_gone(pid, 3.0) == []
