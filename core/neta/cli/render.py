@@ -22,6 +22,7 @@ from neta.events import (
     TextDelta,
     TodoUpdate,
     ToolCallStart,
+    ToolProgress,
     ToolResultEvent,
 )
 from neta.truncation import one_line
@@ -132,6 +133,8 @@ class EventRenderer:
                 self.console.print(_todo_table(event))
         elif isinstance(event, ClarifyRequest):
             self.console.print(f"{prefix}[yellow]? {escape(event.question)}[/]")
+        elif isinstance(event, ToolProgress):
+            self.console.print(f"{prefix}[dim]… {escape(progress_line(event))}[/]")
         elif isinstance(event, ProviderRetry):
             self.console.print(f"{prefix}[yellow]{escape(retry_line(event))}[/]")
         elif isinstance(event, RunFinished) and prefix and event.outcome != "completed":
@@ -172,6 +175,14 @@ def call_preview(arguments: str, *, lines: int = _PREVIEW_LINES, width: int = 16
             text = repr(value) if isinstance(value, str) else json.dumps(value)
             inline.append(f"{key}={text if len(text) <= width else text[: width - 1] + '…'}")
     return " ".join(inline) + "".join(blocks)
+
+
+def progress_line(event: ToolProgress) -> str:
+    """``index 3/10 (30%) scanning``: what a ``tool_progress`` event says."""
+    done = f"{event.progress:g}"
+    if event.total:
+        done += f"/{event.total:g} ({event.progress / event.total:.0%})"
+    return " ".join(part for part in (event.name, done, one_line(event.message, 160)) if part)
 
 
 def retry_line(event: ProviderRetry) -> str:
