@@ -21,14 +21,19 @@ def project(workspace, neta_home):
     return workspace
 
 
-def neta(*args, cwd, home):
+def neta_env_for(home):
+    """This process's environment without NETA_/OPENAI_ settings, with ``home`` as NETA_HOME."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NETA_", "OPENAI_"))}
     env["NETA_HOME"] = str(home)
+    return env
+
+
+def neta(*args, cwd, home):
     return subprocess.run(
         [sys.executable, "-m", "neta", *args],
         capture_output=True,
         text=True,
-        env=env,
+        env=neta_env_for(home),
         cwd=cwd,
         timeout=90,
         check=False,

@@ -1,0 +1,38 @@
+"""An MCP server's elicitation and progress at the terminal, through ``neta chat``."""
+
+import json
+
+from tests.plugins.mcp.conftest import write_config
+from tests.plugins.mcp.test_cli import neta_env_for
+
+
+def test_neta_chat_asks_a_server_elicitation_at_the_prompt_and_shows_progress(
+    workspace, neta_home, asking, tmp_path
+):
+    import subprocess
+    import sys
+
+    write_config(workspace / ".neta" / "mcp.json", {"asker": {"url": asking.url}})
+    script = tmp_path / "script.json"
+    turns = [
+        {"tool_calls": [{"name": "count_up", "arguments": {"steps": 2}}]},
+        {"tool_calls": [{"name": "pick_colour", "arguments": {}}]},
+        {"text": "Green it is.", "expect": {"last_message_contains": "painting the shed green"}},
+    ]
+    script.write_text(json.dumps({"turns": turns}))
+    done = subprocess.run(
+        [sys.executable, "-m", "neta", "chat", "-p", "scripted", "--script", str(script),
+         "-w", str(workspace)],
+        input="paint the shed\n2\n/exit\n",
+        capture_output=True,
+        text=True,
+        env=neta_env_for(neta_home),
+        cwd=tmp_path,
+        timeout=90,
+        check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "Which colour for the shed?" in done.stderr
+    assert "  2. green" in done.stderr
+    assert "count_up 1/2 (50%) step 1" in done.stderr
+    assert "Green it is." in done.stdout
