@@ -1,6 +1,8 @@
 """An MCP server's elicitation and progress at the terminal, through ``neta chat``."""
 
 import json
+import subprocess
+import sys
 
 from tests.plugins.mcp.conftest import write_config
 from tests.plugins.mcp.test_cli import neta_env_for
@@ -9,9 +11,6 @@ from tests.plugins.mcp.test_cli import neta_env_for
 def test_neta_chat_asks_a_server_elicitation_at_the_prompt_and_shows_progress(
     workspace, neta_home, asking, tmp_path
 ):
-    import subprocess
-    import sys
-
     write_config(workspace / ".neta" / "mcp.json", {"asker": {"url": asking.url}})
     script = tmp_path / "script.json"
     turns = [
