@@ -21,19 +21,14 @@ def project(workspace, neta_home):
     return workspace
 
 
-def neta_env_for(home):
-    """This process's environment without NETA_/OPENAI_ settings, with ``home`` as NETA_HOME."""
+def neta(*args, cwd, home):
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NETA_", "OPENAI_"))}
     env["NETA_HOME"] = str(home)
-    return env
-
-
-def neta(*args, cwd, home):
     return subprocess.run(
         [sys.executable, "-m", "neta", *args],
         capture_output=True,
         text=True,
-        env=neta_env_for(home),
+        env=env,
         cwd=cwd,
         timeout=90,
         check=False,

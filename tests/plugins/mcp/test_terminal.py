@@ -1,11 +1,17 @@
 """An MCP server's elicitation and progress at the terminal, through ``neta chat``."""
 
 import json
+import os
 import subprocess
 import sys
 
 from tests.plugins.mcp.conftest import write_config
-from tests.plugins.mcp.test_cli import neta_env_for
+
+
+def neta_env_for(home):
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NETA_", "OPENAI_"))}
+    env["NETA_HOME"] = str(home)
+    return env
 
 
 def test_neta_chat_asks_a_server_elicitation_at_the_prompt_and_shows_progress(
