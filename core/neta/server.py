@@ -70,9 +70,28 @@ async def _refused(request: Request, exc: Exception) -> JSONResponse:
 
 
 async def _invalid_request(request: Request, exc: Exception) -> JSONResponse:
-    """422, as FastAPI answers it, but escaped: the input it echoes may not be valid Unicode."""
-    errors = exc.errors() if isinstance(exc, RequestValidationError) else []
-    return _AsciiJSONResponse({"detail": jsonable_encoder(errors)}, status_code=422)
+    """422, as FastAPI answers it, but escaped and brief.
+
+    Escaped: the input it echoes may not be valid Unicode. Brief: a refused 200,000-character
+    text is echoed as its beginning and its length, not sent back whole.
+    """
+    errors = jsonable_encoder(exc.errors() if isinstance(exc, RequestValidationError) else [])
+    for error in errors:
+        if isinstance(error, dict) and "input" in error:
+            error["input"] = _brief(error["input"])
+    return _AsciiJSONResponse({"detail": errors}, status_code=422)
+
+
+_ECHOED_CHARS = 100
+
+
+def _brief(value: Any) -> Any:
+    """``value``, or when long, its first characters and its length (as JSON for non-text)."""
+    text = value if isinstance(value, str) else json.dumps(value)
+    if len(text) <= 2 * _ECHOED_CHARS:
+        return value
+    unit = "characters" if isinstance(value, str) else "characters of JSON"
+    return f"{text[:_ECHOED_CHARS]}… ({len(text)} {unit})"
 
 
 def uvicorn_options(config: HostConfig) -> dict[str, Any]:

@@ -341,6 +341,12 @@ def test_message_text_has_a_maximum_length_on_rest_and_websocket(serve):
         sid = http.post("/v1/sessions").json()["sessionId"]
         refused = http.post(f"/v1/sessions/{sid}/messages", json={"text": too_long})
         assert refused.status_code == 422
+        # what was wrong, without the whole refused text echoed back
+        assert len(refused.content) < 2000
+        [problem] = refused.json()["detail"]
+        assert problem["type"] == "string_too_long"
+        assert problem["input"].startswith("yyy")
+        assert problem["input"].endswith(f"… ({MAX_TEXT_CHARS + 1} characters)")
 
     async def scenario():
         client, ready = await open_client(server.ws_url())
@@ -348,6 +354,7 @@ def test_message_text_has_a_maximum_length_on_rest_and_websocket(serve):
         error = await client.next()
         assert error["data"]["code"] == "invalid_frame"
         assert "at most" in error["data"]["message"]
+        assert len(error["data"]["message"]) < 2000
 
     drive(scenario())
     assert model.remaining == 1
