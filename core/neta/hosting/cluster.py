@@ -12,8 +12,9 @@ A command the owner refuses comes back as an ``error`` frame on the session's st
 
 When a worker dies, its leases lapse; the next heartbeat of a live worker finds the
 questions it left waiting, notes them in the history (the restart rule) and tells the
-session's clients: ``clarify_resolved {server_restarted}`` and ``run_finished`` with outcome
-``error`` and a reason that starts with ``interrupted``.
+session's clients ``clarify_resolved {server_restarted}``. A later heartbeat finds the run
+that worker left going, ends the session's history with ``INTERRUPTED_NOTE`` and tells the
+clients ``run_finished {outcome: "interrupted"}``.
 """
 
 from __future__ import annotations
@@ -30,15 +31,21 @@ from neta.hosting.bus import Bus, Command, Frame, id_key
 from neta.hosting.live import LiveSession, Outbox
 from neta.hosting.protocol import ClarifyResolved, error_frame, event_frame, frame
 from neta.hosting.store import StoredQuestion
+from neta.messages import Message, close_interrupted_calls
 
 if TYPE_CHECKING:
     from neta.hosting.hub import SessionHub
 
 _log = logging.getLogger("neta.hosting")
 
-INTERRUPTED_REASON = (
-    "interrupted: the server process running this session stopped; what was saved is kept"
+INTERRUPTED_REASON = "the server process running this session stopped; what was saved is kept"
+"""The reason of the ``run_finished {outcome: "interrupted"}`` of a run whose worker died."""
+
+INTERRUPTED_NOTE = (
+    "[interrupted] The server running this conversation stopped before this run finished. "
+    "What was done until then is kept above; the request may be only partly done."
 )
+"""The assistant message that ends the history of a run whose worker died."""
 
 _POLL_SECONDS = 2.0
 
@@ -303,12 +310,36 @@ class Cluster:
                 suspects.add(session_id)
                 if session_id not in self._suspects:
                     continue  # a run that just ended is unmarked by then; look again next beat
-                # Only the worker that takes the mark away tells the clients.
-                if await self.bus.mark_running(session_id, False):
-                    finished = RunFinished(
-                        session_id=session_id, outcome="error", reason=INTERRUPTED_REASON
-                    )
-                    self.publish(session_id, event_frame(session_id, finished))
+                if self.hub.store.pending_questions(session_id):
+                    continue  # the restart rule notes its questions first (at a heartbeat)
+                await self._end_interrupted(session_id)
             self._suspects = suspects
         except HostError as exc:
             _log.warning("could not look for interrupted runs: %s", exc)
+
+    async def _end_interrupted(self, session_id: str) -> None:
+        """Note the end of a run whose worker died, and tell the session's clients, once."""
+        try:
+            self.hub.leases.claim(session_id)
+        except SessionOwned:
+            return  # taken meanwhile: its new owner runs it
+        except UnknownSession:
+            await self.bus.mark_running(session_id, False)
+            return
+        try:
+            # Only the worker that takes the mark away notes and tells it.
+            if not await self.bus.mark_running(session_id, False):
+                return
+            saved = self.hub.store.load(session_id)
+            if saved is not None:
+                history = list(saved.history)
+                close_interrupted_calls(history)
+                history.append(Message(role="assistant", content=INTERRUPTED_NOTE))
+                self.hub.store.save(session_id, history, owner=self.me)
+            finished = RunFinished(
+                session_id=session_id, outcome="interrupted", reason=INTERRUPTED_REASON
+            )
+            self.publish(session_id, event_frame(session_id, finished))
+        finally:
+            # nobody held the lease, so nothing of this worker uses the session either
+            self.hub.leases.release(session_id)

@@ -41,7 +41,7 @@ from pydantic import (
 )
 
 from neta.errors import BadFrame, HostError
-from neta.events import ClarifyRequest
+from neta.events import ClarifyRequest, Outcome
 
 MAX_TEXT_CHARS = 200_000
 """The longest message text (about 50,000 tokens); a longer one is refused as invalid."""
@@ -261,7 +261,7 @@ class MessageOut(BaseModel):
     """The outcome of one run: the reply (a question when ``awaiting_input``), events, todos."""
 
     reply: str
-    outcome: str
+    outcome: Outcome
     reason: str
     events: list[dict[str, Any]]
     todos: list[dict[str, Any]]
