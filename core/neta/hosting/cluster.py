@@ -8,7 +8,9 @@ reads the stream and gets each frame with its ``eventId``. A connection that com
 A session runs on its owner: the worker holding its lease in the store. A client frame that
 acts on a session (a message, a clarify answer, a cancel) reaching another worker is sent to
 the owner's inbox on the bus; a session nobody owns is taken by the worker the frame reached.
-A command the owner refuses comes back as an ``error`` frame on the session's stream.
+The owner answers each command with a reply to the sending worker's inbox, so a refusal
+(a wrong request id, a busy session) reaches the one client that sent the command, as if the
+session ran where that client is; the session's other clients never see it.
 
 When a worker dies, its leases lapse; the next heartbeat of a live worker finds the
 questions it left waiting, notes them in the history (the restart rule) and tells the
@@ -22,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -29,7 +32,7 @@ from neta.errors import AnswerRefused, HostError, SessionOwned, StorageUnavailab
 from neta.events import RunFinished
 from neta.hosting.bus import Bus, Command, Frame, id_key
 from neta.hosting.live import LiveSession, Outbox
-from neta.hosting.protocol import ClarifyResolved, error_frame, event_frame, frame
+from neta.hosting.protocol import ClarifyResolved, event_frame, frame
 from neta.hosting.store import StoredQuestion
 from neta.messages import Message, close_interrupted_calls
 
@@ -54,6 +57,9 @@ _BATCH = 500
 
 _READ_SECONDS = 0.2
 """How long the reader blocks on the bus; a session followed meanwhile waits at most this."""
+
+REPLY_SECONDS = 15.0
+"""How long a worker waits for the owner's reply to a command it routed there."""
 
 
 @dataclass(eq=False)
@@ -90,6 +96,8 @@ class Cluster:
         self._suspects: set[str] = set()
         self._followers: dict[str, set[_Follower]] = {}
         self._wake = asyncio.Event()
+        self._replies: dict[str, asyncio.Future[Command]] = {}
+        self._working: set[asyncio.Task[None]] = set()
 
     @property
     def me(self) -> str:
@@ -110,7 +118,7 @@ class Cluster:
         if self._tasks:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._drained(), 2.0)
-            tasks = [*self._tasks, *([self._sweep] if self._sweep else [])]
+            tasks = [*self._tasks, *self._working, *([self._sweep] if self._sweep else [])]
             for task in tasks:
                 task.cancel()
             await asyncio.wait(tasks)
@@ -204,17 +212,35 @@ class Cluster:
     async def act(self, session_id: str, command: Command) -> bool:
         """Carry out a client's command on the session, here or on its owner.
 
-        Returns whether it was sent to another worker (its outcome then comes on the stream).
+        Returns whether it was carried out by another worker.
 
         Raises:
-            HostError: the command was carried out here and refused.
+            HostError: the command was refused (here or by the owner), or the owner did not
+                answer within ``REPLY_SECONDS`` (``owner_unreachable``).
         """
         owner = self.hub.store.owner(session_id)
         if owner is not None and owner != self.me:
-            await self.bus.send(owner, {**command, "sessionId": session_id})
+            await self._ask(owner, {**command, "sessionId": session_id})
             return True
         await self._carry_out(session_id, command)
         return False
+
+    async def _ask(self, owner: str, command: Command) -> None:
+        """Have ``owner`` carry out ``command``; raise its refusal here."""
+        ticket = secrets.token_hex(8)
+        reply: asyncio.Future[Command] = asyncio.get_running_loop().create_future()
+        self._replies[ticket] = reply
+        try:
+            await self.bus.send(owner, {**command, "replyTo": self.me, "ticket": ticket})
+            answer = await asyncio.wait_for(reply, REPLY_SECONDS)
+        except TimeoutError:
+            message = f"the worker running this session did not answer in {REPLY_SECONDS:g} s"
+            raise HostError(message, code="owner_unreachable") from None
+        finally:
+            self._replies.pop(ticket, None)
+        error = answer.get("error")
+        if isinstance(error, dict):
+            raise HostError(str(error.get("message")), code=str(error.get("code")))
 
     async def run_on_owner(self, session_id: str, text: str) -> list[Frame]:
         """Run ``text`` in the session wherever it is owned; the run's frames, to its end.
@@ -250,13 +276,33 @@ class Cluster:
                 continue
             if command is None:
                 continue
-            session_id = str(command.get("sessionId", ""))
+            if command.get("type") == "reply":
+                waiting = self._replies.get(str(command.get("ticket")))
+                if waiting is not None and not waiting.done():
+                    waiting.set_result(command)
+                continue
+            # each in its own task: a cancel waiting for its run to stop holds up no other
+            task = asyncio.create_task(self._obey(command), name="neta-bus-command")
+            self._working.add(task)
+            task.add_done_callback(self._working.discard)
+
+    async def _obey(self, command: Command) -> None:
+        """Carry out a command another worker sent, and reply to that worker."""
+        session_id = str(command.get("sessionId", ""))
+        reply: Command = {"type": "reply", "ticket": command.get("ticket")}
+        try:
+            await self._carry_out(session_id, command)
+        except HostError as exc:
+            reply["error"] = {"code": exc.code, "message": str(exc)}
+        except Exception:  # one bad command must not stop the inbox
+            _log.exception("command for session %s failed", session_id)
+            reply["error"] = {"code": "internal", "message": "the server failed on this command"}
+        sender = command.get("replyTo")
+        if sender:
             try:
-                await self._carry_out(session_id, command)
-            except HostError as exc:
-                self.publish(session_id, error_frame(session_id, exc))
-            except Exception:  # one bad command must not stop the inbox
-                _log.exception("command for session %s failed", session_id)
+                await self.bus.send(str(sender), reply)
+            except StorageUnavailable as exc:  # the sender times out and says so
+                _log.warning("could not reply to worker %s: %s", sender, exc)
 
     async def _carry_out(self, session_id: str, command: Command) -> None:
         kind = command.get("type")

@@ -62,6 +62,7 @@ HTTP_STATUS: dict[str, int] = {
     "unknown_session": 404,
     "session_deleted": 404,
     "storage_unavailable": 503,
+    "owner_unreachable": 503,
     "internal": 500,
 }
 """Every error code a client can get, and the HTTP status that means the same."""

@@ -142,6 +142,52 @@ def test_a_question_asked_on_one_worker_is_answered_through_another(workers):
     asyncio.run(drive())
 
 
+def test_a_command_the_owner_refuses_is_answered_to_its_sender_only(workers):
+    turns = [ASK, {"text": "blue it is"}, {"text": "second"}]
+    a, b = workers("a", turns), workers("b", turns)
+
+    async def drive() -> None:
+        on_a, ready = await open_client(a.ws())
+        sid = ready["sessionId"]
+        on_b, _ = await open_client(b.ws(sessionId=sid))
+        await on_a.send("user_message", sid, text="pick a colour")
+        asked = await on_b.until("clarify_request")
+        # refused by A (it runs the session): the error goes back to B's client alone
+        await on_b.send("clarify_response", sid, requestId="nope", answer="blue")
+        refused = await on_b.next()
+        assert (refused["type"], refused["data"]["code"]) == ("error", "unknown_request")
+        assert "eventId" not in refused
+        await on_b.send("user_message", sid, text="and now?")
+        refused = await on_b.next()
+        assert (refused["type"], refused["data"]["code"]) == ("error", "busy")
+        async with httpx.AsyncClient(timeout=30) as http:
+            busy = await http.post(f"{b.http}/v1/sessions/{sid}/messages", json={"text": "hi"})
+        assert (busy.status_code, busy.json()["code"]) == (409, "busy")
+        await on_b.send(
+            "clarify_response", sid, requestId=asked["data"]["requestId"], answer="blue"
+        )
+        for client in (on_a, on_b):
+            assert (await client.until("run_finished"))["data"]["text"] == "blue it is"
+        await on_b.send("cancel_run", sid)
+        refused = await on_b.next()
+        assert (refused["type"], refused["data"]["code"]) == ("error", "not_running")
+        # frames of the session reach both clients in order: an error sent to all would be
+        # seen before this run's frames
+        await on_a.send("user_message", sid, text="again")
+        for client in (on_a, on_b):
+            assert (await client.until("run_finished"))["data"]["text"] == "second"
+        assert [f for f in on_a.seen if f["type"] == "error"] == []
+        assert [f["data"]["code"] for f in on_b.seen if f["type"] == "error"] == [
+            "unknown_request",
+            "busy",
+            "not_running",
+        ]
+        await on_a.ws.close()
+        await on_b.ws.close()
+
+    asyncio.run(drive())
+
+
 def test_a_client_reconnecting_with_its_last_event_id_misses_nothing(workers):
     turns = [ASK, {"text": "done"}]
     a, b = workers("a", turns), workers("b", turns)
