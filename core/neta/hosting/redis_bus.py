@@ -2,9 +2,6 @@
 
 Chosen with ``NETA_REDIS_URL=redis://…`` (needs the ``neta[scale]`` extra). Keys:
 
-- ``neta:lease:<session>``: the owner's name, expiring after the lease's ``ttl`` (Redis
-  expires it: a dead owner's lease lapses by itself). ``neta:owned:<owner>`` lists the
-  sessions an owner took, so its heartbeat renews them all in one script.
 - ``neta:events:<session>``: a Redis Stream of the session's frames; the stream's entry ids are
   the frames' ids (they grow with time, so a client resumes after the last one it saw). Each
   stream keeps about ``keep_events`` entries and expires a day after its last frame.
@@ -35,35 +32,6 @@ T = TypeVar("T")
 STREAM_TTL_SECONDS = 86_400
 """A session's event stream is forgotten this long after its last frame."""
 
-_ACQUIRE = """
-local held = redis.call('GET', KEYS[1])
-if held and held ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-redis.call('SADD', KEYS[2], ARGV[3])
-return 1
-"""
-
-_RENEW = """
-local renewed = {}
-for _, session in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-    local key = ARGV[3] .. session
-    if redis.call('GET', key) == ARGV[1] then
-        redis.call('PEXPIRE', key, ARGV[2])
-        table.insert(renewed, session)
-    else
-        redis.call('SREM', KEYS[1], session)
-    end
-end
-return renewed
-"""
-
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
-redis.call('SREM', KEYS[2], ARGV[2])
-return 1
-"""
-
-_LEASE = "neta:lease:"
 _RUNNING = "neta:running"
 
 
@@ -94,41 +62,12 @@ class RedisBus:
             url, max_connections=max_connections, timeout=10, health_check_interval=10
         )
         self._redis = aioredis.Redis.from_pool(pool)
-        self._acquire = self._redis.register_script(_ACQUIRE)
-        self._renew = self._redis.register_script(_RENEW)
-        self._release = self._redis.register_script(_RELEASE)
 
     async def _call(self, doing: str, call: Callable[[], Awaitable[T]]) -> T:
         try:
             return await call()
         except RedisError as exc:
             raise StorageUnavailable(f"the bus cannot {doing}: {exc}") from exc
-
-    async def acquire(self, session_id: str, owner: str, ttl: float) -> bool:
-        """Take or renew the session's lease for ``ttl`` seconds; false if another holds it."""
-        keys = [_LEASE + session_id, f"neta:owned:{owner}"]
-        args: list[str | int] = [owner, max(1, int(ttl * 1000)), session_id]
-        done = await self._call("take a lease", lambda: self._acquire(keys=keys, args=args))
-        return bool(done)
-
-    async def renew(self, owner: str, ttl: float) -> list[str]:
-        """Extend every lease ``owner`` holds by ``ttl`` seconds; returns the sessions renewed."""
-        keys = [f"neta:owned:{owner}"]
-        args: list[str | int] = [owner, max(1, int(ttl * 1000)), _LEASE]
-        renewed = await self._call("renew leases", lambda: self._renew(keys=keys, args=args))
-        return [_text(s) for s in cast(list[bytes], renewed)]
-
-    async def release(self, session_id: str, owner: str) -> None:
-        """Give up the session's lease, if ``owner`` holds it."""
-        keys = [_LEASE + session_id, f"neta:owned:{owner}"]
-        await self._call(
-            "release a lease", lambda: self._release(keys=keys, args=[owner, session_id])
-        )
-
-    async def owner_of(self, session_id: str) -> str | None:
-        """The worker holding the session's lease now, or ``None``."""
-        held = await self._call("read a lease", lambda: self._redis.get(_LEASE + session_id))
-        return None if held is None else _text(held)
 
     async def mark_running(self, session_id: str, running: bool) -> bool:
         """Note that the session's run started (``True``) or ended; whether that changed it."""

@@ -248,6 +248,32 @@ def test_a_worker_killed_mid_run_is_taken_over_and_its_question_reported(workers
     asyncio.run(drive())
 
 
+def test_a_live_owner_keeps_its_session_past_the_lease_time_by_its_heartbeat(workers):
+    turns = [{"text": "slow but sure", "delay": LEASE_SECONDS * 3}]
+    a, b = workers("a", turns), workers("b", turns)
+
+    async def drive() -> None:
+        on_a, ready = await open_client(a.ws())
+        sid = ready["sessionId"]
+        on_b, _ = await open_client(b.ws(sessionId=sid))
+        await on_a.send("user_message", sid, text="take your time")
+        await on_b.until("run_started")
+        await asyncio.sleep(LEASE_SECONDS * 2)  # past the lease's time: only beats kept it
+        await on_b.send("user_message", sid, text="mine now?")
+        refused = await on_b.next()
+        assert (refused["type"], refused["data"]["code"]) == ("error", "busy")  # A still runs it
+        for client in (on_a, on_b):
+            finished = await client.until("run_finished", timeout=LEASE_SECONDS * 3)
+            assert (finished["data"]["outcome"], finished["data"]["text"]) == (
+                "completed",
+                "slow but sure",
+            )
+        await on_a.ws.close()
+        await on_b.ws.close()
+
+    asyncio.run(drive())
+
+
 def test_two_hundred_sessions_spread_over_two_workers(workers):
     a, b = workers("a", [{"text": "ok"}]), workers("b", [{"text": "ok"}])
 
