@@ -33,7 +33,7 @@ from neta.events import RunFinished
 from neta.hosting.bus import Bus, Command, Frame, id_key
 from neta.hosting.live import LiveSession, Outbox
 from neta.hosting.protocol import ClarifyResolved, event_frame, frame
-from neta.hosting.store import StoredQuestion
+from neta.hosting.store import StoredQuestion, off_loop
 from neta.messages import Message, close_interrupted_calls
 
 if TYPE_CHECKING:
@@ -218,7 +218,7 @@ class Cluster:
             HostError: the command was refused (here or by the owner), or the owner did not
                 answer within ``REPLY_SECONDS`` (``owner_unreachable``).
         """
-        owner = self.hub.store.owner(session_id)
+        owner = await off_loop(self.hub.store, self.hub.store.owner, session_id)
         if owner is not None and owner != self.me:
             await self._ask(owner, {**command, "sessionId": session_id})
             return True
@@ -348,15 +348,16 @@ class Cluster:
             self._sweep = asyncio.create_task(self._find_interrupted(), name="neta-bus-sweep")
 
     async def _find_interrupted(self) -> None:
+        store = self.hub.store
         try:
             suspects = set()
             for session_id in await self.bus.running_sessions():
-                if self.hub.store.owner(session_id) is not None:
+                if await off_loop(store, store.owner, session_id) is not None:
                     continue  # its owner is alive
                 suspects.add(session_id)
                 if session_id not in self._suspects:
                     continue  # a run that just ended is unmarked by then; look again next beat
-                if self.hub.store.pending_questions(session_id):
+                if await off_loop(store, store.pending_questions, session_id):
                     continue  # the restart rule notes its questions first (at a heartbeat)
                 await self._end_interrupted(session_id)
             self._suspects = suspects
@@ -365,10 +366,10 @@ class Cluster:
 
     async def _end_interrupted(self, session_id: str) -> None:
         """Note the end of a run whose worker died, and tell the session's clients, once."""
+        store, ttl = self.hub.store, self.hub.leases.ttl
         try:
-            self.hub.leases.claim(session_id)
-        except SessionOwned:
-            return  # taken meanwhile: its new owner runs it
+            if not await off_loop(store, store.acquire, session_id, self.me, ttl):
+                return  # taken meanwhile: its new owner runs it
         except UnknownSession:
             await self.bus.mark_running(session_id, False)
             return
@@ -376,16 +377,21 @@ class Cluster:
             # Only the worker that takes the mark away notes and tells it.
             if not await self.bus.mark_running(session_id, False):
                 return
-            saved = self.hub.store.load(session_id)
-            if saved is not None:
-                history = list(saved.history)
-                close_interrupted_calls(history)
-                history.append(Message(role="assistant", content=INTERRUPTED_NOTE))
-                self.hub.store.save(session_id, history, owner=self.me)
+            await off_loop(store, self._note_interrupted, session_id)
             finished = RunFinished(
                 session_id=session_id, outcome="interrupted", reason=INTERRUPTED_REASON
             )
             self.publish(session_id, event_frame(session_id, finished))
         finally:
             # nobody held the lease, so nothing of this worker uses the session either
-            self.hub.leases.release(session_id)
+            with contextlib.suppress(StorageUnavailable):  # it lapses on its own
+                await off_loop(store, store.release, session_id, self.me)
+
+    def _note_interrupted(self, session_id: str) -> None:
+        """End the saved history of an interrupted run with ``INTERRUPTED_NOTE``."""
+        saved = self.hub.store.load(session_id)
+        if saved is not None:
+            history = list(saved.history)
+            close_interrupted_calls(history)
+            history.append(Message(role="assistant", content=INTERRUPTED_NOTE))
+            self.hub.store.save(session_id, history, owner=self.me)

@@ -10,9 +10,10 @@ machines whose clocks disagree still agree on who holds a session. Every call bo
 connection from a small pool and is one transaction; every database failure (the server
 gone, a full disk) is raised as ``StorageUnavailable``.
 
-The ``Store`` interface is synchronous (the hub calls it between awaits, and every call is
-one short transaction), so this engine uses psycopg's blocking connections from a
-``psycopg_pool.ConnectionPool``.
+The ``Store`` interface is synchronous (the hub opens and claims a session between awaits),
+so this engine uses psycopg's blocking connections from a ``psycopg_pool.ConnectionPool``,
+which is thread-safe: being ``remote``, it is called in threads (``off_loop``) for the work a
+run does, so that a worker's event loop never waits on the database for it.
 """
 
 from __future__ import annotations
@@ -106,7 +107,10 @@ class PostgresStore:
         StorageUnavailable: the database cannot be reached or migrated.
     """
 
-    def __init__(self, url: str, *, max_connections: int = 4, timeout: float = 10.0) -> None:
+    remote = True
+    """Calls wait on the database server: the hub makes them off the event loop."""
+
+    def __init__(self, url: str, *, max_connections: int = 8, timeout: float = 10.0) -> None:
         if psycopg is None:
             raise ConfigError("NETA_DATABASE_URL needs psycopg: pip install 'neta[scale]'")
         self.url = url

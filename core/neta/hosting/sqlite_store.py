@@ -81,6 +81,9 @@ def _unavailable_on_error(doing: str) -> Iterator[None]:
 class SqliteStore:
     """The ``Store`` in a SQLite file (thread-safe; one connection, one lock)."""
 
+    remote = False
+    """Calls wait on a local file only: the hub makes them inline."""
+
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
         self.path = path

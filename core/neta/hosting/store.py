@@ -11,14 +11,26 @@ before they expire and releases them when the session goes idle or the process s
 process that dies stops renewing, and its leases lapse after ``ttl`` seconds. ``save``
 writes only for the lease holder, so a process that lost its lease cannot overwrite a turn
 another one took.
+
+**Off the event loop.** The interface is synchronous: the hub opens, claims and releases a
+session between awaits, which keeps one copy of a session in memory without locks. An engine
+whose calls wait on a network (``remote``: PostgreSQL) must not make the host's event loop wait
+with them, so the calls a run makes (its saves, its questions, the heartbeat, the routing of
+commands) go through ``off_loop``, which runs them in a thread for such an engine and inline
+for a local one (SQLite: a short write to a local file).
 """
 
 from __future__ import annotations
 
+import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import ParamSpec, Protocol, TypeVar
 
 from neta.messages import Message
+
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -52,6 +64,9 @@ class StoredQuestion:
 
 class Store(Protocol):
     """Sessions, pending questions and leases, shared by every server process of a home."""
+
+    remote: bool
+    """Whether calls wait on a network (they are then made off the event loop, ``off_loop``)."""
 
     def create(self, session_id: str, entry: str) -> None:
         """Record a new, empty session."""
@@ -125,3 +140,13 @@ class Store(Protocol):
 
     def close(self) -> None:
         """Release the engine's resources."""
+
+
+async def off_loop(store: Store, call: Callable[P, T], *args: P.args, **kwargs: P.kwargs) -> T:
+    """``call(*args, **kwargs)``, one of ``store``'s methods, without holding up the event loop.
+
+    In a thread for a ``remote`` store (the engine is thread-safe), inline for a local one.
+    """
+    if store.remote:
+        return await asyncio.to_thread(call, *args, **kwargs)
+    return call(*args, **kwargs)
