@@ -10,6 +10,11 @@ machines whose clocks disagree still agree on who holds a session. Every call bo
 connection from a small pool and is one transaction; every database failure (the server
 gone, a full disk) is raised as ``StorageUnavailable``.
 
+Round trips are what a call costs (a worker saves a session several times per run), so each
+call is one statement where it can be (the connections are in autocommit: a single statement
+is its own transaction, without ``BEGIN`` and ``COMMIT`` round trips), and a save sends its
+statements in one pipeline: two round trips however many messages it writes.
+
 The ``Store`` interface is synchronous (the hub opens and claims a session between awaits),
 so this engine uses psycopg's blocking connections from a ``psycopg_pool.ConnectionPool``,
 which is thread-safe: being ``remote``, it is called in threads (``off_loop``) for the work a
@@ -115,7 +120,12 @@ class PostgresStore:
             raise ConfigError("NETA_DATABASE_URL needs psycopg: pip install 'neta[scale]'")
         self.url = url
         self._pool = ConnectionPool(
-            url, min_size=1, max_size=max_connections, open=False, timeout=timeout
+            url,
+            min_size=1,
+            max_size=max_connections,
+            open=False,
+            timeout=timeout,
+            kwargs={"autocommit": True},
         )
         try:
             self._pool.open(wait=True, timeout=timeout)
@@ -143,22 +153,31 @@ class PostgresStore:
 
     def schema_version(self) -> int:
         """The schema version the database has."""
-        with self._tx() as db:
+        with self._one() as db:
             row = db.execute("SELECT max(version) FROM neta_schema").fetchone()
         return int(row[0]) if row and row[0] is not None else 0
 
     @contextmanager
-    def _tx(self) -> Iterator[psycopg.Connection[Row]]:
-        """One transaction: all of it is written, or none of it."""
+    def _one(self) -> Iterator[psycopg.Connection[Row]]:
+        """A connection for one statement (autocommit: the statement is its transaction)."""
         try:
-            with self._pool.connection() as db, db.transaction():
+            with self._pool.connection() as db:
+                yield db
+        except (psycopg.Error, TimeoutError) as exc:
+            raise StorageUnavailable(f"the session store failed: {exc}") from exc
+
+    @contextmanager
+    def _pipelined_tx(self) -> Iterator[psycopg.Connection[Row]]:
+        """One transaction whose statements go out together: all of it is written, or none."""
+        try:
+            with self._pool.connection() as db, db.pipeline(), db.transaction():
                 yield db
         except (psycopg.Error, TimeoutError) as exc:
             raise StorageUnavailable(f"the session store failed: {exc}") from exc
 
     def create(self, session_id: str, entry: str) -> None:
         """Record a new, empty session."""
-        with self._tx() as db:
+        with self._one() as db:
             db.execute(
                 f"INSERT INTO sessions (id, entry, created, updated) VALUES (%s, %s, {_NOW}, "
                 f"{_NOW}) ON CONFLICT (id) DO NOTHING",
@@ -167,13 +186,13 @@ class PostgresStore:
 
     def exists(self, session_id: str) -> bool:
         """Whether the session was saved (and not deleted)."""
-        with self._tx() as db:
+        with self._one() as db:
             row = db.execute("SELECT 1 FROM sessions WHERE id = %s", (session_id,)).fetchone()
         return row is not None
 
     def version(self, session_id: str) -> int | None:
         """The session's save count, or ``None`` if there is no such session."""
-        with self._tx() as db:
+        with self._one() as db:
             row = db.execute("SELECT version FROM sessions WHERE id = %s", (session_id,)).fetchone()
         return None if row is None else int(row[0])
 
@@ -193,19 +212,17 @@ class PostgresStore:
         Raises:
             SessionOwned: ``owner`` does not hold the session's lease.
         """
-        with self._tx() as db:
+        with self._pipelined_tx() as db:
             # The lease row is locked until the save commits: a takeover waits for it.
             held = db.execute(
                 "SELECT 1 FROM leases WHERE session_id = %s AND owner = %s FOR UPDATE",
                 (session_id, owner),
-            ).fetchone()
-            if held is None:
-                raise SessionOwned(session_id)
-            row = db.execute(
+            )
+            version = db.execute(
                 f"UPDATE sessions SET updated = {_NOW}, version = version + 1 WHERE id = %s "
                 "RETURNING version",
                 (session_id,),
-            ).fetchone()
+            )
             db.execute(
                 "DELETE FROM messages WHERE session_id = %s AND seq >= %s", (session_id, start)
             )
@@ -224,36 +241,40 @@ class PostgresStore:
                     "ON CONFLICT (session_id) DO UPDATE SET body = EXCLUDED.body",
                     (session_id, todos),
                 )
+            # Reading a result sends the statements and waits for them: one round trip.
+            # Without the lease the transaction is rolled back, the writes with it.
+            if held.fetchone() is None:
+                raise SessionOwned(session_id)
+            row = version.fetchone()
         assert row is not None  # the lease's foreign key keeps the session
         return int(row[0])
 
     def load(self, session_id: str) -> StoredSession | None:
         """The saved session, or ``None`` if there is none."""
-        with self._tx() as db:
+        # One statement: one snapshot of the session, its messages and its todos.
+        with self._one() as db:
             row = db.execute(
-                "SELECT entry, version FROM sessions WHERE id = %s", (session_id,)
+                "SELECT entry, version, "
+                "ARRAY(SELECT body FROM messages WHERE session_id = s.id ORDER BY seq), "
+                "(SELECT body FROM todos WHERE session_id = s.id) "
+                "FROM sessions s WHERE id = %s",
+                (session_id,),
             ).fetchone()
-            if row is None:
-                return None
-            bodies = db.execute(
-                "SELECT body FROM messages WHERE session_id = %s ORDER BY seq", (session_id,)
-            ).fetchall()
-            todo_row = db.execute(
-                "SELECT body FROM todos WHERE session_id = %s", (session_id,)
-            ).fetchone()
-        history = [Message.model_validate_json(body) for (body,) in bodies]
-        todos = todo_row[0] if todo_row else None
-        return StoredSession(session_id, row[0], history, todos, version=int(row[1]))
+        if row is None:
+            return None
+        entry, version, bodies, todos = row
+        history = [Message.model_validate_json(body) for body in bodies]
+        return StoredSession(session_id, entry, history, todos, version=int(version))
 
     def delete(self, session_id: str) -> None:
         """Forget a session and everything saved with it."""
-        with self._tx() as db:
+        with self._one() as db:
             db.execute("DELETE FROM sessions WHERE id = %s", (session_id,))
 
     def add_question(self, question: StoredQuestion) -> None:
         """Remember a question that waits for an answer."""
         choices = None if question.choices is None else json.dumps(question.choices)
-        with self._tx() as db:
+        with self._one() as db:
             db.execute(
                 f"INSERT INTO pending_clarify VALUES (%s, %s, %s, %s, {_NOW}) "
                 "ON CONFLICT (request_id) DO UPDATE SET question = EXCLUDED.question, "
@@ -263,12 +284,12 @@ class PostgresStore:
 
     def remove_question(self, request_id: str) -> None:
         """Forget a question (answered, timed out or cancelled)."""
-        with self._tx() as db:
+        with self._one() as db:
             db.execute("DELETE FROM pending_clarify WHERE request_id = %s", (request_id,))
 
     def pending_questions(self, session_id: str) -> list[StoredQuestion]:
         """The session's questions that wait for an answer, oldest first."""
-        with self._tx() as db:
+        with self._one() as db:
             rows = db.execute(
                 "SELECT * FROM pending_clarify WHERE session_id = %s ORDER BY created",
                 (session_id,),
@@ -280,29 +301,24 @@ class PostgresStore:
 
         ``None`` means every waiting question whose session no live lease covers.
         """
-        with self._tx() as db:
-            if request_ids is None:
-                rows = db.execute(
-                    "DELETE FROM pending_clarify WHERE session_id NOT IN "
-                    f"(SELECT session_id FROM leases WHERE expires > {_NOW}) RETURNING *"
-                ).fetchall()
-            else:
-                rows = db.execute(
-                    "DELETE FROM pending_clarify WHERE request_id = ANY(%s) RETURNING *",
-                    (request_ids,),
-                ).fetchall()
-            if rows:
-                with db.cursor() as cur:
-                    cur.executemany(
-                        "INSERT INTO lost_clarify VALUES (%s, %s, %s, %s, %s) "
-                        "ON CONFLICT (request_id) DO NOTHING",
-                        rows,
-                    )
+        if request_ids is None:
+            which = f"session_id NOT IN (SELECT session_id FROM leases WHERE expires > {_NOW})"
+            params: tuple[Any, ...] = ()
+        else:
+            which, params = "request_id = ANY(%s)", (request_ids,)
+        with self._one() as db:  # one statement: moved whole, or not at all
+            rows = db.execute(
+                f"WITH gone AS (DELETE FROM pending_clarify WHERE {which} RETURNING *), "
+                "kept AS (INSERT INTO lost_clarify SELECT * FROM gone "
+                "ON CONFLICT (request_id) DO NOTHING) "
+                "SELECT * FROM gone",
+                params,
+            ).fetchall()
         return [_question(row) for row in sorted(rows, key=lambda r: r[4])]
 
     def take_lost_questions(self, session_id: str) -> list[StoredQuestion]:
         """The session's questions lost to a restart, forgetting them."""
-        with self._tx() as db:
+        with self._one() as db:
             rows = db.execute(
                 "DELETE FROM lost_clarify WHERE session_id = %s RETURNING *", (session_id,)
             ).fetchall()
@@ -316,34 +332,38 @@ class PostgresStore:
         Raises:
             UnknownSession: no such session.
         """
-        with self._tx() as db:
-            if db.execute("SELECT 1 FROM sessions WHERE id = %s", (session_id,)).fetchone() is None:
-                raise UnknownSession(session_id)
+        with self._one() as db:
             row = db.execute(
-                f"INSERT INTO leases VALUES (%s, %s, {_NOW} + %s) "
+                f"INSERT INTO leases SELECT id, %s, {_NOW} + %s FROM sessions WHERE id = %s "
                 "ON CONFLICT (session_id) DO UPDATE SET owner = EXCLUDED.owner, "
                 "expires = EXCLUDED.expires "
                 f"WHERE leases.owner = EXCLUDED.owner OR leases.expires <= {_NOW} "
                 "RETURNING owner",
-                (session_id, owner, ttl),
+                (owner, ttl, session_id),
             ).fetchone()
-        return row is not None
+            if row is not None:
+                return True
+            # Refused, or no such session: only then is it worth a second look.
+            known = db.execute("SELECT 1 FROM sessions WHERE id = %s", (session_id,)).fetchone()
+        if known is None:
+            raise UnknownSession(session_id)
+        return False
 
     def renew(self, owner: str, ttl: float) -> None:
         """Extend every lease ``owner`` holds by ``ttl`` seconds from now."""
-        with self._tx() as db:
+        with self._one() as db:
             db.execute(f"UPDATE leases SET expires = {_NOW} + %s WHERE owner = %s", (ttl, owner))
 
     def release(self, session_id: str, owner: str) -> None:
         """Give up the session's lease, if ``owner`` holds it."""
-        with self._tx() as db:
+        with self._one() as db:
             db.execute(
                 "DELETE FROM leases WHERE session_id = %s AND owner = %s", (session_id, owner)
             )
 
     def owner(self, session_id: str) -> str | None:
         """Who holds the session's lease now, or ``None``."""
-        with self._tx() as db:
+        with self._one() as db:
             row = db.execute(
                 f"SELECT owner FROM leases WHERE session_id = %s AND expires > {_NOW}",
                 (session_id,),
@@ -352,7 +372,7 @@ class PostgresStore:
 
     def release_all(self, owner: str) -> None:
         """Give up every lease ``owner`` holds."""
-        with self._tx() as db:
+        with self._one() as db:
             db.execute("DELETE FROM leases WHERE owner = %s", (owner,))
 
     def close(self) -> None:
