@@ -361,7 +361,7 @@ class SessionHub:
 
         def forward(event: Any) -> None:
             if isinstance(event, _SAVE_ON) and live.failure is None:
-                self.saver.save_soon(live)  # the tools wait for it before they run
+                self.saver.save_on_event(live)
             if live.failure is not None and isinstance(event, RunFinished):
                 reason = f"stopped: {live.failure}"
                 event = event.model_copy(update={"outcome": "error", "reason": reason})

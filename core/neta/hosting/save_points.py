@@ -13,10 +13,10 @@ emits (``tool_call_start``) is awaited by the guarded tools before they run.
 from __future__ import annotations
 
 import asyncio
-import inspect
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
-from dataclasses import replace
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from neta.errors import HostError, SessionOwned, StorageUnavailable, ToolError
@@ -26,7 +26,7 @@ from neta.hosting.store import Store, off_loop
 from neta.messages import Message
 from neta.providers.base import ModelRequest, ModelResponse, Provider, TextSink
 from neta.session_tools import BoundTool
-from neta.tools import Tool
+from neta.tools import Tool, ToolResult
 
 _log = logging.getLogger("neta.hosting")
 
@@ -100,8 +100,23 @@ class SessionSaver:
 
     async def save_async(self, live: LiveSession, *, stop: bool = True) -> None:
         """``save`` without holding up the event loop, after the saves started before."""
+        if not self.store.remote and (live.saving is None or live.saving.done()):
+            self.save(live, stop=stop)  # a local write: no thread, no task
+            return
         # shielded: a save cancelled halfway could commit after a newer one
         await asyncio.shield(self.save_soon(live, stop=stop))
+
+    def save_on_event(self, live: LiveSession) -> None:
+        """Save on an event of the run (the tools about to run wait for the save).
+
+        A local store writes now; a remote one starts a save (``save_soon``). A failure is
+        handled as ``save`` handles it: the clients are told and the run stops.
+        """
+        if self.store.remote:
+            self.save_soon(live)
+            return
+        with contextlib.suppress(HostError):  # told and stopping (see ``fail``)
+            self.save(live)
 
     async def _save_after(
         self, live: LiveSession, previous: asyncio.Task[None] | None, stop: bool
@@ -189,32 +204,33 @@ async def settled(live: LiveSession) -> None:
 def guard_tools(tools: dict[str, BoundTool], live: LiveSession) -> dict[str, BoundTool]:
     """The same tools, each waiting for the session's saves and refusing to start if one failed."""
     return {
-        name: BoundTool(bound.schema, _guarded(bound.tool, live)) for name, bound in tools.items()
+        name: BoundTool(bound.schema, _GuardedTool.around(bound.tool, live))
+        for name, bound in tools.items()
     }
 
 
-def _guarded(tool: Tool, live: LiveSession) -> Tool:
-    execute = tool.execute
+@dataclass(frozen=True)
+class _GuardedTool(Tool):
+    """``inner``, first waiting for its session's saves, and refusing to start once one failed.
 
-    def refuse_if_unsaved() -> None:
-        if live.failure is not None:
+    It waits on the event loop, before a thread runs a plain function (no thread is held), and
+    keeps ``inner``'s fields, so the runtime runs it exactly as it runs ``inner``.
+    """
+
+    inner: Tool | None = field(default=None, compare=False)
+    live: LiveSession | None = field(default=None, compare=False)
+
+    @classmethod
+    def around(cls, tool: Tool, live: LiveSession) -> _GuardedTool:
+        """``tool`` (name, function, limits as they are) guarded for ``live``'s session."""
+        same = {f.name: getattr(tool, f.name) for f in fields(Tool)}
+        return cls(**same, inner=tool, live=live)
+
+    async def invoke(self, args: Any) -> ToolResult:
+        """Wait for the session's saves, refuse if one failed, else run the tool."""
+        assert self.inner is not None
+        assert self.live is not None
+        await settled(self.live)
+        if self.live.failure is not None:
             raise ToolError("not run: the session could not be saved, so the run is stopping")
-
-    if tool.runs_in_thread:
-
-        def run(args: Any) -> Any:
-            saving = live.saving  # this runs in a worker thread: wait on the loop's save
-            if saving is not None and not saving.done():
-                asyncio.run_coroutine_threadsafe(settled(live), saving.get_loop()).result()
-            refuse_if_unsaved()
-            return execute(args)
-
-        return replace(tool, execute=run)
-
-    async def run_async(args: Any) -> Any:
-        await settled(live)
-        refuse_if_unsaved()
-        outcome = execute(args)
-        return await outcome if inspect.isawaitable(outcome) else outcome
-
-    return replace(tool, execute=run_async)
+        return await self.inner.invoke(args)
