@@ -25,7 +25,6 @@ from neta.hosting.protocol import (
     frame,
     parse_frame,
 )
-from neta.hosting.store import off_loop
 
 POLICY_VIOLATION = 1008
 TRY_AGAIN_LATER = 1013
@@ -106,7 +105,7 @@ async def serve_connection(ws: WebSocket, hub: SessionHub) -> None:
     else:  # run by another worker: its questions as saved
         pending = [
             PendingQuestion(request_id=q.request_id, question=q.question, choices=q.choices)
-            for q in await off_loop(hub.store, hub.store.pending_questions, session_id)
+            for q in await hub.store.run_calls().pending_questions(session_id)
         ]
     ready = SessionReady(session_id=session_id, pending_clarify=pending)
     outbox.put(frame("session_ready", session_id, ready))

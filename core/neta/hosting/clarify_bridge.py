@@ -17,7 +17,7 @@ from neta.events import ClarifyRequest
 from neta.hosting.live import LiveSession
 from neta.hosting.protocol import ClarifyResolved, PendingQuestion, ResolvedOutcome, frame
 from neta.hosting.questions import Closing, Question, QuestionRegistry
-from neta.hosting.store import Store, StoredQuestion, off_loop
+from neta.hosting.store import Store, StoredQuestion
 from neta.messages import INTERRUPTED, Message
 from neta.session import ClarifyFn
 
@@ -108,7 +108,7 @@ class ClarifyBridge:
                         asked.request_id, live.session_id, question, asked.choices
                     )
                     try:
-                        await off_loop(self.store, self.store.add_question, stored)
+                        await self.store.run_calls().add_question(stored)
                     except StorageUnavailable as exc:
                         self._fail(live, exc)  # the run stops; the model is not told
                         raise
@@ -129,7 +129,7 @@ class ClarifyBridge:
                     self.questions.close(asked, "cancelled")
                 if not live.closed:
                     with contextlib.suppress(StorageUnavailable):
-                        await off_loop(self.store, self.store.remove_question, asked.request_id)
+                        await self.store.run_calls().remove_question(asked.request_id)
             if answer is None:
                 raise TimeoutError(TIMEOUT_TEXT)
             return answer

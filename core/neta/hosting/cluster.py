@@ -33,7 +33,7 @@ from neta.events import RunFinished
 from neta.hosting.bus import Bus, Command, Frame, id_key
 from neta.hosting.live import LiveSession, Outbox
 from neta.hosting.protocol import ClarifyResolved, event_frame, frame
-from neta.hosting.store import StoredQuestion, off_loop
+from neta.hosting.store import StoredQuestion
 from neta.messages import Message, close_interrupted_calls
 
 if TYPE_CHECKING:
@@ -218,7 +218,7 @@ class Cluster:
             HostError: the command was refused (here or by the owner), or the owner did not
                 answer within ``REPLY_SECONDS`` (``owner_unreachable``).
         """
-        owner = await off_loop(self.hub.store, self.hub.store.owner, session_id)
+        owner = await self.hub.store.run_calls().owner(session_id)
         if owner is not None and owner != self.me:
             await self._ask(owner, {**command, "sessionId": session_id})
             return True
@@ -348,16 +348,16 @@ class Cluster:
             self._sweep = asyncio.create_task(self._find_interrupted(), name="neta-bus-sweep")
 
     async def _find_interrupted(self) -> None:
-        store = self.hub.store
+        store = self.hub.store.run_calls()
         try:
             suspects = set()
             for session_id in await self.bus.running_sessions():
-                if await off_loop(store, store.owner, session_id) is not None:
+                if await store.owner(session_id) is not None:
                     continue  # its owner is alive
                 suspects.add(session_id)
                 if session_id not in self._suspects:
                     continue  # a run that just ended is unmarked by then; look again next beat
-                if await off_loop(store, store.pending_questions, session_id):
+                if await store.pending_questions(session_id):
                     continue  # the restart rule notes its questions first (at a heartbeat)
                 await self._end_interrupted(session_id)
             self._suspects = suspects
@@ -366,9 +366,9 @@ class Cluster:
 
     async def _end_interrupted(self, session_id: str) -> None:
         """Note the end of a run whose worker died, and tell the session's clients, once."""
-        store, ttl = self.hub.store, self.hub.leases.ttl
+        store = self.hub.store.run_calls()
         try:
-            if not await off_loop(store, store.acquire, session_id, self.me, ttl):
+            if not await store.acquire(session_id, self.me, self.hub.leases.ttl):
                 return  # taken meanwhile: its new owner runs it
         except UnknownSession:
             await self.bus.mark_running(session_id, False)
@@ -377,7 +377,12 @@ class Cluster:
             # Only the worker that takes the mark away notes and tells it.
             if not await self.bus.mark_running(session_id, False):
                 return
-            await off_loop(store, self._note_interrupted, session_id)
+            saved = await store.load(session_id)
+            if saved is not None:
+                history = list(saved.history)
+                close_interrupted_calls(history)
+                history.append(Message(role="assistant", content=INTERRUPTED_NOTE))
+                await store.save(session_id, history, owner=self.me)
             finished = RunFinished(
                 session_id=session_id, outcome="interrupted", reason=INTERRUPTED_REASON
             )
@@ -385,13 +390,4 @@ class Cluster:
         finally:
             # nobody held the lease, so nothing of this worker uses the session either
             with contextlib.suppress(StorageUnavailable):  # it lapses on its own
-                await off_loop(store, store.release, session_id, self.me)
-
-    def _note_interrupted(self, session_id: str) -> None:
-        """End the saved history of an interrupted run with ``INTERRUPTED_NOTE``."""
-        saved = self.hub.store.load(session_id)
-        if saved is not None:
-            history = list(saved.history)
-            close_interrupted_calls(history)
-            history.append(Message(role="assistant", content=INTERRUPTED_NOTE))
-            self.hub.store.save(session_id, history, owner=self.me)
+                await store.release(session_id, self.me)

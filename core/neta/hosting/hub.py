@@ -303,6 +303,7 @@ class SessionHub:
             await self.leases.stop()
         if self.cluster is not None:
             await self.cluster.close()
+        await self.store.run_calls().close()
         self.store.close()
 
     def _adopt_orphans(self) -> list[StoredQuestion]:

@@ -18,7 +18,7 @@ import secrets
 from collections.abc import Callable
 
 from neta.errors import SessionOwned, StorageUnavailable
-from neta.hosting.store import Store, off_loop
+from neta.hosting.store import Store
 
 _log = logging.getLogger("neta.hosting")
 
@@ -78,7 +78,7 @@ class Leases:
         while True:
             await asyncio.sleep(self.ttl / 3)
             try:
-                await off_loop(self.store, self.store.renew, self.owner, self.ttl)
+                await self.store.run_calls().renew(self.owner, self.ttl)
                 self._on_beat()
             except StorageUnavailable as exc:  # try again at the next beat
                 _log.warning("could not renew session leases: %s", exc)

@@ -22,7 +22,7 @@ from typing import Any
 from neta.errors import HostError, SessionOwned, StorageUnavailable, ToolError
 from neta.hosting.live import LiveSession
 from neta.hosting.protocol import error_frame
-from neta.hosting.store import Store, off_loop
+from neta.hosting.store import Store
 from neta.messages import Message
 from neta.providers.base import ModelRequest, ModelResponse, Provider, TextSink
 from neta.session_tools import BoundTool
@@ -127,7 +127,7 @@ class SessionSaver:
         if changes is None:
             return
         try:
-            version = await off_loop(self.store, self._write, live.session_id, changes)
+            version = await self._write_async(live.session_id, changes)
         except (StorageUnavailable, SessionOwned) as exc:
             self.fail(live, exc, stop=stop)
             raise
@@ -162,6 +162,15 @@ class SessionSaver:
         start, messages, todos, _, _ = changes
         try:
             return self.store.save(session_id, messages, owner=self.owner, start=start, todos=todos)
+        except ValueError as exc:  # text that is not valid Unicode cannot be stored either
+            raise StorageUnavailable(f"the session cannot be saved: {exc}") from exc
+
+    async def _write_async(self, session_id: str, changes: _Changes) -> int:
+        start, messages, todos, _, _ = changes
+        try:
+            return await self.store.run_calls().save(
+                session_id, messages, owner=self.owner, start=start, todos=todos
+            )
         except ValueError as exc:  # text that is not valid Unicode cannot be stored either
             raise StorageUnavailable(f"the session cannot be saved: {exc}") from exc
 

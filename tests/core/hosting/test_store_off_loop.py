@@ -1,8 +1,7 @@
-"""A store on a network (PostgreSQL) is never waited on in the host's event loop.
+"""A store on a network (PostgreSQL) is never waited on in the host's event loop during a run.
 
-Its calls block while the database works (or waits on a lock): on the event loop that would
-hold up every other session and connection of the worker, so the hub makes them in a thread.
-"""
+While the database works (or waits on a lock), the worker's other sessions and connections go
+on: a run's saves and questions go through the store's async run calls."""
 
 from __future__ import annotations
 
