@@ -62,6 +62,17 @@ REPLY_SECONDS = 15.0
 """How long a worker waits for the owner's reply to a command it routed there."""
 
 
+def _stop_if_cancelled() -> None:
+    """End a background loop whose task was cancelled, even if a call it made swallowed that.
+
+    A bus call cancelled halfway may fail as ``StorageUnavailable`` (the connection was cut)
+    instead of raising ``CancelledError``, and the loop's retry would then go on for ever.
+    """
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
+
+
 @dataclass(eq=False)
 class _Follower:
     """A connection following a session's stream, and the last frame it got."""
@@ -138,6 +149,7 @@ class Cluster:
     async def _pump(self) -> None:
         """Publish queued frames in order, all that are waiting in one round trip."""
         while True:
+            _stop_if_cancelled()
             batch = [await self._outgoing.get()]
             while not self._outgoing.empty() and len(batch) < _BATCH:
                 batch.append(self._outgoing.get_nowait())
@@ -188,6 +200,7 @@ class Cluster:
 
     async def _read_streams(self) -> None:
         while True:
+            _stop_if_cancelled()
             if not self._followers:
                 await self._wake.wait()
             self._wake.clear()
@@ -268,6 +281,7 @@ class Cluster:
 
     async def _serve_inbox(self) -> None:
         while True:
+            _stop_if_cancelled()
             try:
                 command = await self.bus.receive(self.me, _POLL_SECONDS)
             except StorageUnavailable as exc:

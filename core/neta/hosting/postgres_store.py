@@ -46,6 +46,10 @@ SCHEMA_VERSION = sql.SCHEMA_VERSION
 
 Row = tuple[Any, ...]
 
+RUN_CONNECTIONS = 16
+"""The most connections of the run calls' pool: the saves of many sessions at once, each one
+short statement (fewer would make them queue for a connection)."""
+
 
 def question_of(row: Row) -> StoredQuestion:
     """A ``pending_clarify`` or ``lost_clarify`` row as a question."""
@@ -87,8 +91,8 @@ class PostgresStore:
 
     Args:
         url: a ``postgresql://`` connection URL.
-        max_connections: the most connections this process opens (and as many again for
-            ``run_calls``).
+        max_connections: the most connections this process opens for its blocking calls
+            (``run_calls`` opens up to ``RUN_CONNECTIONS`` more).
         timeout: seconds to wait for the database at start and for a free connection.
 
     Raises:
@@ -281,7 +285,7 @@ class PostgresStore:
         if self._run_calls is None:
             from neta.hosting.postgres_calls import PostgresRunCalls
 
-            self._run_calls = PostgresRunCalls(self.url, self._max_connections, self._timeout)
+            self._run_calls = PostgresRunCalls(self.url, RUN_CONNECTIONS, self._timeout)
         return self._run_calls
 
     def close(self) -> None:

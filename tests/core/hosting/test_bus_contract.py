@@ -151,3 +151,22 @@ def test_a_batch_is_published_in_order(two_workers):
         assert [f["n"] for _, f in await other.read("s2", None, 0)] == [1, 3, 5]
 
     two_workers(body)
+
+
+def test_a_read_of_followed_sessions_sees_theirs_among_many_others(two_workers):
+    async def body(owner: Bus, other: Bus) -> None:
+        await owner.publish("old", {"n": 0})  # published before anyone followed it
+        assert [f["n"] for _, _, f in await other.read_many({"old": None}, 1)] == [0]
+        follow = {"old": None, "mine": None}
+        waiting = asyncio.create_task(other.read_many(follow, 5))
+        await asyncio.sleep(0.05)
+        await owner.publish_many([(f"else-{n}", {"n": n}) for n in range(50)])
+        await owner.publish("mine", {"n": "x"})
+        got: list[tuple[str, str, Any]] = []
+        while not got:  # frames of other sessions may end a read early, empty
+            got = [item for item in await waiting if item[0] == "mine"]
+            waiting = asyncio.create_task(other.read_many(follow, 5))
+        waiting.cancel()
+        assert [(sid, f["n"]) for sid, _, f in got] == [("mine", "x")]
+
+    two_workers(body)
