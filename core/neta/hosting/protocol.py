@@ -13,7 +13,9 @@ c→s  cancel_run         {}: cancel the session's run
 c→s  ping               {}: answered with pong
 s→c  session_ready      {sessionId, pendingClarify: [{requestId, question, choices}]}
 s→c  run_started, text_delta, tool_call_start, tool_result, todo_update, run_finished:
-                        the runtime's events (neta.events) without type and session_id
+                        the runtime's events (neta.events) without type and session_id;
+                        run_finished {outcome}: completed | awaiting_input | max_turns |
+                        cancelled | error | interrupted (its worker died: several workers)
 s→c  clarify_request    {requestId, question, choices}
 s→c  clarify_resolved   {requestId, outcome}: answered | timed_out | cancelled | server_restarted
 s→c  pong               {}
