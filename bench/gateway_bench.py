@@ -289,46 +289,69 @@ def measure(provider: str, sessions: int) -> None:
 
 
 async def crossing_session(
-    asking: str, answering: str, resolved: list[float], finished: list[float]
+    asking: str, answering: str, resolved: list[float], finished: list[float], ends: list[float]
 ) -> None:
-    """A session asked through ``asking`` and answered through ``answering`` (another worker)."""
+    """A session asked through ``asking`` and answered through ``answering`` (another worker).
+
+    The answering connection reads its frames as a real client does: one that does not stops
+    its socket from being read, and closing it then waits out the close handshake's timeout.
+    """
     async with connect(asking, max_size=None) as ws:
         sid = json.loads(await ws.recv())["data"]["sessionId"]
         async with connect(f"{answering}?sessionId={sid}", max_size=None) as other:
             json.loads(await other.recv())  # session_ready
+            drain = asyncio.create_task(_drain(other))
             message = {"type": "user_message", "sessionId": sid, "data": {"text": "go"}}
             await ws.send(json.dumps(message))
             sent = 0.0
-            while True:
-                frame = json.loads(await ws.recv())
-                kind = frame["type"]
-                if kind == "clarify_request":
-                    sent = time.perf_counter()
-                    answer = {"requestId": frame["data"]["requestId"], "answer": "yes"}
-                    await other.send(
-                        json.dumps({"type": "clarify_response", "sessionId": sid, "data": answer})
-                    )
-                elif kind == "clarify_resolved":
-                    resolved.append((time.perf_counter() - sent) * 1000)
-                elif kind == "error":
-                    raise SystemExit(f"server error: {frame['data']}")
-                elif kind == "run_finished" and frame["data"].get("agent_id") is None:
-                    finished.append((time.perf_counter() - sent) * 1000)
-                    assert frame["data"]["outcome"] == "completed", frame
-                    return
+            try:
+                while True:
+                    frame = json.loads(await ws.recv())
+                    kind = frame["type"]
+                    if kind == "clarify_request":
+                        sent = time.perf_counter()
+                        answer = {"requestId": frame["data"]["requestId"], "answer": "yes"}
+                        await other.send(
+                            json.dumps(
+                                {"type": "clarify_response", "sessionId": sid, "data": answer}
+                            )
+                        )
+                    elif kind == "clarify_resolved":
+                        resolved.append((time.perf_counter() - sent) * 1000)
+                    elif kind == "error":
+                        raise SystemExit(f"server error: {frame['data']}")
+                    elif kind == "run_finished" and frame["data"].get("agent_id") is None:
+                        ends.append(time.perf_counter())
+                        finished.append((ends[-1] - sent) * 1000)
+                        assert frame["data"]["outcome"] == "completed", frame
+                        return
+            finally:
+                drain.cancel()
+
+
+async def _drain(ws: Any) -> None:
+    """Read (and drop) a connection's frames; an error frame stops the bench."""
+    async for raw in ws:
+        frame = json.loads(raw)
+        if frame["type"] == "error":
+            raise SystemExit(f"server error on the answering connection: {frame['data']}")
 
 
 async def crossing_load(urls: list[str], sessions: int) -> tuple[float, list[float], list[float]]:
+    """Run the sessions at once; the time to the last ``run_finished``, and the latencies."""
     resolved: list[float] = []
     finished: list[float] = []
+    ends: list[float] = []
     started = time.perf_counter()
     await asyncio.gather(
         *(
-            crossing_session(urls[i % len(urls)], urls[(i + 1) % len(urls)], resolved, finished)
+            crossing_session(
+                urls[i % len(urls)], urls[(i + 1) % len(urls)], resolved, finished, ends
+            )
             for i in range(sessions)
         )
     )
-    return time.perf_counter() - started, resolved, finished
+    return max(ends) - started, resolved, finished
 
 
 def measure_workers(count: int, sessions: int, redis: str, database: str) -> dict[str, float]:

@@ -24,8 +24,12 @@ __all__ = [
     "ToolResultEvent",
 ]
 
-Outcome = Literal["completed", "awaiting_input", "max_turns", "cancelled", "error"]
-"""How a run ended."""
+Outcome = Literal["completed", "awaiting_input", "max_turns", "cancelled", "error", "interrupted"]
+"""How a run ended.
+
+``interrupted`` is never the runtime's own: a host with several workers announces it for a
+run whose worker died mid-run (the session lives on; its history ends at the last save).
+"""
 
 
 class _Event(BaseModel):

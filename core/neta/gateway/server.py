@@ -105,7 +105,7 @@ async def serve_connection(ws: WebSocket, hub: SessionHub) -> None:
     else:  # run by another worker: its questions as saved
         pending = [
             PendingQuestion(request_id=q.request_id, question=q.question, choices=q.choices)
-            for q in hub.store.pending_questions(session_id)
+            for q in await hub.store.run_calls().pending_questions(session_id)
         ]
     ready = SessionReady(session_id=session_id, pending_clarify=pending)
     outbox.put(frame("session_ready", session_id, ready))

@@ -1,11 +1,12 @@
 """``Bus``: how the worker processes of a host coordinate, and the in-process one.
 
 A session runs in one worker at a time, its *owner*; clients may be connected to any worker.
-The bus carries what crosses between them:
+Who owns a session is the session's lease, kept in the ``Store`` beside the session (so that a
+save and the lease check it needs are one transaction; see ``neta.hosting.store``). The bus
+carries what crosses between the workers:
 
-- **the session lease**: one owner per session. ``acquire`` takes it for ``ttl`` seconds (or
-  renews it for its holder), ``renew`` is the owner's heartbeat, ``release`` gives it up; a
-  worker that dies stops renewing and another one takes the session over after ``ttl``.
+- **runs**: ``mark_running`` notes the sessions whose run is going, so that a live worker
+  finds the runs of a worker that died and ends them for their clients.
 - **events**: ``publish`` appends a session's frame to its stream and returns the frame's id;
   ids grow in the order frames were published. ``read`` returns the frames after an id a
   client saw last, so a client reconnecting (to any worker) with that id misses nothing and
@@ -21,7 +22,6 @@ bus (``neta.hosting.redis_bus``) does it for workers on any number of machines.
 from __future__ import annotations
 
 import asyncio
-import time
 from collections import deque
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -51,22 +51,10 @@ def id_key(event_id: str | None) -> tuple[int, int]:
 
 
 class Bus(Protocol):
-    """Leases, event streams and command inboxes shared by the workers of a host."""
+    """Run marks, event streams and command inboxes shared by the workers of a host."""
 
     name: str
     """What the bus is, fit to print (``in-process``, ``Redis redis://host:6379/0``)."""
-
-    async def acquire(self, session_id: str, owner: str, ttl: float) -> bool:
-        """Take or renew the session's lease for ``ttl`` seconds; false if another holds it."""
-
-    async def renew(self, owner: str, ttl: float) -> list[str]:
-        """Extend every lease ``owner`` holds by ``ttl`` seconds; returns the sessions renewed."""
-
-    async def release(self, session_id: str, owner: str) -> None:
-        """Give up the session's lease, if ``owner`` holds it."""
-
-    async def owner_of(self, session_id: str) -> str | None:
-        """The worker holding the session's lease now, or ``None``."""
 
     async def mark_running(self, session_id: str, running: bool) -> bool:
         """Note that the session's run started (``True``) or ended; whether that changed it."""
@@ -116,44 +104,16 @@ class _Stream:
 
 
 class LocalBus:
-    """The bus of a single process: leases, streams and inboxes in memory."""
+    """The bus of a single process: run marks, streams and inboxes in memory."""
 
     name = "in-process"
 
     def __init__(self, keep_events: int = KEEP_EVENTS) -> None:
         self._keep = keep_events
-        self._leases: dict[str, tuple[str, float]] = {}
         self._streams: dict[str, _Stream] = {}
         self._inboxes: dict[str, asyncio.Queue[Command]] = {}
         self._running: set[str] = set()
         self._published = asyncio.Event()
-
-    async def acquire(self, session_id: str, owner: str, ttl: float) -> bool:
-        """Take or renew the session's lease for ``ttl`` seconds; false if another holds it."""
-        now = time.monotonic()
-        held = self._leases.get(session_id)
-        if held is not None and held[0] != owner and held[1] > now:
-            return False
-        self._leases[session_id] = (owner, now + ttl)
-        return True
-
-    async def renew(self, owner: str, ttl: float) -> list[str]:
-        """Extend every lease ``owner`` holds by ``ttl`` seconds; returns the sessions renewed."""
-        now = time.monotonic()
-        renewed = [s for s, (o, expires) in self._leases.items() if o == owner and expires > now]
-        for session_id in renewed:
-            self._leases[session_id] = (owner, now + ttl)
-        return renewed
-
-    async def release(self, session_id: str, owner: str) -> None:
-        """Give up the session's lease, if ``owner`` holds it."""
-        if self._leases.get(session_id, ("", 0.0))[0] == owner:
-            del self._leases[session_id]
-
-    async def owner_of(self, session_id: str) -> str | None:
-        """The worker holding the session's lease now, or ``None``."""
-        held = self._leases.get(session_id)
-        return held[0] if held is not None and held[1] > time.monotonic() else None
 
     async def mark_running(self, session_id: str, running: bool) -> bool:
         """Note that the session's run started (``True``) or ended; whether that changed it."""

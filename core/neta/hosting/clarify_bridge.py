@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 
 from neta.errors import HostError, StorageUnavailable
 from neta.events import ClarifyRequest
@@ -71,7 +71,7 @@ class ClarifyBridge:
         questions: the process's pending questions.
         store: where questions are saved while they wait.
         timeout: seconds a question waits for its answer.
-        save: saves a session's history (called before a question is announced).
+        save: saves a session's history (awaited before a question is announced).
         fail: stops a session's run that cannot be saved and tells its clients.
     """
 
@@ -80,7 +80,7 @@ class ClarifyBridge:
         questions: QuestionRegistry,
         store: Store,
         timeout: float,
-        save: Callable[[LiveSession], None],
+        save: Callable[[LiveSession], Awaitable[None]],
         fail: Callable[[LiveSession, HostError], None],
     ) -> None:
         self.questions = questions
@@ -108,11 +108,11 @@ class ClarifyBridge:
                         asked.request_id, live.session_id, question, asked.choices
                     )
                     try:
-                        self.store.add_question(stored)
+                        await self.store.run_calls().add_question(stored)
                     except StorageUnavailable as exc:
                         self._fail(live, exc)  # the run stops; the model is not told
                         raise
-                self._save(live)
+                await self._save(live)
                 live.session.dispatch(
                     ClarifyRequest(
                         request_id=asked.request_id, question=question, choices=asked.choices
@@ -129,7 +129,7 @@ class ClarifyBridge:
                     self.questions.close(asked, "cancelled")
                 if not live.closed:
                     with contextlib.suppress(StorageUnavailable):
-                        self.store.remove_question(asked.request_id)
+                        await self.store.run_calls().remove_question(asked.request_id)
             if answer is None:
                 raise TimeoutError(TIMEOUT_TEXT)
             return answer

@@ -8,12 +8,15 @@ reads the stream and gets each frame with its ``eventId``. A connection that com
 A session runs on its owner: the worker holding its lease in the store. A client frame that
 acts on a session (a message, a clarify answer, a cancel) reaching another worker is sent to
 the owner's inbox on the bus; a session nobody owns is taken by the worker the frame reached.
-A command the owner refuses comes back as an ``error`` frame on the session's stream.
+The owner answers each command with a reply to the sending worker's inbox, so a refusal
+(a wrong request id, a busy session) reaches the one client that sent the command, as if the
+session ran where that client is; the session's other clients never see it.
 
 When a worker dies, its leases lapse; the next heartbeat of a live worker finds the
 questions it left waiting, notes them in the history (the restart rule) and tells the
-session's clients: ``clarify_resolved {server_restarted}`` and ``run_finished`` with outcome
-``error`` and a reason that starts with ``interrupted``.
+session's clients ``clarify_resolved {server_restarted}``. A later heartbeat finds the run
+that worker left going, ends the session's history with ``INTERRUPTED_NOTE`` and tells the
+clients ``run_finished {outcome: "interrupted"}``.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -28,17 +32,23 @@ from neta.errors import AnswerRefused, HostError, SessionOwned, StorageUnavailab
 from neta.events import RunFinished
 from neta.hosting.bus import Bus, Command, Frame, id_key
 from neta.hosting.live import LiveSession, Outbox
-from neta.hosting.protocol import ClarifyResolved, error_frame, event_frame, frame
+from neta.hosting.protocol import ClarifyResolved, event_frame, frame
 from neta.hosting.store import StoredQuestion
+from neta.messages import Message, close_interrupted_calls
 
 if TYPE_CHECKING:
     from neta.hosting.hub import SessionHub
 
 _log = logging.getLogger("neta.hosting")
 
-INTERRUPTED_REASON = (
-    "interrupted: the server process running this session stopped; what was saved is kept"
+INTERRUPTED_REASON = "the server process running this session stopped; what was saved is kept"
+"""The reason of the ``run_finished {outcome: "interrupted"}`` of a run whose worker died."""
+
+INTERRUPTED_NOTE = (
+    "[interrupted] The server running this conversation stopped before this run finished. "
+    "What was done until then is kept above; the request may be only partly done."
 )
+"""The assistant message that ends the history of a run whose worker died."""
 
 _POLL_SECONDS = 2.0
 
@@ -47,6 +57,20 @@ _BATCH = 500
 
 _READ_SECONDS = 0.2
 """How long the reader blocks on the bus; a session followed meanwhile waits at most this."""
+
+REPLY_SECONDS = 15.0
+"""How long a worker waits for the owner's reply to a command it routed there."""
+
+
+def _stop_if_cancelled() -> None:
+    """End a background loop whose task was cancelled, even if a call it made swallowed that.
+
+    A bus call cancelled halfway may fail as ``StorageUnavailable`` (the connection was cut)
+    instead of raising ``CancelledError``, and the loop's retry would then go on for ever.
+    """
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
 
 
 @dataclass(eq=False)
@@ -83,6 +107,8 @@ class Cluster:
         self._suspects: set[str] = set()
         self._followers: dict[str, set[_Follower]] = {}
         self._wake = asyncio.Event()
+        self._replies: dict[str, asyncio.Future[Command]] = {}
+        self._working: set[asyncio.Task[None]] = set()
 
     @property
     def me(self) -> str:
@@ -103,7 +129,7 @@ class Cluster:
         if self._tasks:
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._drained(), 2.0)
-            tasks = [*self._tasks, *([self._sweep] if self._sweep else [])]
+            tasks = [*self._tasks, *self._working, *([self._sweep] if self._sweep else [])]
             for task in tasks:
                 task.cancel()
             await asyncio.wait(tasks)
@@ -123,6 +149,7 @@ class Cluster:
     async def _pump(self) -> None:
         """Publish queued frames in order, all that are waiting in one round trip."""
         while True:
+            _stop_if_cancelled()
             batch = [await self._outgoing.get()]
             while not self._outgoing.empty() and len(batch) < _BATCH:
                 batch.append(self._outgoing.get_nowait())
@@ -173,6 +200,7 @@ class Cluster:
 
     async def _read_streams(self) -> None:
         while True:
+            _stop_if_cancelled()
             if not self._followers:
                 await self._wake.wait()
             self._wake.clear()
@@ -197,17 +225,35 @@ class Cluster:
     async def act(self, session_id: str, command: Command) -> bool:
         """Carry out a client's command on the session, here or on its owner.
 
-        Returns whether it was sent to another worker (its outcome then comes on the stream).
+        Returns whether it was carried out by another worker.
 
         Raises:
-            HostError: the command was carried out here and refused.
+            HostError: the command was refused (here or by the owner), or the owner did not
+                answer within ``REPLY_SECONDS`` (``owner_unreachable``).
         """
-        owner = self.hub.store.owner(session_id)
+        owner = await self.hub.store.run_calls().owner(session_id)
         if owner is not None and owner != self.me:
-            await self.bus.send(owner, {**command, "sessionId": session_id})
+            await self._ask(owner, {**command, "sessionId": session_id})
             return True
         await self._carry_out(session_id, command)
         return False
+
+    async def _ask(self, owner: str, command: Command) -> None:
+        """Have ``owner`` carry out ``command``; raise its refusal here."""
+        ticket = secrets.token_hex(8)
+        reply: asyncio.Future[Command] = asyncio.get_running_loop().create_future()
+        self._replies[ticket] = reply
+        try:
+            await self.bus.send(owner, {**command, "replyTo": self.me, "ticket": ticket})
+            answer = await asyncio.wait_for(reply, REPLY_SECONDS)
+        except TimeoutError:
+            message = f"the worker running this session did not answer in {REPLY_SECONDS:g} s"
+            raise HostError(message, code="owner_unreachable") from None
+        finally:
+            self._replies.pop(ticket, None)
+        error = answer.get("error")
+        if isinstance(error, dict):
+            raise HostError(str(error.get("message")), code=str(error.get("code")))
 
     async def run_on_owner(self, session_id: str, text: str) -> list[Frame]:
         """Run ``text`` in the session wherever it is owned; the run's frames, to its end.
@@ -235,6 +281,7 @@ class Cluster:
 
     async def _serve_inbox(self) -> None:
         while True:
+            _stop_if_cancelled()
             try:
                 command = await self.bus.receive(self.me, _POLL_SECONDS)
             except StorageUnavailable as exc:
@@ -243,13 +290,33 @@ class Cluster:
                 continue
             if command is None:
                 continue
-            session_id = str(command.get("sessionId", ""))
+            if command.get("type") == "reply":
+                waiting = self._replies.get(str(command.get("ticket")))
+                if waiting is not None and not waiting.done():
+                    waiting.set_result(command)
+                continue
+            # each in its own task: a cancel waiting for its run to stop holds up no other
+            task = asyncio.create_task(self._obey(command), name="neta-bus-command")
+            self._working.add(task)
+            task.add_done_callback(self._working.discard)
+
+    async def _obey(self, command: Command) -> None:
+        """Carry out a command another worker sent, and reply to that worker."""
+        session_id = str(command.get("sessionId", ""))
+        reply: Command = {"type": "reply", "ticket": command.get("ticket")}
+        try:
+            await self._carry_out(session_id, command)
+        except HostError as exc:
+            reply["error"] = {"code": exc.code, "message": str(exc)}
+        except Exception:  # one bad command must not stop the inbox
+            _log.exception("command for session %s failed", session_id)
+            reply["error"] = {"code": "internal", "message": "the server failed on this command"}
+        sender = command.get("replyTo")
+        if sender:
             try:
-                await self._carry_out(session_id, command)
-            except HostError as exc:
-                self.publish(session_id, error_frame(session_id, exc))
-            except Exception:  # one bad command must not stop the inbox
-                _log.exception("command for session %s failed", session_id)
+                await self.bus.send(str(sender), reply)
+            except StorageUnavailable as exc:  # the sender times out and says so
+                _log.warning("could not reply to worker %s: %s", sender, exc)
 
     async def _carry_out(self, session_id: str, command: Command) -> None:
         kind = command.get("type")
@@ -295,20 +362,46 @@ class Cluster:
             self._sweep = asyncio.create_task(self._find_interrupted(), name="neta-bus-sweep")
 
     async def _find_interrupted(self) -> None:
+        store = self.hub.store.run_calls()
         try:
             suspects = set()
             for session_id in await self.bus.running_sessions():
-                if self.hub.store.owner(session_id) is not None:
+                if await store.owner(session_id) is not None:
                     continue  # its owner is alive
                 suspects.add(session_id)
                 if session_id not in self._suspects:
                     continue  # a run that just ended is unmarked by then; look again next beat
-                # Only the worker that takes the mark away tells the clients.
-                if await self.bus.mark_running(session_id, False):
-                    finished = RunFinished(
-                        session_id=session_id, outcome="error", reason=INTERRUPTED_REASON
-                    )
-                    self.publish(session_id, event_frame(session_id, finished))
+                if await store.pending_questions(session_id):
+                    continue  # the restart rule notes its questions first (at a heartbeat)
+                await self._end_interrupted(session_id)
             self._suspects = suspects
         except HostError as exc:
             _log.warning("could not look for interrupted runs: %s", exc)
+
+    async def _end_interrupted(self, session_id: str) -> None:
+        """Note the end of a run whose worker died, and tell the session's clients, once."""
+        store = self.hub.store.run_calls()
+        try:
+            if not await store.acquire(session_id, self.me, self.hub.leases.ttl):
+                return  # taken meanwhile: its new owner runs it
+        except UnknownSession:
+            await self.bus.mark_running(session_id, False)
+            return
+        try:
+            # Only the worker that takes the mark away notes and tells it.
+            if not await self.bus.mark_running(session_id, False):
+                return
+            saved = await store.load(session_id)
+            if saved is not None:
+                history = list(saved.history)
+                close_interrupted_calls(history)
+                history.append(Message(role="assistant", content=INTERRUPTED_NOTE))
+                await store.save(session_id, history, owner=self.me)
+            finished = RunFinished(
+                session_id=session_id, outcome="interrupted", reason=INTERRUPTED_REASON
+            )
+            self.publish(session_id, event_frame(session_id, finished))
+        finally:
+            # nobody held the lease, so nothing of this worker uses the session either
+            with contextlib.suppress(StorageUnavailable):  # it lapses on its own
+                await store.release(session_id, self.me)

@@ -94,7 +94,11 @@ class SessionHub:
         self.questions = QuestionRegistry()
         self.clients = ClientPool()  # one model-API client per configuration, for every session
         self.clarify = ClarifyBridge(
-            self.questions, self.store, config.clarify_timeout, self.saver.save, self.saver.fail
+            self.questions,
+            self.store,
+            config.clarify_timeout,
+            self.saver.save_async,
+            self.saver.fail,
         )
         self.agent = Agent(
             provider=self._new_provider(),
@@ -207,13 +211,13 @@ class SessionHub:
             clarify=clarify,
             history=history,
             todo_store=todo_store,
-            provider=SavingProvider(self._new_provider(), lambda: self.saver.save(holder[0])),
+            provider=SavingProvider(self._new_provider(), lambda: self.saver.save_async(holder[0])),
             clarify_timeout=self.config.clarify_timeout + QUESTION_DEADLINE_MARGIN,
         )
         live = LiveSession(session, saved_todos=todo_store.snapshot().revision)
         if self.cluster is not None:
             live.sink = functools.partial(self.cluster.publish, session.session_id)
-        session.tools = guard_tools(session.tools, lambda: live.failure)
+        session.tools = guard_tools(session.tools, live)
         holder.append(live)
         self._live[session.session_id] = live
         return live
@@ -299,6 +303,7 @@ class SessionHub:
             await self.leases.stop()
         if self.cluster is not None:
             await self.cluster.close()
+        await self.store.run_calls().close()
         self.store.close()
 
     def _adopt_orphans(self) -> list[StoredQuestion]:
@@ -357,8 +362,7 @@ class SessionHub:
 
         def forward(event: Any) -> None:
             if isinstance(event, _SAVE_ON) and live.failure is None:
-                with contextlib.suppress(HostError):  # the run is being stopped
-                    self.saver.save(live)
+                self.saver.save_on_event(live)
             if live.failure is not None and isinstance(event, RunFinished):
                 reason = f"stopped: {live.failure}"
                 event = event.model_copy(update={"outcome": "error", "reason": reason})
@@ -380,7 +384,7 @@ class SessionHub:
         finally:
             if live.failure is None:
                 with contextlib.suppress(HostError):
-                    self.saver.save(live, stop=False)
+                    await self.saver.save_async(live, stop=False)
             if live.failure is not None:
                 # memory goes back to what is on disk: no client reads a turn that was lost
                 live.session.history[:] = live.saved

@@ -78,7 +78,7 @@ class Leases:
         while True:
             await asyncio.sleep(self.ttl / 3)
             try:
-                self.store.renew(self.owner, self.ttl)
+                await self.store.run_calls().renew(self.owner, self.ttl)
                 self._on_beat()
             except StorageUnavailable as exc:  # try again at the next beat
                 _log.warning("could not renew session leases: %s", exc)

@@ -38,6 +38,7 @@ class LiveSession:
         failure: why the current or last run could not be saved, if it could not.
         sink: where the session's frames go instead of ``outboxes`` (the bus of a host with
             several workers, whose connections read them from there).
+        saving: the session's latest save in progress, if any (each waits for the one before).
     """
 
     session: AgentSession
@@ -49,6 +50,7 @@ class LiveSession:
     version: int = 0
     failure: HostError | None = None
     sink: Callable[[dict[str, Any]], None] | None = None
+    saving: asyncio.Task[None] | None = None
 
     @property
     def session_id(self) -> str:

@@ -10,9 +10,16 @@ machines whose clocks disagree still agree on who holds a session. Every call bo
 connection from a small pool and is one transaction; every database failure (the server
 gone, a full disk) is raised as ``StorageUnavailable``.
 
-The ``Store`` interface is synchronous (the hub calls it between awaits, and every call is
-one short transaction), so this engine uses psycopg's blocking connections from a
-``psycopg_pool.ConnectionPool``.
+Round trips are what a call costs (a worker saves a session several times per run), so each
+call is one statement (the connections are in autocommit: a single statement is its own
+transaction, without ``BEGIN`` and ``COMMIT`` round trips), a save included.
+
+The ``Store`` interface is synchronous (the hub opens and claims a session between awaits),
+so this engine uses psycopg's blocking connections from a ``psycopg_pool.ConnectionPool``. The
+calls a run makes (its saves and questions, the heartbeat, command routing) go through
+``run_calls()`` instead: ``neta.hosting.postgres_calls``, the same statements on psycopg's
+async connections from an ``AsyncConnectionPool``, so that a worker's event loop never waits
+on the database for them. The SQL of both is in ``neta.hosting.postgres_sql``.
 """
 
 from __future__ import annotations
@@ -23,8 +30,9 @@ from contextlib import contextmanager
 from typing import Any
 
 from neta.errors import ConfigError, SessionOwned, StorageUnavailable, UnknownSession
+from neta.hosting import postgres_sql as sql
 from neta.hosting.engines import safe_url
-from neta.hosting.store import StoredQuestion, StoredSession
+from neta.hosting.store import RunCalls, StoredQuestion, StoredSession
 from neta.messages import Message
 
 try:
@@ -33,64 +41,49 @@ try:
 except ImportError:  # pragma: no cover - depends on the installed extras
     psycopg = None  # type: ignore[assignment]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = sql.SCHEMA_VERSION
 """The schema version this code writes; older databases are migrated to it on start."""
-
-_MIGRATIONS: dict[int, str] = {
-    1: """
-CREATE TABLE sessions (
-    id TEXT PRIMARY KEY,
-    entry TEXT NOT NULL,
-    created DOUBLE PRECISION NOT NULL,
-    updated DOUBLE PRECISION NOT NULL,
-    version INTEGER NOT NULL DEFAULT 0
-);
-CREATE TABLE messages (
-    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-    seq INTEGER NOT NULL,
-    body TEXT NOT NULL,
-    PRIMARY KEY (session_id, seq)
-);
-CREATE TABLE todos (
-    session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
-    body TEXT NOT NULL
-);
-CREATE TABLE pending_clarify (
-    request_id TEXT PRIMARY KEY,
-    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-    question TEXT NOT NULL,
-    choices TEXT,
-    created DOUBLE PRECISION NOT NULL
-);
-CREATE TABLE lost_clarify (
-    request_id TEXT PRIMARY KEY,
-    session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
-    question TEXT NOT NULL,
-    choices TEXT,
-    created DOUBLE PRECISION NOT NULL
-);
-CREATE TABLE leases (
-    session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
-    owner TEXT NOT NULL,
-    expires DOUBLE PRECISION NOT NULL
-);
-CREATE INDEX leases_by_owner ON leases (owner);
-""",
-}
-
-_NOW = "extract(epoch from clock_timestamp())"
-"""The database server's clock, in seconds (every worker reads the same one)."""
-
-_MIGRATION_LOCK = 0x6E657461  # an arbitrary advisory-lock key for schema changes
 
 Row = tuple[Any, ...]
 
+RUN_CONNECTIONS = 16
+"""The most connections of the run calls' pool: the saves of many sessions at once, each one
+short statement (fewer would make them queue for a connection)."""
 
-def _question(row: Row) -> StoredQuestion:
+
+def question_of(row: Row) -> StoredQuestion:
+    """A ``pending_clarify`` or ``lost_clarify`` row as a question."""
     request_id, session_id, text, choices = row[:4]
     return StoredQuestion(
         request_id, session_id, text, None if choices is None else json.loads(choices)
     )
+
+
+def question_row(question: StoredQuestion) -> Row:
+    """The parameters of ``ADD_QUESTION`` for ``question``."""
+    choices = None if question.choices is None else json.dumps(question.choices)
+    return (question.request_id, question.session_id, question.question, choices)
+
+
+def save_params(
+    session_id: str, messages: list[Message], owner: str, start: int, todos: str | None
+) -> dict[str, Any]:
+    """The parameters of ``SAVE``."""
+    return {
+        "sid": session_id,
+        "owner": owner,
+        "start": start,
+        "end": start + len(messages),
+        "bodies": [m.model_dump_json() for m in messages],
+        "todos": todos,
+    }
+
+
+def session_of(session_id: str, row: Row) -> StoredSession:
+    """The session a ``LOAD`` row holds."""
+    entry, version, bodies, todos = row
+    history = [Message.model_validate_json(body) for body in bodies]
+    return StoredSession(session_id, entry, history, todos, version=int(version))
 
 
 class PostgresStore:
@@ -98,7 +91,8 @@ class PostgresStore:
 
     Args:
         url: a ``postgresql://`` connection URL.
-        max_connections: the most connections this process opens.
+        max_connections: the most connections this process opens for its blocking calls
+            (``run_calls`` opens up to ``RUN_CONNECTIONS`` more).
         timeout: seconds to wait for the database at start and for a free connection.
 
     Raises:
@@ -106,12 +100,22 @@ class PostgresStore:
         StorageUnavailable: the database cannot be reached or migrated.
     """
 
+    remote = True
+    """Calls wait on the database server: a run makes them through ``run_calls``."""
+
     def __init__(self, url: str, *, max_connections: int = 4, timeout: float = 10.0) -> None:
         if psycopg is None:
             raise ConfigError("NETA_DATABASE_URL needs psycopg: pip install 'neta[scale]'")
         self.url = url
+        self._max_connections, self._timeout = max_connections, timeout
+        self._run_calls: RunCalls | None = None
         self._pool = ConnectionPool(
-            url, min_size=1, max_size=max_connections, open=False, timeout=timeout
+            url,
+            min_size=1,
+            max_size=max_connections,
+            open=False,
+            timeout=timeout,
+            kwargs={"autocommit": True},
         )
         try:
             self._pool.open(wait=True, timeout=timeout)
@@ -124,7 +128,7 @@ class PostgresStore:
 
     def _migrate(self) -> None:
         with self._pool.connection() as db, db.transaction():
-            db.execute("SELECT pg_advisory_xact_lock(%s)", (_MIGRATION_LOCK,))
+            db.execute("SELECT pg_advisory_xact_lock(%s)", (sql.MIGRATION_LOCK,))
             db.execute("CREATE TABLE IF NOT EXISTS neta_schema (version INTEGER NOT NULL)")
             row = db.execute("SELECT max(version) FROM neta_schema").fetchone()
             have = int(row[0]) if row and row[0] is not None else 0
@@ -134,43 +138,39 @@ class PostgresStore:
                     f"{SCHEMA_VERSION}: upgrade Neta"
                 )
             for step in range(have + 1, SCHEMA_VERSION + 1):
-                db.execute(_MIGRATIONS[step].encode())
+                db.execute(sql.MIGRATIONS[step].encode())
                 db.execute("INSERT INTO neta_schema VALUES (%s)", (step,))
 
     def schema_version(self) -> int:
         """The schema version the database has."""
-        with self._tx() as db:
+        with self._one() as db:
             row = db.execute("SELECT max(version) FROM neta_schema").fetchone()
         return int(row[0]) if row and row[0] is not None else 0
 
     @contextmanager
-    def _tx(self) -> Iterator[psycopg.Connection[Row]]:
-        """One transaction: all of it is written, or none of it."""
+    def _one(self) -> Iterator[psycopg.Connection[Row]]:
+        """A connection for one statement (autocommit: the statement is its transaction)."""
         try:
-            with self._pool.connection() as db, db.transaction():
+            with self._pool.connection() as db:
                 yield db
         except (psycopg.Error, TimeoutError) as exc:
             raise StorageUnavailable(f"the session store failed: {exc}") from exc
 
     def create(self, session_id: str, entry: str) -> None:
         """Record a new, empty session."""
-        with self._tx() as db:
-            db.execute(
-                f"INSERT INTO sessions (id, entry, created, updated) VALUES (%s, %s, {_NOW}, "
-                f"{_NOW}) ON CONFLICT (id) DO NOTHING",
-                (session_id, entry),
-            )
+        with self._one() as db:
+            db.execute(sql.CREATE_SESSION, (session_id, entry))
 
     def exists(self, session_id: str) -> bool:
         """Whether the session was saved (and not deleted)."""
-        with self._tx() as db:
-            row = db.execute("SELECT 1 FROM sessions WHERE id = %s", (session_id,)).fetchone()
+        with self._one() as db:
+            row = db.execute(sql.EXISTS, (session_id,)).fetchone()
         return row is not None
 
     def version(self, session_id: str) -> int | None:
         """The session's save count, or ``None`` if there is no such session."""
-        with self._tx() as db:
-            row = db.execute("SELECT version FROM sessions WHERE id = %s", (session_id,)).fetchone()
+        with self._one() as db:
+            row = db.execute(sql.VERSION, (session_id,)).fetchone()
         return None if row is None else int(row[0])
 
     def save(
@@ -189,120 +189,58 @@ class PostgresStore:
         Raises:
             SessionOwned: ``owner`` does not hold the session's lease.
         """
-        with self._tx() as db:
-            # The lease row is locked until the save commits: a takeover waits for it.
-            held = db.execute(
-                "SELECT 1 FROM leases WHERE session_id = %s AND owner = %s FOR UPDATE",
-                (session_id, owner),
-            ).fetchone()
-            if held is None:
-                raise SessionOwned(session_id)
-            row = db.execute(
-                f"UPDATE sessions SET updated = {_NOW}, version = version + 1 WHERE id = %s "
-                "RETURNING version",
-                (session_id,),
-            ).fetchone()
-            db.execute(
-                "DELETE FROM messages WHERE session_id = %s AND seq >= %s", (session_id, start)
-            )
-            if messages:
-                with db.cursor() as cur:
-                    cur.executemany(
-                        "INSERT INTO messages VALUES (%s, %s, %s)",
-                        [
-                            (session_id, start + i, m.model_dump_json())
-                            for i, m in enumerate(messages)
-                        ],
-                    )
-            if todos is not None:
-                db.execute(
-                    "INSERT INTO todos VALUES (%s, %s) "
-                    "ON CONFLICT (session_id) DO UPDATE SET body = EXCLUDED.body",
-                    (session_id, todos),
-                )
-        assert row is not None  # the lease's foreign key keeps the session
-        return int(row[0])
+        with self._one() as db:
+            row = db.execute(sql.SAVE, save_params(session_id, messages, owner, start, todos))
+            version = row.fetchone()
+        if version is None:
+            raise SessionOwned(session_id)
+        return int(version[0])
 
     def load(self, session_id: str) -> StoredSession | None:
         """The saved session, or ``None`` if there is none."""
-        with self._tx() as db:
-            row = db.execute(
-                "SELECT entry, version FROM sessions WHERE id = %s", (session_id,)
-            ).fetchone()
-            if row is None:
-                return None
-            bodies = db.execute(
-                "SELECT body FROM messages WHERE session_id = %s ORDER BY seq", (session_id,)
-            ).fetchall()
-            todo_row = db.execute(
-                "SELECT body FROM todos WHERE session_id = %s", (session_id,)
-            ).fetchone()
-        history = [Message.model_validate_json(body) for (body,) in bodies]
-        todos = todo_row[0] if todo_row else None
-        return StoredSession(session_id, row[0], history, todos, version=int(row[1]))
+        with self._one() as db:
+            row = db.execute(sql.LOAD, (session_id,)).fetchone()
+        return None if row is None else session_of(session_id, row)
 
     def delete(self, session_id: str) -> None:
         """Forget a session and everything saved with it."""
-        with self._tx() as db:
-            db.execute("DELETE FROM sessions WHERE id = %s", (session_id,))
+        with self._one() as db:
+            db.execute(sql.DELETE_SESSION, (session_id,))
 
     def add_question(self, question: StoredQuestion) -> None:
         """Remember a question that waits for an answer."""
-        choices = None if question.choices is None else json.dumps(question.choices)
-        with self._tx() as db:
-            db.execute(
-                f"INSERT INTO pending_clarify VALUES (%s, %s, %s, %s, {_NOW}) "
-                "ON CONFLICT (request_id) DO UPDATE SET question = EXCLUDED.question, "
-                "choices = EXCLUDED.choices",
-                (question.request_id, question.session_id, question.question, choices),
-            )
+        with self._one() as db:
+            db.execute(sql.ADD_QUESTION, question_row(question))
 
     def remove_question(self, request_id: str) -> None:
         """Forget a question (answered, timed out or cancelled)."""
-        with self._tx() as db:
-            db.execute("DELETE FROM pending_clarify WHERE request_id = %s", (request_id,))
+        with self._one() as db:
+            db.execute(sql.REMOVE_QUESTION, (request_id,))
 
     def pending_questions(self, session_id: str) -> list[StoredQuestion]:
         """The session's questions that wait for an answer, oldest first."""
-        with self._tx() as db:
-            rows = db.execute(
-                "SELECT * FROM pending_clarify WHERE session_id = %s ORDER BY created",
-                (session_id,),
-            ).fetchall()
-        return [_question(row) for row in rows]
+        with self._one() as db:
+            rows = db.execute(sql.PENDING_QUESTIONS, (session_id,)).fetchall()
+        return [question_of(row) for row in rows]
 
     def lose_questions(self, request_ids: list[str] | None = None) -> list[StoredQuestion]:
         """Mark waiting questions as lost to a restart, and return them.
 
         ``None`` means every waiting question whose session no live lease covers.
         """
-        with self._tx() as db:
-            if request_ids is None:
-                rows = db.execute(
-                    "DELETE FROM pending_clarify WHERE session_id NOT IN "
-                    f"(SELECT session_id FROM leases WHERE expires > {_NOW}) RETURNING *"
-                ).fetchall()
-            else:
-                rows = db.execute(
-                    "DELETE FROM pending_clarify WHERE request_id = ANY(%s) RETURNING *",
-                    (request_ids,),
-                ).fetchall()
-            if rows:
-                with db.cursor() as cur:
-                    cur.executemany(
-                        "INSERT INTO lost_clarify VALUES (%s, %s, %s, %s, %s) "
-                        "ON CONFLICT (request_id) DO NOTHING",
-                        rows,
-                    )
-        return [_question(row) for row in sorted(rows, key=lambda r: r[4])]
+        params: tuple[list[str], ...] = ()
+        which = sql.ORPHANED
+        if request_ids is not None:
+            which, params = sql.NAMED, (request_ids,)
+        with self._one() as db:
+            rows = db.execute(sql.LOSE_QUESTIONS.format(which=which).encode(), params).fetchall()
+        return [question_of(row) for row in sorted(rows, key=lambda r: r[4])]
 
     def take_lost_questions(self, session_id: str) -> list[StoredQuestion]:
         """The session's questions lost to a restart, forgetting them."""
-        with self._tx() as db:
-            rows = db.execute(
-                "DELETE FROM lost_clarify WHERE session_id = %s RETURNING *", (session_id,)
-            ).fetchall()
-        return [_question(row) for row in sorted(rows, key=lambda r: r[4])]
+        with self._one() as db:
+            rows = db.execute(sql.TAKE_LOST, (session_id,)).fetchall()
+        return [question_of(row) for row in sorted(rows, key=lambda r: r[4])]
 
     # -- leases ---------------------------------------------------------------------------------
 
@@ -312,45 +250,44 @@ class PostgresStore:
         Raises:
             UnknownSession: no such session.
         """
-        with self._tx() as db:
-            if db.execute("SELECT 1 FROM sessions WHERE id = %s", (session_id,)).fetchone() is None:
-                raise UnknownSession(session_id)
-            row = db.execute(
-                f"INSERT INTO leases VALUES (%s, %s, {_NOW} + %s) "
-                "ON CONFLICT (session_id) DO UPDATE SET owner = EXCLUDED.owner, "
-                "expires = EXCLUDED.expires "
-                f"WHERE leases.owner = EXCLUDED.owner OR leases.expires <= {_NOW} "
-                "RETURNING owner",
-                (session_id, owner, ttl),
-            ).fetchone()
-        return row is not None
+        with self._one() as db:
+            if db.execute(sql.ACQUIRE, (owner, ttl, session_id)).fetchone() is not None:
+                return True
+            # Refused, or no such session: only then is it worth a second look.
+            known = db.execute(sql.EXISTS, (session_id,)).fetchone()
+        if known is None:
+            raise UnknownSession(session_id)
+        return False
 
     def renew(self, owner: str, ttl: float) -> None:
         """Extend every lease ``owner`` holds by ``ttl`` seconds from now."""
-        with self._tx() as db:
-            db.execute(f"UPDATE leases SET expires = {_NOW} + %s WHERE owner = %s", (ttl, owner))
+        with self._one() as db:
+            db.execute(sql.RENEW, (ttl, owner))
 
     def release(self, session_id: str, owner: str) -> None:
         """Give up the session's lease, if ``owner`` holds it."""
-        with self._tx() as db:
-            db.execute(
-                "DELETE FROM leases WHERE session_id = %s AND owner = %s", (session_id, owner)
-            )
+        with self._one() as db:
+            db.execute(sql.RELEASE, (session_id, owner))
 
     def owner(self, session_id: str) -> str | None:
         """Who holds the session's lease now, or ``None``."""
-        with self._tx() as db:
-            row = db.execute(
-                f"SELECT owner FROM leases WHERE session_id = %s AND expires > {_NOW}",
-                (session_id,),
-            ).fetchone()
+        with self._one() as db:
+            row = db.execute(sql.OWNER, (session_id,)).fetchone()
         return None if row is None else str(row[0])
 
     def release_all(self, owner: str) -> None:
         """Give up every lease ``owner`` holds."""
-        with self._tx() as db:
-            db.execute("DELETE FROM leases WHERE owner = %s", (owner,))
+        with self._one() as db:
+            db.execute(sql.RELEASE_ALL, (owner,))
+
+    def run_calls(self) -> RunCalls:
+        """The calls a run makes, on the event loop (an async pool on this database)."""
+        if self._run_calls is None:
+            from neta.hosting.postgres_calls import PostgresRunCalls
+
+            self._run_calls = PostgresRunCalls(self.url, RUN_CONNECTIONS, self._timeout)
+        return self._run_calls
 
     def close(self) -> None:
-        """Close the pool's connections."""
+        """Close the pool's connections (``RunCalls.close`` closes the run calls' pool)."""
         self._pool.close()

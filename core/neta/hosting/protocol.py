@@ -13,7 +13,9 @@ c→s  cancel_run         {}: cancel the session's run
 c→s  ping               {}: answered with pong
 s→c  session_ready      {sessionId, pendingClarify: [{requestId, question, choices}]}
 s→c  run_started, text_delta, tool_call_start, tool_result, todo_update, run_finished:
-                        the runtime's events (neta.events) without type and session_id
+                        the runtime's events (neta.events) without type and session_id;
+                        run_finished {outcome}: completed | awaiting_input | max_turns |
+                        cancelled | error | interrupted (its worker died: several workers)
 s→c  clarify_request    {requestId, question, choices}
 s→c  clarify_resolved   {requestId, outcome}: answered | timed_out | cancelled | server_restarted
 s→c  pong               {}
@@ -41,7 +43,7 @@ from pydantic import (
 )
 
 from neta.errors import BadFrame, HostError
-from neta.events import ClarifyRequest
+from neta.events import ClarifyRequest, Outcome
 
 MAX_TEXT_CHARS = 200_000
 """The longest message text (about 50,000 tokens); a longer one is refused as invalid."""
@@ -62,6 +64,7 @@ HTTP_STATUS: dict[str, int] = {
     "unknown_session": 404,
     "session_deleted": 404,
     "storage_unavailable": 503,
+    "owner_unreachable": 503,
     "internal": 500,
 }
 """Every error code a client can get, and the HTTP status that means the same."""
@@ -261,7 +264,7 @@ class MessageOut(BaseModel):
     """The outcome of one run: the reply (a question when ``awaiting_input``), events, todos."""
 
     reply: str
-    outcome: str
+    outcome: Outcome
     reason: str
     events: list[dict[str, Any]]
     todos: list[dict[str, Any]]

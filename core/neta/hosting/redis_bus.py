@@ -2,13 +2,13 @@
 
 Chosen with ``NETA_REDIS_URL=redis://…`` (needs the ``neta[scale]`` extra). Keys:
 
-- ``neta:lease:<session>``: the owner's name, expiring after the lease's ``ttl`` (Redis
-  expires it: a dead owner's lease lapses by itself). ``neta:owned:<owner>`` lists the
-  sessions an owner took, so its heartbeat renews them all in one script.
 - ``neta:events:<session>``: a Redis Stream of the session's frames; the stream's entry ids are
   the frames' ids (they grow with time, so a client resumes after the last one it saw). Each
   stream keeps about ``keep_events`` entries and expires a day after its last frame.
-- ``neta:inbox:<owner>``: a list of commands for one worker.
+- ``neta:ring``: a stream of session ids, one entry per session in each published batch: a
+  worker following many sessions waits on this one key and then reads only the streams that
+  changed, instead of sending every followed stream's key with every read.
+- ``neta:inbox:<owner>``: a list of commands (and replies) for one worker.
 - ``neta:running``: the sessions whose run started and did not end.
 
 Every Redis failure is raised as ``StorageUnavailable``.
@@ -17,6 +17,7 @@ Every Redis failure is raised as ``StorageUnavailable``.
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
@@ -35,36 +36,14 @@ T = TypeVar("T")
 STREAM_TTL_SECONDS = 86_400
 """A session's event stream is forgotten this long after its last frame."""
 
-_ACQUIRE = """
-local held = redis.call('GET', KEYS[1])
-if held and held ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-redis.call('SADD', KEYS[2], ARGV[3])
-return 1
-"""
-
-_RENEW = """
-local renewed = {}
-for _, session in ipairs(redis.call('SMEMBERS', KEYS[1])) do
-    local key = ARGV[3] .. session
-    if redis.call('GET', key) == ARGV[1] then
-        redis.call('PEXPIRE', key, ARGV[2])
-        table.insert(renewed, session)
-    else
-        redis.call('SREM', KEYS[1], session)
-    end
-end
-return renewed
-"""
-
-_RELEASE = """
-if redis.call('GET', KEYS[1]) == ARGV[1] then redis.call('DEL', KEYS[1]) end
-redis.call('SREM', KEYS[2], ARGV[2])
-return 1
-"""
-
-_LEASE = "neta:lease:"
 _RUNNING = "neta:running"
+_RING = "neta:ring"
+
+RING_KEEP = 100_000
+"""Entries the ring keeps (about); a reader further behind than that reads every stream."""
+
+RESYNC_SECONDS = 5.0
+"""How often a reader reads every stream it follows anyway (a safety net under the ring)."""
 
 
 def _text(value: bytes | str) -> str:
@@ -94,41 +73,15 @@ class RedisBus:
             url, max_connections=max_connections, timeout=10, health_check_interval=10
         )
         self._redis = aioredis.Redis.from_pool(pool)
-        self._acquire = self._redis.register_script(_ACQUIRE)
-        self._renew = self._redis.register_script(_RENEW)
-        self._release = self._redis.register_script(_RELEASE)
+        self._ring_last: str | None = None
+        self._synced: set[str] = set()
+        self._resync_at = 0.0
 
     async def _call(self, doing: str, call: Callable[[], Awaitable[T]]) -> T:
         try:
             return await call()
         except RedisError as exc:
             raise StorageUnavailable(f"the bus cannot {doing}: {exc}") from exc
-
-    async def acquire(self, session_id: str, owner: str, ttl: float) -> bool:
-        """Take or renew the session's lease for ``ttl`` seconds; false if another holds it."""
-        keys = [_LEASE + session_id, f"neta:owned:{owner}"]
-        args: list[str | int] = [owner, max(1, int(ttl * 1000)), session_id]
-        done = await self._call("take a lease", lambda: self._acquire(keys=keys, args=args))
-        return bool(done)
-
-    async def renew(self, owner: str, ttl: float) -> list[str]:
-        """Extend every lease ``owner`` holds by ``ttl`` seconds; returns the sessions renewed."""
-        keys = [f"neta:owned:{owner}"]
-        args: list[str | int] = [owner, max(1, int(ttl * 1000)), _LEASE]
-        renewed = await self._call("renew leases", lambda: self._renew(keys=keys, args=args))
-        return [_text(s) for s in cast(list[bytes], renewed)]
-
-    async def release(self, session_id: str, owner: str) -> None:
-        """Give up the session's lease, if ``owner`` holds it."""
-        keys = [_LEASE + session_id, f"neta:owned:{owner}"]
-        await self._call(
-            "release a lease", lambda: self._release(keys=keys, args=[owner, session_id])
-        )
-
-    async def owner_of(self, session_id: str) -> str | None:
-        """The worker holding the session's lease now, or ``None``."""
-        held = await self._call("read a lease", lambda: self._redis.get(_LEASE + session_id))
-        return None if held is None else _text(held)
 
     async def mark_running(self, session_id: str, running: bool) -> bool:
         """Note that the session's run started (``True``) or ended; whether that changed it."""
@@ -150,6 +103,7 @@ class RedisBus:
             async with self._redis.pipeline(transaction=True) as pipe:
                 pipe.xadd(key, {"f": body}, maxlen=self._keep, approximate=True)
                 pipe.expire(key, STREAM_TTL_SECONDS)
+                pipe.xadd(_RING, {"s": session_id}, maxlen=RING_KEEP, approximate=True)
                 return (await pipe.execute())[0]
 
         return _text(await self._call("publish an event", add))
@@ -163,6 +117,8 @@ class RedisBus:
                     key = f"neta:events:{session_id}"
                     pipe.xadd(key, {"f": json.dumps(item)}, maxlen=self._keep, approximate=True)
                     pipe.expire(key, STREAM_TTL_SECONDS)
+                for session_id in dict.fromkeys(sid for sid, _ in items):  # after its frames
+                    pipe.xadd(_RING, {"s": session_id}, maxlen=RING_KEEP, approximate=True)
                 return await pipe.execute()
 
         await self._call("publish events", add)
@@ -185,11 +141,50 @@ class RedisBus:
     async def read_many(
         self, after: dict[str, str | None], timeout: float
     ) -> list[tuple[str, str, Frame]]:
-        """``read`` for several sessions at once: ``(session_id, id, frame)``, each in order."""
+        """``read`` for several sessions at once: ``(session_id, id, frame)``, each in order.
+
+        A session followed for the first time (or every ``RESYNC_SECONDS``) has its stream read
+        from ``after``; after that, the read waits on the ring and reads only the streams of
+        the followed sessions it names. May return ``[]`` before ``timeout`` (frames of other
+        sessions came).
+        """
         if not after:
             return []
-        streams = {f"neta:events:{sid}": last or "0-0" for sid, last in after.items()}
+        if self._ring_last is None:  # from here on, the ring names every session that changes
+            newest: Any = await self._call(
+                "read events", lambda: self._redis.xrevrange(_RING, count=1)
+            )
+            self._ring_last = _text(newest[0][0]) if newest else "0-0"
+        self._synced &= after.keys()
+        now = time.monotonic()
+        if now >= self._resync_at:
+            self._synced.clear()
+            self._resync_at = now + RESYNC_SECONDS
+        unsynced = [sid for sid in after if sid not in self._synced]
+        if unsynced:
+            self._synced.update(unsynced)
+            frames = await self._read_streams({sid: after[sid] for sid in unsynced}, None)
+            if frames or (timeout <= 0 and len(unsynced) == len(after)):
+                return frames
         block = None if timeout <= 0 else max(1, int(timeout * 1000))
+        ring_last = self._ring_last
+        reply: Any = await self._call(
+            "read events",
+            lambda: self._redis.xread({_RING: ring_last}, count=10_000, block=block),
+        )
+        changed: dict[str, str | None] = {}
+        for _, entries in reply or []:
+            for ring_id, fields in entries:
+                self._ring_last = _text(ring_id)
+                session_id = _text(fields[b"s"])
+                if session_id in after:
+                    changed[session_id] = after[session_id]
+        return await self._read_streams(changed, None) if changed else []
+
+    async def _read_streams(
+        self, after: dict[str, str | None], block: int | None
+    ) -> list[tuple[str, str, Frame]]:
+        streams = {f"neta:events:{sid}": last or "0-0" for sid, last in after.items()}
         reply: Any = await self._call(
             "read events",
             lambda: self._redis.xread(streams, block=block),  # type: ignore[arg-type]

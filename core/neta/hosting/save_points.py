@@ -4,24 +4,29 @@ A hosted session's history is saved before each model call (``SavingProvider``) 
 turn's tool calls run (the hub saves on ``tool_call_start``). When such a save fails the run
 is stopped; ``guard_tools`` makes sure that no tool call starts meanwhile, so nothing happens
 in the user's workspace that the saved conversation does not show.
+
+A run's saves are made without holding up the event loop (``off_loop``), one after another
+per session (``SessionSaver.save_soon`` chains them): a save started on an event the runtime
+emits (``tool_call_start``) is awaited by the guarded tools before they run.
 """
 
 from __future__ import annotations
 
 import asyncio
-import inspect
+import contextlib
 import logging
-from collections.abc import Callable
-from dataclasses import replace
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from neta.errors import HostError, SessionOwned, StorageUnavailable, ToolError
 from neta.hosting.live import LiveSession
 from neta.hosting.protocol import error_frame
 from neta.hosting.store import Store
+from neta.messages import Message
 from neta.providers.base import ModelRequest, ModelResponse, Provider, TextSink
 from neta.session_tools import BoundTool
-from neta.tools import Tool
+from neta.tools import Tool, ToolResult
 
 _log = logging.getLogger("neta.hosting")
 
@@ -34,14 +39,19 @@ class SavingProvider:
     raises ``StorageUnavailable``: the model is not asked.
     """
 
-    def __init__(self, inner: Provider, save: Callable[[], None]) -> None:
+    def __init__(self, inner: Provider, save: Callable[[], Awaitable[None]]) -> None:
         self._inner = inner
         self._save = save
 
     async def complete(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
         """Save, then let the wrapped provider answer."""
-        self._save()
+        await self._save()
         return await self._inner.complete(request, on_text)
+
+
+_Changes = tuple[int, list[Message], str | None, int | None, list[Message]]
+"""What a save writes: from which position, those messages, the todo list (or ``None``), the
+todo revision, and the whole history as saved."""
 
 
 class SessionSaver:
@@ -59,15 +69,80 @@ class SessionSaver:
     def save(self, live: LiveSession, *, stop: bool = True) -> None:
         """Write what changed in the session's history and todo list since the last save.
 
+        Made in the calling thread: for a session no run uses (a run saves with
+        ``save_soon``).
+
         Raises:
             StorageUnavailable: the store could not write; the session's clients were told,
                 and its run is stopped (unless ``stop`` is false: the run is ending anyway).
             SessionOwned: this process no longer holds the session's lease (likewise).
         """
+        changes = self._changes(live)
+        if changes is None:
+            return
+        try:
+            version = self._write(live.session_id, changes)
+        except (StorageUnavailable, SessionOwned) as exc:
+            self.fail(live, exc, stop=stop)
+            raise
+        self._written(live, changes, version)
+
+    def save_soon(self, live: LiveSession, *, stop: bool = True) -> asyncio.Task[None]:
+        """Start saving the session, after the saves started before (in the running loop).
+
+        The task fails as ``save`` does; nobody needs to await it (``settled`` waits for it).
+        """
+        previous = live.saving
+        task = asyncio.get_running_loop().create_task(self._save_after(live, previous, stop))
+        task.add_done_callback(_seen)
+        live.saving = task
+        return task
+
+    async def save_async(self, live: LiveSession, *, stop: bool = True) -> None:
+        """``save`` without holding up the event loop, after the saves started before."""
+        if not self.store.remote and (live.saving is None or live.saving.done()):
+            self.save(live, stop=stop)  # a local write: no thread, no task
+            return
+        # shielded: a save cancelled halfway could commit after a newer one
+        await asyncio.shield(self.save_soon(live, stop=stop))
+
+    def save_on_event(self, live: LiveSession) -> None:
+        """Save on an event of the run (the tools about to run wait for the save).
+
+        A local store writes now; a remote one starts a save (``save_soon``). A failure is
+        handled as ``save`` handles it: the clients are told and the run stops.
+        """
+        if self.store.remote:
+            self.save_soon(live)
+            return
+        with contextlib.suppress(HostError):  # told and stopping (see ``fail``)
+            self.save(live)
+
+    async def _save_after(
+        self, live: LiveSession, previous: asyncio.Task[None] | None, stop: bool
+    ) -> None:
+        if previous is not None and not previous.done():
+            await asyncio.wait({previous})
+        changes = self._changes(live)
+        if changes is None:
+            return
+        try:
+            version = await self._write_async(live.session_id, changes)
+        except (StorageUnavailable, SessionOwned) as exc:
+            self.fail(live, exc, stop=stop)
+            raise
+        self._written(live, changes, version)
+
+    def _changes(self, live: LiveSession) -> _Changes | None:
+        """What changed since the last save, or ``None`` if nothing did.
+
+        Raises:
+            HostError: the session's run already failed to save (``live.failure``).
+        """
         if live.failure is not None:
             raise live.failure
         if live.closed:
-            return
+            return None
         history = live.session.history
         start = 0
         for saved, current in zip(live.saved, history, strict=False):
@@ -78,26 +153,32 @@ class SessionSaver:
         revision = todo_store.snapshot().revision if todo_store is not None else None
         todos_changed = revision != live.saved_todos
         if start == len(history) == len(live.saved) and not todos_changed:
-            return
+            return None
+        todos = todo_store.snapshot().to_json() if todos_changed and todo_store else None
+        snapshot = list(history)
+        return start, snapshot[start:], todos, revision, snapshot
+
+    def _write(self, session_id: str, changes: _Changes) -> int:
+        start, messages, todos, _, _ = changes
         try:
-            live.version = self.store.save(
-                live.session_id,
-                history[start:],
-                owner=self.owner,
-                start=start,
-                todos=todo_store.snapshot().to_json()
-                if todos_changed and todo_store is not None
-                else None,
-            )
-        except (StorageUnavailable, SessionOwned) as exc:
-            self.fail(live, exc, stop=stop)
-            raise
+            return self.store.save(session_id, messages, owner=self.owner, start=start, todos=todos)
         except ValueError as exc:  # text that is not valid Unicode cannot be stored either
-            failure = StorageUnavailable(f"the session cannot be saved: {exc}")
-            self.fail(live, failure, stop=stop)
-            raise failure from exc
-        live.saved = list(history)
-        live.saved_todos = revision
+            raise StorageUnavailable(f"the session cannot be saved: {exc}") from exc
+
+    async def _write_async(self, session_id: str, changes: _Changes) -> int:
+        start, messages, todos, _, _ = changes
+        try:
+            return await self.store.run_calls().save(
+                session_id, messages, owner=self.owner, start=start, todos=todos
+            )
+        except ValueError as exc:  # text that is not valid Unicode cannot be stored either
+            raise StorageUnavailable(f"the session cannot be saved: {exc}") from exc
+
+    @staticmethod
+    def _written(live: LiveSession, changes: _Changes, version: int) -> None:
+        live.version = version
+        live.saved = changes[4]
+        live.saved_todos = changes[3]
 
     def fail(self, live: LiveSession, failure: HostError, *, stop: bool = True) -> None:
         """Tell the session's clients that it cannot be saved, and stop its run.
@@ -116,34 +197,49 @@ class SessionSaver:
             asyncio.get_running_loop().call_soon(live.run.cancel)
 
 
-def guard_tools(
-    tools: dict[str, BoundTool], failure: Callable[[], HostError | None]
-) -> dict[str, BoundTool]:
-    """The same tools, each refusing to start while ``failure()`` says a save failed."""
+def _seen(task: asyncio.Task[None]) -> None:
+    """Mark a save's failure as seen (``fail`` told the clients; the tools refuse)."""
+    if not task.cancelled():
+        task.exception()
+
+
+async def settled(live: LiveSession) -> None:
+    """Wait until the saves started for the session so far are done (or failed)."""
+    saving = live.saving
+    if saving is not None and not saving.done():
+        await asyncio.wait({saving})
+
+
+def guard_tools(tools: dict[str, BoundTool], live: LiveSession) -> dict[str, BoundTool]:
+    """The same tools, each waiting for the session's saves and refusing to start if one failed."""
     return {
-        name: BoundTool(bound.schema, _guarded(bound.tool, failure))
+        name: BoundTool(bound.schema, _GuardedTool.around(bound.tool, live))
         for name, bound in tools.items()
     }
 
 
-def _guarded(tool: Tool, failure: Callable[[], HostError | None]) -> Tool:
-    execute = tool.execute
+@dataclass(frozen=True)
+class _GuardedTool(Tool):
+    """``inner``, first waiting for its session's saves, and refusing to start once one failed.
 
-    def refuse_if_unsaved() -> None:
-        if failure() is not None:
+    It waits on the event loop, before a thread runs a plain function (no thread is held), and
+    keeps ``inner``'s fields, so the runtime runs it exactly as it runs ``inner``.
+    """
+
+    inner: Tool | None = field(default=None, compare=False)
+    live: LiveSession | None = field(default=None, compare=False)
+
+    @classmethod
+    def around(cls, tool: Tool, live: LiveSession) -> _GuardedTool:
+        """``tool`` (name, function, limits as they are) guarded for ``live``'s session."""
+        same = {f.name: getattr(tool, f.name) for f in fields(Tool)}
+        return cls(**same, inner=tool, live=live)
+
+    async def invoke(self, args: Any) -> ToolResult:
+        """Wait for the session's saves, refuse if one failed, else run the tool."""
+        assert self.inner is not None
+        assert self.live is not None
+        await settled(self.live)
+        if self.live.failure is not None:
             raise ToolError("not run: the session could not be saved, so the run is stopping")
-
-    if tool.runs_in_thread:
-
-        def run(args: Any) -> Any:
-            refuse_if_unsaved()
-            return execute(args)
-
-        return replace(tool, execute=run)
-
-    async def run_async(args: Any) -> Any:
-        refuse_if_unsaved()
-        outcome = execute(args)
-        return await outcome if inspect.isawaitable(outcome) else outcome
-
-    return replace(tool, execute=run_async)
+        return await self.inner.invoke(args)

@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from neta.errors import SessionOwned, StorageUnavailable, UnknownSession
-from neta.hosting.store import StoredQuestion, StoredSession
+from neta.hosting.store import InlineCalls, RunCalls, StoredQuestion, StoredSession
 from neta.messages import Message
 
 _SCHEMA = """
@@ -80,6 +80,9 @@ def _unavailable_on_error(doing: str) -> Iterator[None]:
 
 class SqliteStore:
     """The ``Store`` in a SQLite file (thread-safe; one connection, one lock)."""
+
+    remote = False
+    """Calls wait on a local file only: a run makes them inline."""
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
@@ -298,6 +301,10 @@ class SqliteStore:
         """Give up every lease ``owner`` holds."""
         with self._tx() as db:
             db.execute("DELETE FROM leases WHERE owner = ?", (owner,))
+
+    def run_calls(self) -> RunCalls:
+        """The calls a run makes: this store's own, inline (a short write to a local file)."""
+        return InlineCalls(self)
 
     def close(self) -> None:
         """Close the database."""

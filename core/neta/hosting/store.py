@@ -11,6 +11,13 @@ before they expire and releases them when the session goes idle or the process s
 process that dies stops renewing, and its leases lapse after ``ttl`` seconds. ``save``
 writes only for the lease holder, so a process that lost its lease cannot overwrite a turn
 another one took.
+
+**Run calls.** The interface is synchronous: the hub opens, claims and releases a session
+between awaits, which keeps one copy of a session in memory without locks. The calls a run
+makes (its saves, its questions, the lease heartbeat, the routing of commands) go through
+``run_calls()`` instead, the same operations as coroutines: a local engine (SQLite, a short
+write to a local file) makes them inline (``InlineCalls``); an engine on a network
+(PostgreSQL) makes them on async connections, so that the event loop never waits on it.
 """
 
 from __future__ import annotations
@@ -52,6 +59,10 @@ class StoredQuestion:
 
 class Store(Protocol):
     """Sessions, pending questions and leases, shared by every server process of a home."""
+
+    remote: bool
+    """Whether calls wait on a network (a run then saves through ``run_calls`` in the
+    background, and its tools wait for the save)."""
 
     def create(self, session_id: str, entry: str) -> None:
         """Record a new, empty session."""
@@ -123,5 +134,111 @@ class Store(Protocol):
     def take_lost_questions(self, session_id: str) -> list[StoredQuestion]:
         """The session's questions lost to a restart, forgetting them (they have been told)."""
 
+    def run_calls(self) -> RunCalls:
+        """The calls a run makes, as coroutines that do not hold up the event loop."""
+
     def close(self) -> None:
         """Release the engine's resources."""
+
+
+class RunCalls(Protocol):
+    """The ``Store`` calls a running session makes, as coroutines (``Store.run_calls``)."""
+
+    async def save(
+        self,
+        session_id: str,
+        messages: list[Message],
+        *,
+        owner: str,
+        start: int = 0,
+        todos: str | None = None,
+    ) -> int:
+        """``Store.save``."""
+
+    async def load(self, session_id: str) -> StoredSession | None:
+        """``Store.load``."""
+
+    async def exists(self, session_id: str) -> bool:
+        """``Store.exists``."""
+
+    async def add_question(self, question: StoredQuestion) -> None:
+        """``Store.add_question``."""
+
+    async def remove_question(self, request_id: str) -> None:
+        """``Store.remove_question``."""
+
+    async def pending_questions(self, session_id: str) -> list[StoredQuestion]:
+        """``Store.pending_questions``."""
+
+    async def acquire(self, session_id: str, owner: str, ttl: float) -> bool:
+        """``Store.acquire``."""
+
+    async def renew(self, owner: str, ttl: float) -> None:
+        """``Store.renew``."""
+
+    async def release(self, session_id: str, owner: str) -> None:
+        """``Store.release``."""
+
+    async def owner(self, session_id: str) -> str | None:
+        """``Store.owner``."""
+
+    async def close(self) -> None:
+        """Release what the calls hold (their connections), in the event loop."""
+
+
+class InlineCalls:
+    """The run calls of a local store: its own (short, local) calls, made inline."""
+
+    def __init__(self, store: Store) -> None:
+        self._store = store
+
+    async def save(
+        self,
+        session_id: str,
+        messages: list[Message],
+        *,
+        owner: str,
+        start: int = 0,
+        todos: str | None = None,
+    ) -> int:
+        """``Store.save``."""
+        return self._store.save(session_id, messages, owner=owner, start=start, todos=todos)
+
+    async def load(self, session_id: str) -> StoredSession | None:
+        """``Store.load``."""
+        return self._store.load(session_id)
+
+    async def exists(self, session_id: str) -> bool:
+        """``Store.exists``."""
+        return self._store.exists(session_id)
+
+    async def add_question(self, question: StoredQuestion) -> None:
+        """``Store.add_question``."""
+        self._store.add_question(question)
+
+    async def remove_question(self, request_id: str) -> None:
+        """``Store.remove_question``."""
+        self._store.remove_question(request_id)
+
+    async def pending_questions(self, session_id: str) -> list[StoredQuestion]:
+        """``Store.pending_questions``."""
+        return self._store.pending_questions(session_id)
+
+    async def acquire(self, session_id: str, owner: str, ttl: float) -> bool:
+        """``Store.acquire``."""
+        return self._store.acquire(session_id, owner, ttl)
+
+    async def renew(self, owner: str, ttl: float) -> None:
+        """``Store.renew``."""
+        self._store.renew(owner, ttl)
+
+    async def release(self, session_id: str, owner: str) -> None:
+        """``Store.release``."""
+        self._store.release(session_id, owner)
+
+    async def owner(self, session_id: str) -> str | None:
+        """``Store.owner``."""
+        return self._store.owner(session_id)
+
+    async def close(self) -> None:
+        """Nothing of its own to release (the store closes with ``Store.close``)."""

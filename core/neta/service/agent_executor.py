@@ -82,7 +82,7 @@ async def send_message(session_id: str, body: MessageIn, hub: HubDep) -> Message
     run = hub.start_run(live, body.text)
     # The run belongs to the hub: should this request be cancelled, the run goes on.
     await asyncio.wait({run})
-    if not hub.store.exists(session_id):
+    if not await hub.store.run_calls().exists(session_id):
         raise UnknownSession(session_id)
     if live.failure is not None:  # the run stopped: the session could not be saved
         raise live.failure

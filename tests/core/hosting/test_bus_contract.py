@@ -44,29 +44,6 @@ def two_workers(request: pytest.FixtureRequest) -> TwoWorkers:
     return run
 
 
-def test_one_owner_at_a_time_with_heartbeat_expiry_and_takeover(two_workers):
-    async def body(a: Bus, b: Bus) -> None:
-        assert await a.acquire("s1", "A", 0.4)
-        assert await a.acquire("s1", "A", 0.4)  # the holder renews by taking again
-        assert not await b.acquire("s1", "B", 30)
-        assert await b.owner_of("s1") == "A"
-        await asyncio.sleep(0.25)
-        assert await a.renew("A", 0.4) == ["s1"]  # the heartbeat
-        await asyncio.sleep(0.25)
-        assert not await b.acquire("s1", "B", 30)  # renewed: still A's
-        await asyncio.sleep(0.3)  # A died: no more beats
-        assert await b.owner_of("s1") is None
-        assert await b.acquire("s1", "B", 30)  # takeover
-        assert await a.renew("A", 0.4) == []  # A's late beat does not take it back
-        assert await a.owner_of("s1") == "B"
-        await a.release("s1", "A")  # not A's to release
-        assert await a.owner_of("s1") == "B"
-        await b.release("s1", "B")
-        assert await a.owner_of("s1") is None
-
-    two_workers(body)
-
-
 def test_events_of_a_run_on_one_worker_reach_a_client_on_another_in_order(two_workers):
     async def body(owner: Bus, other: Bus) -> None:
         assert await other.last_id("s1") is None
@@ -172,5 +149,24 @@ def test_a_batch_is_published_in_order(two_workers):
         await owner.publish_many([(("s1", "s2")[n % 2], {"n": n}) for n in range(6)])
         assert [f["n"] for _, f in await other.read("s1", None, 0)] == [0, 2, 4]
         assert [f["n"] for _, f in await other.read("s2", None, 0)] == [1, 3, 5]
+
+    two_workers(body)
+
+
+def test_a_read_of_followed_sessions_sees_theirs_among_many_others(two_workers):
+    async def body(owner: Bus, other: Bus) -> None:
+        await owner.publish("old", {"n": 0})  # published before anyone followed it
+        assert [f["n"] for _, _, f in await other.read_many({"old": None}, 1)] == [0]
+        follow = {"old": None, "mine": None}
+        waiting = asyncio.create_task(other.read_many(follow, 5))
+        await asyncio.sleep(0.05)
+        await owner.publish_many([(f"else-{n}", {"n": n}) for n in range(50)])
+        await owner.publish("mine", {"n": "x"})
+        got: list[tuple[str, str, Any]] = []
+        while not got:  # frames of other sessions may end a read early, empty
+            got = [item for item in await waiting if item[0] == "mine"]
+            waiting = asyncio.create_task(other.read_many(follow, 5))
+        waiting.cancel()
+        assert [(sid, f["n"]) for sid, _, f in got] == [("mine", "x")]
 
     two_workers(body)

@@ -14,6 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
+from neta.hosting.cluster import INTERRUPTED_NOTE, INTERRUPTED_REASON
 from tests.core.hosting.server_harness import ASK, open_client
 from tests.services import free_port
 
@@ -141,6 +142,52 @@ def test_a_question_asked_on_one_worker_is_answered_through_another(workers):
     asyncio.run(drive())
 
 
+def test_a_command_the_owner_refuses_is_answered_to_its_sender_only(workers):
+    turns = [ASK, {"text": "blue it is"}, {"text": "second"}]
+    a, b = workers("a", turns), workers("b", turns)
+
+    async def drive() -> None:
+        on_a, ready = await open_client(a.ws())
+        sid = ready["sessionId"]
+        on_b, _ = await open_client(b.ws(sessionId=sid))
+        await on_a.send("user_message", sid, text="pick a colour")
+        asked = await on_b.until("clarify_request")
+        # refused by A (it runs the session): the error goes back to B's client alone
+        await on_b.send("clarify_response", sid, requestId="nope", answer="blue")
+        refused = await on_b.next()
+        assert (refused["type"], refused["data"]["code"]) == ("error", "unknown_request")
+        assert "eventId" not in refused
+        await on_b.send("user_message", sid, text="and now?")
+        refused = await on_b.next()
+        assert (refused["type"], refused["data"]["code"]) == ("error", "busy")
+        async with httpx.AsyncClient(timeout=30) as http:
+            busy = await http.post(f"{b.http}/v1/sessions/{sid}/messages", json={"text": "hi"})
+        assert (busy.status_code, busy.json()["code"]) == (409, "busy")
+        await on_b.send(
+            "clarify_response", sid, requestId=asked["data"]["requestId"], answer="blue"
+        )
+        for client in (on_a, on_b):
+            assert (await client.until("run_finished"))["data"]["text"] == "blue it is"
+        await on_b.send("cancel_run", sid)
+        refused = await on_b.next()
+        assert (refused["type"], refused["data"]["code"]) == ("error", "not_running")
+        # frames of the session reach both clients in order: an error sent to all would be
+        # seen before this run's frames
+        await on_a.send("user_message", sid, text="again")
+        for client in (on_a, on_b):
+            assert (await client.until("run_finished"))["data"]["text"] == "second"
+        assert [f for f in on_a.seen if f["type"] == "error"] == []
+        assert [f["data"]["code"] for f in on_b.seen if f["type"] == "error"] == [
+            "unknown_request",
+            "busy",
+            "not_running",
+        ]
+        await on_a.ws.close()
+        await on_b.ws.close()
+
+    asyncio.run(drive())
+
+
 def test_a_client_reconnecting_with_its_last_event_id_misses_nothing(workers):
     turns = [ASK, {"text": "done"}]
     a, b = workers("a", turns), workers("b", turns)
@@ -185,16 +232,43 @@ def test_a_worker_killed_mid_run_is_taken_over_and_its_question_reported(workers
             "outcome": "server_restarted",
         }
         finished = await on_b.until("run_finished")
-        assert finished["data"]["outcome"] == "error"
-        assert finished["data"]["reason"].startswith("interrupted")
+        assert finished["data"]["outcome"] == "interrupted"
+        assert finished["data"]["reason"] == INTERRUPTED_REASON
         async with httpx.AsyncClient(timeout=30) as http:
             saved = (await http.get(f"{b.http}/v1/sessions/{sid}")).json()
         roles = [m["role"] for m in saved["messages"]]
-        assert roles[:3] == ["user", "assistant", "tool"]
+        assert roles == ["user", "assistant", "tool", "assistant"]
         assert "restarted" in saved["messages"][2]["content"]
+        assert saved["messages"][3]["content"] == INTERRUPTED_NOTE
         # the session lives on, on worker B now
         await on_b.send("user_message", sid, text="red")
         await on_b.until("run_started")
+        await on_b.ws.close()
+
+    asyncio.run(drive())
+
+
+def test_a_live_owner_keeps_its_session_past_the_lease_time_by_its_heartbeat(workers):
+    turns = [{"text": "slow but sure", "delay": LEASE_SECONDS * 3}]
+    a, b = workers("a", turns), workers("b", turns)
+
+    async def drive() -> None:
+        on_a, ready = await open_client(a.ws())
+        sid = ready["sessionId"]
+        on_b, _ = await open_client(b.ws(sessionId=sid))
+        await on_a.send("user_message", sid, text="take your time")
+        await on_b.until("run_started")
+        await asyncio.sleep(LEASE_SECONDS * 2)  # past the lease's time: only beats kept it
+        await on_b.send("user_message", sid, text="mine now?")
+        refused = await on_b.next()
+        assert (refused["type"], refused["data"]["code"]) == ("error", "busy")  # A still runs it
+        for client in (on_a, on_b):
+            finished = await client.until("run_finished", timeout=LEASE_SECONDS * 3)
+            assert (finished["data"]["outcome"], finished["data"]["text"]) == (
+                "completed",
+                "slow but sure",
+            )
+        await on_a.ws.close()
         await on_b.ws.close()
 
     asyncio.run(drive())
@@ -287,25 +361,41 @@ def test_serve_with_two_uvicorn_workers_shares_redis_and_sqlite(tmp_path, redis_
         proc.wait(20)
 
 
-def test_a_run_whose_worker_dies_without_a_question_is_reported_interrupted(workers):
+def test_a_run_whose_worker_dies_without_a_question_ends_interrupted_for_every_client(workers):
     turns = [{"text": "too late", "delay": 60}]
     a, b = workers("a", turns), workers("b", turns)
 
     async def drive() -> None:
         on_a, ready = await open_client(a.ws())
         sid = ready["sessionId"]
-        on_b, _ = await open_client(b.ws(sessionId=sid))
-        await on_a.send("user_message", sid, text="think hard")
-        await on_b.until("run_started")
-        a.proc.send_signal(signal.SIGKILL)
-        a.proc.wait()
-        finished = await on_b.until("run_finished", timeout=LEASE_SECONDS * 4 + 5)
-        assert finished["data"]["outcome"] == "error"
-        assert finished["data"]["reason"].startswith("interrupted")
-        async with httpx.AsyncClient(timeout=30) as http:
+        async with httpx.AsyncClient(timeout=60) as http:
+            # a REST message through B for the session A holds runs on A, and waits for its end
+            routed = asyncio.create_task(
+                http.post(f"{b.http}/v1/sessions/{sid}/messages", json={"text": "think hard"})
+            )
+            started = await on_a.until("run_started")
+            a.proc.send_signal(signal.SIGKILL)
+            a.proc.wait()
+            # A's client comes back on B with the last event id it saw
+            again, _ = await open_client(b.ws(sessionId=sid, lastEventId=started["eventId"]))
+            finished = await again.until("run_finished", timeout=LEASE_SECONDS * 4 + 5)
+            assert finished["data"]["outcome"] == "interrupted"
+            assert finished["data"]["reason"] == INTERRUPTED_REASON
+            reply = await routed
             saved = (await http.get(f"{b.http}/v1/sessions/{sid}")).json()
-        assert [m["content"] for m in saved["messages"]] == ["think hard"]
-        await on_b.ws.close()
+        assert reply.status_code == 200, reply.text
+        assert (reply.json()["outcome"], reply.json()["reason"]) == (
+            "interrupted",
+            INTERRUPTED_REASON,
+        )
+        assert [(m["role"], m["content"]) for m in saved["messages"]] == [
+            ("user", "think hard"),
+            ("assistant", INTERRUPTED_NOTE),
+        ]
+        await again.send("ping", sid)
+        await again.until("pong")
+        assert [f["type"] for f in again.seen].count("run_finished") == 1
+        await again.ws.close()
 
     asyncio.run(drive())
 
