@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import locale
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
+import typer
 
-from neta.cli.app import main
+from neta.cli.app import app, main
 
 
 @dataclass
@@ -21,13 +24,37 @@ class Done:
     stderr: str
 
 
+def _typers(root: typer.Typer) -> Iterator[typer.Typer]:
+    yield root
+    for group in root.registered_groups:
+        if group.typer_instance is not None:
+            yield from _typers(group.typer_instance)
+
+
+@contextlib.contextmanager
+def _app_as_started() -> Iterator[None]:
+    """Undo the commands plugins add to the app (``neta_commands``) during one ``main`` call.
+
+    A process calls ``main`` once; calling it again in the same process would add them again
+    (and each later command would build every copy), which no real run does.
+    """
+    saved = [(t, list(t.registered_commands), list(t.registered_groups)) for t in _typers(app)]
+    try:
+        yield
+    finally:
+        for t, commands, groups in saved:
+            t.registered_commands[:] = commands
+            t.registered_groups[:] = groups
+
+
 def run_neta(capsys: pytest.CaptureFixture[str], *args: str, stdin: str = "") -> Done:
     """``neta ARGS`` with ``stdin`` piped in; the exit status and what it printed."""
     capsys.readouterr()  # what came before is not this command's
     saved = sys.stdin
     sys.stdin = io.StringIO(stdin)
     try:
-        main(list(args))
+        with _app_as_started():
+            main(list(args))
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     else:  # pragma: no cover - main always exits
@@ -84,7 +111,8 @@ def neta_in_process(
         os.chdir(str(cwd))
     sys.stdin, sys.stdout, sys.stderr = io.StringIO(input_text or ""), out, err  # type: ignore[assignment]
     try:
-        main(list(args))
+        with _app_as_started():
+            main(list(args))
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     else:  # pragma: no cover - main always exits
