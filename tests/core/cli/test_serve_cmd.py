@@ -81,14 +81,15 @@ def start_serve(tmp_path, turns, *extra):
     log.close()
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
-    while True:
-        try:
-            httpx.get(f"{base}/openapi.json", timeout=1)
-            return proc, base
-        except httpx.TransportError:
-            assert proc.poll() is None, (tmp_path / "serve.log").read_text()
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
+    with httpx.Client(timeout=1) as http:  # one client: each new one loads the CA bundle
+        while True:
+            try:
+                http.get(f"{base}/openapi.json")
+                return proc, base
+            except httpx.TransportError:
+                assert proc.poll() is None, (tmp_path / "serve.log").read_text()
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
 
 
 @pytest.fixture(scope="module")
