@@ -71,7 +71,40 @@ class PluginDir:
         env.update(extra)
         return env
 
-    def neta(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    def neta(
+        self,
+        *args: str,
+        input_text: str | None = None,
+        encoding: str | None = None,
+        together: bool = False,
+        **env: str,
+    ) -> subprocess.CompletedProcess[str]:
+        """Run ``neta ARGS`` in this process, seeing these plugins and only them (of the temp ones).
+
+        Nothing the command imported from this directory stays imported afterwards, so the next
+        command (or test) loads its plugins afresh, as a new process would.
+        """
+        from tests.core.cli.cli_runner import neta_in_process
+
+        before = set(sys.modules)
+        try:
+            return neta_in_process(
+                *args,
+                input_text=input_text,
+                env=self.env(**env),
+                encoding=encoding,
+                together=together,
+            )
+        finally:
+            for name in set(sys.modules) - before:
+                if self._from_here(sys.modules[name]):
+                    del sys.modules[name]
+
+    def _from_here(self, module: object) -> bool:
+        origin = getattr(module, "__file__", None)
+        return origin is not None and Path(origin).is_relative_to(self.root)
+
+    def neta_process(self, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
         """Run ``python -m neta ARGS`` in a subprocess that sees these plugins."""
         return subprocess.run(
             [sys.executable, "-m", "neta", *args],

@@ -8,7 +8,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TypeVar
+from typing import NamedTuple, TypeVar
 
 import pluggy
 from pydantic import InstanceOf, TypeAdapter, ValidationError
@@ -264,8 +264,7 @@ class NetaPluginManager(pluggy.PluginManager):
         allowed = None if allow is None else frozenset(allow)
         allowed_distributions = frozenset(_canonical(n) for n in allowed or ())
         discovered = _discover()
-        for ep, dist in discovered:
-            dist_name = _distribution_name(dist)
+        for ep, dist_name, version in discovered:
             if self.is_blocked(ep.name) or _canonical(dist_name) in self._denied_distributions:
                 continue
             if self.has_plugin(ep.name):
@@ -286,7 +285,7 @@ class NetaPluginManager(pluggy.PluginManager):
             info = PluginInfo(
                 name=ep.name,
                 distribution=dist_name or None,
-                version=dist.version,
+                version=version,
                 entry_point=f"{ep.group}:{ep.name} = {ep.value}",
             )
             self._infos[ep.name] = info
@@ -302,11 +301,11 @@ class NetaPluginManager(pluggy.PluginManager):
     def _report_unmatched(
         self,
         allowed: frozenset[str],
-        discovered: list[tuple[importlib.metadata.EntryPoint, importlib.metadata.Distribution]],
+        discovered: list[_Found],
         source: str,
     ) -> None:
-        names = {ep.name for ep, _ in discovered}
-        distributions = {_distribution_name(dist) for _, dist in discovered} - {""}
+        names = {found.ep.name for found in discovered}
+        distributions = {found.distribution for found in discovered} - {""}
         canonical = {_canonical(d) for d in distributions}
         for name in sorted(allowed):
             if name in names or _canonical(name) in canonical:
@@ -399,31 +398,34 @@ def _canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def _distribution_name(dist: importlib.metadata.Distribution) -> str:
-    """The distribution's name; ``""`` when its metadata is broken and has none."""
-    name = dist.metadata["Name"]
-    return name if isinstance(name, str) else ""
+class _Found(NamedTuple):
+    """A ``neta`` entry point and the name and version of the distribution declaring it."""
+
+    ep: importlib.metadata.EntryPoint
+    distribution: str  # "" when the metadata is broken and has no name
+    version: str | None
 
 
-def _discover() -> list[tuple[importlib.metadata.EntryPoint, importlib.metadata.Distribution]]:
+def _discover() -> list[_Found]:
     """Every entry point of group ``neta``: Neta's own first, then by name.
 
     A distribution seen twice on ``sys.path`` counts once; two distributions declaring the
-    same entry-point name both appear (the loader reports the second).
+    same entry-point name both appear (the loader reports the second). Each distribution's
+    metadata is read once (parsing it is most of what discovery costs).
     """
-    found: dict[
-        tuple[str, str, str], tuple[importlib.metadata.EntryPoint, importlib.metadata.Distribution]
-    ] = {}
+    found: dict[tuple[str, str, str], _Found] = {}
     for dist in importlib.metadata.distributions():
-        for ep in dist.entry_points:
-            if ep.group == ENTRY_POINT_GROUP:
-                found.setdefault((ep.name, _distribution_name(dist), ep.value), (ep, dist))
+        eps = [ep for ep in dist.entry_points if ep.group == ENTRY_POINT_GROUP]
+        if not eps:
+            continue
+        metadata = dist.metadata
+        name = metadata["Name"]
+        dist_name = name if isinstance(name, str) else ""
+        version = metadata["Version"]
+        for ep in eps:
+            found.setdefault((ep.name, dist_name, ep.value), _Found(ep, dist_name, version))
 
-    def order(
-        pair: tuple[importlib.metadata.EntryPoint, importlib.metadata.Distribution],
-    ) -> tuple[bool, str, str]:
-        ep, dist = pair
-        name = _distribution_name(dist)
-        return (name != BUILTIN_DISTRIBUTION, ep.name, name)
+    def order(item: _Found) -> tuple[bool, str, str]:
+        return (item.distribution != BUILTIN_DISTRIBUTION, item.ep.name, item.distribution)
 
     return sorted(found.values(), key=order)

@@ -1,22 +1,33 @@
-"""The example plugin, installed for real, is found through its entry point."""
+"""The example plugin, installed for real, is found through its entry point.
+
+A real ``neta`` process calls it once; the other commands run in-process.
+"""
 
 import json
+import os
 import subprocess
 import sys
 
 import neta
+from tests.core.cli.cli_runner import neta_in_process
+
+
+def _env(env_extra):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("NETA_")}
+    env.update(env_extra or {})
+    return env
 
 
 def neta_cli(*args, env_extra=None):
-    import os
+    return neta_in_process(*args, env=_env(env_extra))
 
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NETA_")}
-    env.update(env_extra or {})
+
+def neta_process(*args, env_extra=None):
     return subprocess.run(
         [sys.executable, "-m", "neta", *args],
         capture_output=True,
         text=True,
-        env=env,
+        env=_env(env_extra),
         timeout=60,
         check=False,
     )
@@ -32,7 +43,7 @@ def test_installed_example_plugin_is_discovered_through_its_entry_point():
 
 
 def test_installed_example_plugin_is_callable_from_the_cli():
-    done = neta_cli("tools", "call", "hello", "--args", '{"name": "Lin", "shout": true}')
+    done = neta_process("tools", "call", "hello", "--args", '{"name": "Lin", "shout": true}')
     assert done.returncode == 0, done.stderr
     assert done.stdout == "HELLO, LIN!\n"
 

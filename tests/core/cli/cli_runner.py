@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
+import locale
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 import pytest
+import typer
 
-from neta.cli.app import main
+from neta.cli.app import app, main
 
 
 @dataclass
@@ -20,13 +24,37 @@ class Done:
     stderr: str
 
 
+def _typers(root: typer.Typer) -> Iterator[typer.Typer]:
+    yield root
+    for group in root.registered_groups:
+        if group.typer_instance is not None:
+            yield from _typers(group.typer_instance)
+
+
+@contextlib.contextmanager
+def _app_as_started() -> Iterator[None]:
+    """Undo the commands plugins add to the app (``neta_commands``) during one ``main`` call.
+
+    A process calls ``main`` once; calling it again in the same process would add them again
+    (and each later command would build every copy), which no real run does.
+    """
+    saved = [(t, list(t.registered_commands), list(t.registered_groups)) for t in _typers(app)]
+    try:
+        yield
+    finally:
+        for t, commands, groups in saved:
+            t.registered_commands[:] = commands
+            t.registered_groups[:] = groups
+
+
 def run_neta(capsys: pytest.CaptureFixture[str], *args: str, stdin: str = "") -> Done:
     """``neta ARGS`` with ``stdin`` piped in; the exit status and what it printed."""
     capsys.readouterr()  # what came before is not this command's
     saved = sys.stdin
     sys.stdin = io.StringIO(stdin)
     try:
-        main(list(args))
+        with _app_as_started():
+            main(list(args))
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     else:  # pragma: no cover - main always exits
@@ -37,29 +65,54 @@ def run_neta(capsys: pytest.CaptureFixture[str], *args: str, stdin: str = "") ->
     return Done(code, out, err)
 
 
+def _output_stream(encoding: str | None, errors: str) -> io.TextIOBase:
+    """A stream like a pipe's: text in memory, or bytes in ``encoding`` as Python would set up."""
+    if encoding is None:
+        return io.StringIO()
+    return io.TextIOWrapper(io.BytesIO(), encoding=encoding, errors=errors, newline="\n")
+
+
+def _written(stream: io.TextIOBase) -> str:
+    """What was written, read back as ``subprocess.run(text=True)`` reads a pipe."""
+    if isinstance(stream, io.TextIOWrapper):
+        stream.flush()
+        raw = stream.buffer
+        assert isinstance(raw, io.BytesIO)
+        return raw.getvalue().decode(locale.getpreferredencoding(False))
+    assert isinstance(stream, io.StringIO)
+    return stream.getvalue()
+
+
 def neta_in_process(
     *args: str,
     input_text: str | None = None,
     cwd: object = None,
     env: dict[str, str] | None = None,
+    encoding: str | None = None,
+    together: bool = False,
 ) -> subprocess.CompletedProcess[str]:
     """``neta ARGS`` in this process, as ``subprocess.run`` would report it.
 
     For the tests where no process boundary is the point: the same ``main``, environment,
-    working directory and standard streams, without starting Python again.
+    working directory and standard streams, without starting Python again. ``encoding`` gives
+    stdout and stderr that encoding, as ``PYTHONIOENCODING`` does for a real process (stdout
+    strict, stderr ``backslashreplace``). ``together`` sends stderr into stdout, as
+    ``stderr=subprocess.STDOUT`` does, so their order shows.
     """
     saved_env = dict(os.environ)
     saved_cwd = os.getcwd()
     streams = (sys.stdin, sys.stdout, sys.stderr)
-    out, err = io.StringIO(), io.StringIO()
+    out = _output_stream(encoding, "strict")
+    err = out if together else _output_stream(encoding, "backslashreplace")
     if env is not None:
         os.environ.clear()
         os.environ.update(env)
     if cwd is not None:
         os.chdir(str(cwd))
-    sys.stdin, sys.stdout, sys.stderr = io.StringIO(input_text or ""), out, err
+    sys.stdin, sys.stdout, sys.stderr = io.StringIO(input_text or ""), out, err  # type: ignore[assignment]
     try:
-        main(list(args))
+        with _app_as_started():
+            main(list(args))
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
     else:  # pragma: no cover - main always exits
@@ -69,4 +122,5 @@ def neta_in_process(
         os.chdir(saved_cwd)
         os.environ.clear()
         os.environ.update(saved_env)
-    return subprocess.CompletedProcess(["neta", *args], code, out.getvalue(), err.getvalue())
+    stderr = "" if together else _written(err)
+    return subprocess.CompletedProcess(["neta", *args], code, _written(out), stderr)

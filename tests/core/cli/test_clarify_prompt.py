@@ -19,6 +19,7 @@ from neta.cli.clarify_prompt import terminal_clarify
 from neta.cli.run_cmd import new_terminal_session
 from neta.providers.scripted import ScriptedProvider
 from neta.runtime.agent import Agent
+from tests.core.cli.cli_runner import neta_in_process
 
 CHOICES = ["Postgres", "SQLite", "DuckDB"]
 
@@ -224,20 +225,17 @@ def neta_env():
 
 
 def neta_args(tmp_path, command, script, *extra):
+    """``python -m neta COMMAND …`` (drop the first three for ``neta_in_process``)."""
     return [sys.executable, "-m", "neta", command, *extra, "-p", "scripted", "--script", script,
             "-w", str(tmp_path)]  # fmt: skip
 
 
 def test_neta_chat_asks_at_the_prompt_and_a_number_picks_the_choice(tmp_path):
     script = clarify_script(tmp_path, "User answered: SQLite")
-    done = subprocess.run(
-        neta_args(tmp_path, "chat", script),
-        input="set up a database\n2\n/exit\n",
-        capture_output=True,
-        text=True,
+    done = neta_in_process(
+        *neta_args(tmp_path, "chat", script)[3:],
+        input_text="set up a database\n2\n/exit\n",
         env=neta_env(),
-        timeout=60,
-        check=False,
     )
     assert done.returncode == 0, done.stderr
     assert "? Which database?" in done.stderr  # the question is the conversation, not output
@@ -248,14 +246,10 @@ def test_neta_chat_asks_at_the_prompt_and_a_number_picks_the_choice(tmp_path):
 
 def test_neta_run_without_a_terminal_degrades_and_exits_awaiting_input(tmp_path):
     script = clarify_script(tmp_path, "never reached")
-    done = subprocess.run(
-        neta_args(tmp_path, "run", script, "set up a database"),
-        input="2\n",
-        capture_output=True,
-        text=True,
+    done = neta_in_process(
+        *neta_args(tmp_path, "run", script, "set up a database")[3:],
+        input_text="2\n",
         env=neta_env(),
-        timeout=60,
-        check=False,
     )
     assert done.returncode == 3, done.stderr
     assert "[clarify] Question: Which database?" in done.stdout
@@ -296,8 +290,7 @@ def test_neta_run_on_a_terminal_asks_and_continues_with_the_answer(tmp_path):
             text=True,
             env=neta_env(),
         )
-        time.sleep(0.1)
-        os.write(master, b"3\n")
+        os.write(master, b"3\n")  # the terminal keeps the line until neta reads it
         stdout, stderr = proc.communicate(timeout=60)
     finally:
         os.close(master)

@@ -1,4 +1,8 @@
-"""The command line in real subprocesses, with plugins installed in a temporary directory."""
+"""The command line with plugins installed in a temporary directory.
+
+Most commands run in-process (``plugin_dir.neta``); the ones about a new process finding the
+plugins, and ``python -m neta`` itself, run in real subprocesses (``plugin_dir.neta_process``).
+"""
 
 import json
 
@@ -15,13 +19,13 @@ def test_core_alone_cli_runs_every_listing_without_error(plugin_dir):
 
 def test_temp_plugin_appears_in_tools_list_and_tools_call_runs_it(plugin_dir):
     plugin_dir.add("neta-tools-parrot", "neta_tmp_parrot", echo_source("parrot", "birds"))
-    listed = plugin_dir.neta("tools", "list", "--json")
+    listed = plugin_dir.neta_process("tools", "list", "--json")
     assert listed.returncode == 0, listed.stderr
     rows = {row["name"]: row for row in json.loads(listed.stdout)}
     assert rows["parrot"]["plugin"] == "neta_tmp_parrot"
     assert rows["parrot"]["toolset"] == "birds"
 
-    called = plugin_dir.neta("tools", "call", "parrot", "--args", '{"text": "polly"}')
+    called = plugin_dir.neta_process("tools", "call", "parrot", "--args", '{"text": "polly"}')
     assert called.returncode == 0, called.stderr
     assert called.stdout == "parrot says polly\n"
 
@@ -80,7 +84,7 @@ def test_builtin_toolsets_are_listed_with_their_reason(plugin_dir):
 
 
 def test_python_dash_m_and_usage_errors_exit_two(plugin_dir):
-    done = plugin_dir.neta("tools", "frobnicate")
+    done = plugin_dir.neta_process("tools", "frobnicate")
     assert done.returncode == 2
     assert "No such command" in done.stderr
 
@@ -139,7 +143,8 @@ def test_listings_show_descriptions_with_brackets_literally(plugin_dir):
 
 def test_output_on_a_terminal_that_cannot_show_unicode_degrades_instead_of_failing(plugin_dir):
     plugin_dir.add("neta-tools-brackets", "neta_tmp_brackets", BRACKETS_SOURCE)
-    ascii_only = {"PYTHONIOENCODING": "ascii", "COLUMNS": "200"}
+    # what PYTHONIOENCODING=ascii gives a process: strict ascii stdout, backslashreplace stderr
+    ascii_only = {"encoding": "ascii", "COLUMNS": "200"}
     listed = plugin_dir.neta("tools", "list", **ascii_only)
     assert listed.returncode == 0, listed.stderr
     assert "Takes [/path] and list[str] ? ?." in listed.stdout
@@ -153,21 +158,11 @@ def test_output_on_a_terminal_that_cannot_show_unicode_degrades_instead_of_faili
 
 
 def test_chat_warns_about_a_broken_plugin_once_and_before_the_first_prompt(plugin_dir, tmp_path):
-    import subprocess
-    import sys
-
     plugin_dir.add("neta-tools-cracked", "neta_tmp_cracked", "import no_such_module_here\n")
     script = tmp_path / "script.json"
     script.write_text('{"turns": []}')
-    done = subprocess.run(
-        [sys.executable, "-m", "neta", "chat", "-p", "scripted", "--script", str(script)],
-        input="/exit\n",
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        text=True,
-        env=plugin_dir.env(),
-        timeout=60,
-        check=False,
+    done = plugin_dir.neta(
+        "chat", "-p", "scripted", "--script", str(script), input_text="/exit\n", together=True
     )
     assert done.returncode == 0, done.stdout
     assert done.stdout.count("Warning: plugin 'neta_tmp_cracked'") == 1

@@ -20,6 +20,10 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+from tests.core.cli.cli_runner import neta_in_process
+
+pytestmark = pytest.mark.xdist_group("mcp_serve")  # one worker runs the module's servers
+
 PLAN = [{"id": "1", "content": "write tests", "status": "in_progress"}]
 CHOICE = {"question": "Tabs or spaces?", "choices": ["tabs", "spaces"]}
 
@@ -238,10 +242,8 @@ def test_http_refuses_a_client_without_the_token(http_server):
 
 def test_http_off_loopback_without_a_token_is_refused_at_start(dirs):
     workspace, home = dirs
-    done = subprocess.run(
-        [sys.executable, "-m", "neta", "mcp", "serve", "-w", str(workspace),
-         "--http", "0.0.0.0:8799"],
-        env=neta_env(home), capture_output=True, text=True, timeout=60, check=False,
-    )  # fmt: skip
+    done = neta_in_process(
+        "mcp", "serve", "-w", str(workspace), "--http", "0.0.0.0:8799", env=neta_env(home)
+    )
     assert done.returncode == 2
     assert "NETA_TOKEN" in done.stderr

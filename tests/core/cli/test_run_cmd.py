@@ -5,6 +5,7 @@ import os
 import re
 import subprocess
 import sys
+from pathlib import Path
 
 from neta import ProviderSpec, create_plugin_manager, hookimpl
 from tests.core.cli.cli_runner import neta_in_process
@@ -139,8 +140,6 @@ class _Unjsonable:
 
 
 def test_run_json_stays_valid_when_a_tool_returns_data_json_has_no_type_for():
-    from pathlib import Path
-
     from neta.cli.run_cmd import result_json
     from neta.events import RunFinished, ToolResultEvent
     from neta.messages import Usage
@@ -280,12 +279,24 @@ def test_chat_without_any_standard_input_ends_quietly(tmp_path):
     assert done.stderr == ""
 
 
+def _gone(pid):
+    """Whether process ``pid`` has ended (a zombie waiting to be reaped has ended too)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return True
+    return stat.rsplit(")", 1)[1].split()[0] == "Z"
+
+
 def test_ctrl_c_during_a_run_exits_130_and_stops_its_tools(tmp_path):
     import signal
     import time
 
     started, finished = tmp_path / "started", tmp_path / "finished"
-    command = f"touch {started} && sleep 1.5 && touch {finished}"
+    # the shell writes its pid, then would go on to touch `finished` had it not been killed
+    command = (
+        f"echo $$ > {started}.pid && mv {started}.pid {started} && sleep 5 && touch {finished}"
+    )
     script = write_script(
         tmp_path, [{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}]
     )
@@ -314,14 +325,23 @@ def test_ctrl_c_during_a_run_exits_130_and_stops_its_tools(tmp_path):
         text=True,
         env=env,
     )
-    deadline = time.monotonic() + 30
-    while not started.exists():  # the bash call is running
-        assert time.monotonic() < deadline
-        assert proc.poll() is None
-        time.sleep(0.05)
-    proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=30)
+    try:
+        deadline = time.monotonic() + 30
+        while not started.exists():  # the bash call is running
+            assert time.monotonic() < deadline
+            assert proc.poll() is None
+            time.sleep(0.05)
+        shell = int(started.read_text())
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
     assert proc.returncode == 130, err
     assert "Interrupted." in err
-    time.sleep(2.5)  # long enough for the command to have finished, had it not been killed
+    deadline = time.monotonic() + 4  # before the command would have reached `touch`
+    while not _gone(shell):
+        assert time.monotonic() < deadline, "the tool's shell outlived the run"
+        time.sleep(0.02)
     assert not finished.exists()

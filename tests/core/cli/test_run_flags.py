@@ -122,14 +122,15 @@ def test_serve_turn_timeout_reaches_every_session(tmp_path):
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 30
-        while True:
-            try:
-                sid = httpx.post(f"{base}/v1/sessions", timeout=1).json()["sessionId"]
-                break
-            except httpx.TransportError:
-                assert time.monotonic() < deadline
-                time.sleep(0.1)
-        reply = httpx.post(f"{base}/v1/sessions/{sid}/messages", json={"text": "hi"}, timeout=30)
+        with httpx.Client(base_url=base, timeout=30) as http:  # one client for all the polls
+            while True:
+                try:
+                    sid = http.post("/v1/sessions", timeout=1).json()["sessionId"]
+                    break
+                except httpx.TransportError:
+                    assert time.monotonic() < deadline
+                    time.sleep(0.1)
+            reply = http.post(f"/v1/sessions/{sid}/messages", json={"text": "hi"})
     finally:
         serve.terminate()
         serve.wait(timeout=15)

@@ -1,10 +1,12 @@
 """``neta serve`` as a real process."""
 
+import contextlib
 import json
 import os
 import socket
 import subprocess
 import sys
+import threading
 import time
 
 import httpx
@@ -13,6 +15,7 @@ import pytest
 from neta.errors import ConfigError
 from neta.hosting.auth import check_exposure
 from neta.hosting.sqlite_store import SqliteStore
+from tests.core.cli.cli_runner import neta_in_process
 
 
 def env():
@@ -24,14 +27,7 @@ def env():
 
 
 def test_serve_off_loopback_without_a_token_refuses_to_start(tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-m", "neta", "serve", "--host", "0.0.0.0", "-w", str(tmp_path)],
-        capture_output=True,
-        text=True,
-        env=env(),
-        timeout=60,
-        check=False,
-    )
+    done = neta_in_process("serve", "--host", "0.0.0.0", "-w", str(tmp_path), env=env())
     assert done.returncode == 2
     assert done.stderr.startswith("Error: binding to 0.0.0.0 exposes the agent")
 
@@ -85,26 +81,39 @@ def start_serve(tmp_path, turns, *extra):
     log.close()
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
-    while True:
-        try:
-            httpx.get(f"{base}/openapi.json", timeout=1)
-            return proc, base
-        except httpx.TransportError:
-            assert proc.poll() is None, (tmp_path / "serve.log").read_text()
-            assert time.monotonic() < deadline
-            time.sleep(0.1)
+    with httpx.Client(timeout=1) as http:  # one client: each new one loads the CA bundle
+        while True:
+            try:
+                http.get(f"{base}/openapi.json")
+                return proc, base
+            except httpx.TransportError:
+                assert proc.poll() is None, (tmp_path / "serve.log").read_text()
+                assert time.monotonic() < deadline
+                time.sleep(0.1)
 
 
-def test_serve_answers_rest_with_the_scripted_provider(tmp_path):
-    proc, base = start_serve(tmp_path, [{"text": "served"}])
-    try:
-        sid = httpx.post(f"{base}/v1/sessions").json()["sessionId"]
-        reply = httpx.post(f"{base}/v1/sessions/{sid}/messages", json={"text": "hi"}, timeout=30)
-        assert reply.json()["reply"] == "served"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=15)
-    assert (tmp_path / "home" / "neta.db").exists()
+@pytest.fixture(scope="module")
+def default_serve(tmp_path_factory):
+    """One ``neta serve`` with the default options for the tests that only talk to it."""
+    root = tmp_path_factory.mktemp("default-serve")
+    proc, base = start_serve(root, [{"text": "served"}])
+    yield root, base
+    proc.terminate()
+    proc.wait(timeout=15)
+
+
+@pytest.mark.xdist_group("default_serve")  # one worker, so one server for both
+def test_serve_answers_rest_with_the_scripted_provider(default_serve):
+    root, base = default_serve
+    sid = httpx.post(f"{base}/v1/sessions").json()["sessionId"]
+    reply = httpx.post(f"{base}/v1/sessions/{sid}/messages", json={"text": "hi"}, timeout=30)
+    assert reply.json()["reply"] == "served"
+    assert (root / "home" / "neta.db").exists()
+
+
+def _post_ignoring_the_end(url, body):
+    with contextlib.suppress(httpx.HTTPError):  # the server goes away while it waits
+        httpx.post(url, json=body, timeout=60)
 
 
 def test_stopping_serve_does_not_wait_for_a_long_run_and_keeps_its_message(tmp_path):
@@ -112,15 +121,12 @@ def test_stopping_serve_does_not_wait_for_a_long_run_and_keeps_its_message(tmp_p
     try:
         sid = httpx.post(f"{base}/v1/sessions").json()["sessionId"]
         with httpx.Client(base_url=base, timeout=30) as http:
-            pending = subprocess.Popen(  # a client waiting on the run, in another process
-                [
-                    sys.executable,
-                    "-c",
-                    f"import httpx; httpx.post('{base}/v1/sessions/{sid}/messages', "
-                    "json={'text': 'take your time'}, timeout=60)",
-                ],
-                stderr=subprocess.DEVNULL,
+            pending = threading.Thread(  # a client waiting on the run
+                target=_post_ignoring_the_end,
+                args=(f"{base}/v1/sessions/{sid}/messages", {"text": "take your time"}),
+                daemon=True,
             )
+            pending.start()
             deadline = time.monotonic() + 15
             while not http.get(f"/v1/sessions/{sid}").json()["running"]:
                 assert time.monotonic() < deadline
@@ -129,7 +135,8 @@ def test_stopping_serve_does_not_wait_for_a_long_run_and_keeps_its_message(tmp_p
         proc.terminate()
         proc.wait(timeout=20)
         assert time.monotonic() - started < 10
-        pending.wait(timeout=20)
+        pending.join(timeout=20)
+        assert not pending.is_alive()
     finally:
         if proc.poll() is None:
             proc.kill()
@@ -168,19 +175,16 @@ def _closed_by_peer(sock, within):
         return False
 
 
-def test_idle_keep_alive_connections_outlive_the_clients_pool_expiry_by_default(tmp_path):
+@pytest.mark.xdist_group("default_serve")
+def test_idle_keep_alive_connections_outlive_the_clients_pool_expiry_by_default(default_serve):
     # httpx drops an idle pooled connection after 5 s; a server closing at the same moment
     # races it, and the client's next request on that connection fails with ReadError
-    proc, base = start_serve(tmp_path, [])
+    _, base = default_serve
     port = int(base.rsplit(":", 1)[1])
-    try:
-        with socket.create_connection(("127.0.0.1", port)) as sock:
-            assert _get_on(sock) == b"HTTP/1.1 404 Not Found"
-            assert not _closed_by_peer(sock, within=httpx.Limits().keepalive_expiry + 0.5)
-            assert _get_on(sock) == b"HTTP/1.1 404 Not Found"
-    finally:
-        proc.terminate()
-        proc.wait(timeout=15)
+    with socket.create_connection(("127.0.0.1", port)) as sock:
+        assert _get_on(sock) == b"HTTP/1.1 404 Not Found"
+        assert not _closed_by_peer(sock, within=httpx.Limits().keepalive_expiry + 0.5)
+        assert _get_on(sock) == b"HTTP/1.1 404 Not Found"
 
 
 def test_timeout_keep_alive_option_closes_idle_connections_after_that_long(tmp_path):

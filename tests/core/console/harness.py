@@ -186,8 +186,10 @@ def full_page_screenshot(driver: Any, path: Path) -> None:
     )
     metrics = {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": False}
     driver.execute_cdp_cmd("Emulation.setDeviceMetricsOverride", metrics)
-    try:
-        time.sleep(0.1)
+    try:  # two animation frames: the page has been laid out and painted at the new size
+        driver.execute_async_script(
+            "const done = arguments[0]; requestAnimationFrame(() => requestAnimationFrame(done));"
+        )
         driver.save_screenshot(str(path))
     finally:
         driver.execute_cdp_cmd("Emulation.clearDeviceMetricsOverride", {})

@@ -4,7 +4,6 @@ model. One browser serves the whole module; every test saves a screenshot in its
 import os
 import re
 import sqlite3
-import time
 
 import pytest
 
@@ -21,9 +20,10 @@ from tests.core.console.harness import (
 missing = browser_missing()
 if os.environ.get("NETA_REQUIRE_SERVICES") == "1":
     missing = None  # CI installs the browser: without it these tests fail instead of skipping
-pytestmark = pytest.mark.skipif(
-    missing is not None, reason=f"no browser for the console: {missing}"
-)
+pytestmark = [
+    pytest.mark.skipif(missing is not None, reason=f"no browser for the console: {missing}"),
+    pytest.mark.xdist_group("console_browser"),  # one worker starts the browser, not each
+]
 
 if missing is None:
     from selenium.common.exceptions import NoAlertPresentException
@@ -237,18 +237,26 @@ def test_unanswered_question_counts_down_and_shows_that_it_timed_out(
 
 def test_reload_mid_question_reattaches_with_history_and_the_question(page):
     say(page, "red or blue?")
-    wait_for(page, lambda d: d.find_elements(By.CSS_SELECTOR, ".clarify[data-state='pending']"))
+    [asked] = wait_for(
+        page, lambda d: d.find_elements(By.CSS_SELECTOR, ".clarify[data-state='pending']")
+    )
     session_id = page.execute_script("return new URLSearchParams(location.search).get('sessionId')")
     assert session_id
-    time.sleep(1.0)  # the countdown goes on across the reload
+
+    def seconds_left(prompt):
+        return int(prompt.find_element(By.CLASS_NAME, "clarify-countdown").text.split()[0])
+
+    first = seconds_left(asked)
+    wait_for(page, lambda _: seconds_left(asked) < first)  # a second has gone by
     page.refresh()
     prompt = wait_for(
         page, lambda d: d.find_elements(By.CSS_SELECTOR, ".clarify[data-state='pending']")
     )[0]
     assert page.find_element(By.CSS_SELECTOR, ".msg-user").text == "red or blue?"
     assert f"sessionId={session_id}" in page.current_url
-    remaining = int(prompt.find_element(By.CLASS_NAME, "clarify-countdown").text.split()[0])
+    remaining = seconds_left(prompt)
     assert 15 <= remaining <= 19
+    assert remaining < first  # the countdown went on across the reload, it did not restart
     page.find_element(By.CSS_SELECTOR, "#sessions-panel summary").click()
     listed = page.find_element(By.CSS_SELECTOR, "#sessions a[aria-current='page']")
     assert listed.text == "red or blue?"

@@ -139,7 +139,8 @@ def test_disconnect_keeps_the_question_and_reconnect_resends_it(serve):
         await first.send("user_message", sid, text="go")
         request = (await first.until("clarify_request"))["data"]
         await first.ws.close()
-        await asyncio.sleep(0.2)
+        live = server.hub._live[sid]
+        await wait_until(lambda: not live.outboxes)  # the server has seen the client go
 
         second, again = await open_client(server.ws_url(sessionId=sid))
         assert again["data"]["sessionId"] == sid

@@ -1,13 +1,16 @@
-"""``neta run`` with the anthropic provider, in a real subprocess, against the fake API."""
+"""``neta run`` with the anthropic provider, in-process, against the fake API."""
 
 import json
 import os
-import subprocess
-import sys
+
+import pytest
 
 from neta import create_plugin_manager
 from neta_anthropic import plugin
+from tests.core.cli.cli_runner import neta_in_process
 from tests.fake_anthropic import FakeAnthropic, Reply
+
+pytestmark = pytest.mark.xdist_group("anthropic_sdk")  # see test_provider.py
 
 KEY = "sk-ant-test"
 
@@ -19,14 +22,7 @@ def neta(*args, **env_extra):
         if k == "NETA_HOME" or not k.startswith(("NETA_", "OPENAI_", "ANTHROPIC_"))
     }
     env.update(env_extra)
-    return subprocess.run(
-        [sys.executable, "-m", "neta", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=60,
-        check=False,
-    )
+    return neta_in_process(*args, env=env)
 
 
 def patch_replies():

@@ -7,8 +7,24 @@ import pytest
 
 import neta
 from neta_anthropic import plugin
-from neta_anthropic.provider import DEFAULT_MAX_TOKENS, AnthropicProvider
 from tests.fake_anthropic import FakeAnthropic, Reply
+
+# The SDK takes seconds to import: the tests import it when they run, so that of the xdist
+# workers only the one running this group pays for it (every worker collects every module).
+pytestmark = pytest.mark.xdist_group("anthropic_sdk")
+
+
+def anthropic_provider(*args, **options):
+    from neta_anthropic.provider import AnthropicProvider
+
+    return AnthropicProvider(*args, **options)
+
+
+def default_max_tokens():
+    from neta_anthropic.provider import DEFAULT_MAX_TOKENS
+
+    return DEFAULT_MAX_TOKENS
+
 
 KEY = "sk-ant-test"
 ECHO = {
@@ -30,7 +46,7 @@ def request(text="hi", tools=(), system="You are terse."):
 
 
 def provider(server, **options):
-    return AnthropicProvider("claude-test", base_url=server.base_url, api_key=KEY, **options)
+    return anthropic_provider("claude-test", base_url=server.base_url, api_key=KEY, **options)
 
 
 @pytest.mark.parametrize("stream", [True, False], ids=["streamed", "whole"])
@@ -46,7 +62,7 @@ def test_text_and_tool_uses_come_back_whole(stream):
     assert response.finish_reason == "tool_calls"
     body = server.requests[0]
     assert body["model"] == "claude-test"
-    assert body["max_tokens"] == DEFAULT_MAX_TOKENS
+    assert body["max_tokens"] == default_max_tokens()
     assert bool(body.get("stream")) is stream
     assert body["messages"] == [{"role": "user", "content": [{"type": "text", "text": "hi"}]}]
 
@@ -110,7 +126,7 @@ def test_max_tokens_can_be_set():
 
 def test_bad_key_fails_at_once_naming_provider_model_and_url():
     with FakeAnthropic([Reply(text="never")]) as server:
-        bad = AnthropicProvider("claude-test", base_url=server.base_url, api_key="wrong")
+        bad = anthropic_provider("claude-test", base_url=server.base_url, api_key="wrong")
         with pytest.raises(neta.ProviderError) as caught:
             asyncio.run(bad.complete(request(), lambda _: None))
     error = caught.value
@@ -158,7 +174,7 @@ def test_stream_cut_off_before_its_end_is_retryable():
 def test_unreachable_api_is_retryable():
     with FakeAnthropic() as server:
         url = server.base_url
-    gone = AnthropicProvider("claude-test", base_url=url, api_key=KEY)
+    gone = anthropic_provider("claude-test", base_url=url, api_key=KEY)
     with pytest.raises(neta.ProviderError, match="cannot reach") as caught:
         asyncio.run(gone.complete(request(), lambda _: None))
     assert caught.value.retryable is True
@@ -169,7 +185,7 @@ def test_key_and_url_come_from_the_environment(monkeypatch):
         monkeypatch.setenv("ANTHROPIC_BASE_URL", server.base_url)
         monkeypatch.setenv("ANTHROPIC_API_KEY", KEY)
         monkeypatch.setenv("ANTHROPIC_MODEL", "claude-from-env")
-        from_env = AnthropicProvider()
+        from_env = anthropic_provider()
         response = asyncio.run(
             from_env.complete(neta.ModelRequest(messages=request().messages), lambda _: None)
         )
@@ -181,13 +197,13 @@ def test_no_key_and_no_url_is_a_clear_config_error(monkeypatch):
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
     with pytest.raises(neta.ConfigError, match="needs an API key: set ANTHROPIC_API_KEY"):
-        AnthropicProvider("m")
+        anthropic_provider("m")
 
 
 def test_a_host_shares_one_client_per_configuration_and_closes_it():
     with FakeAnthropic([Reply(text="a"), Reply(text="b"), Reply(text="c"), Reply(text="d")]) as s:
         first, second = provider(s), provider(s)
-        other = AnthropicProvider("claude-test", base_url=s.base_url, api_key=KEY, timeout=5)
+        other = anthropic_provider("claude-test", base_url=s.base_url, api_key=KEY, timeout=5)
 
         async def host():
             pool = neta.ClientPool()

@@ -4,15 +4,25 @@ import asyncio
 import json
 import time
 
+import pytest
+
 import neta
 import neta_base.plugin
 from neta.events import ProviderRetry, ToolResultEvent
 from neta_anthropic import plugin
-from neta_anthropic.provider import AnthropicProvider
 from tests.core.runtime import kit
 from tests.fake_anthropic import FakeAnthropic, Reply
 from tests.fake_openai import FakeOpenAI
 from tests.fake_openai import Reply as OpenAIReply
+
+pytestmark = pytest.mark.xdist_group("anthropic_sdk")  # see test_provider.py
+
+
+def anthropic_provider(*args, **options):
+    from neta_anthropic.provider import AnthropicProvider
+
+    return AnthropicProvider(*args, **options)
+
 
 KEY = "sk-ant-test"
 
@@ -210,7 +220,7 @@ def test_a_session_can_switch_provider_between_turns(tmp_path):
 
         async def two_turns():
             first = await agent.run("first", session=session)
-            session.provider = AnthropicProvider(
+            session.provider = anthropic_provider(
                 "claude-test", base_url=server.base_url, api_key=KEY
             )
             second = await agent.run("second", session=session)

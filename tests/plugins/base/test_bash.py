@@ -99,7 +99,8 @@ def test_bash_sleep_in_background_and_foreground_times_out_quickly(call):
     assert result.data["timed_out"] is True
 
 
-def test_bash_timeout_escalates_to_sigkill_when_sigterm_is_ignored(call, session):
+def test_bash_timeout_escalates_to_sigkill_when_sigterm_is_ignored(call, session, monkeypatch):
+    monkeypatch.setattr(bash, "_TERM_GRACE", 0.3)  # not 2 s of waiting in a test
     started = time.monotonic()
     result = call("bash", command="trap '' TERM; sleep 30 & echo $! > pid; wait", timeout=1)
     assert time.monotonic() - started < 10

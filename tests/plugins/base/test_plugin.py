@@ -2,10 +2,9 @@
 
 import json
 import os
-import subprocess
-import sys
 
 import neta_base.plugin
+from tests.core.cli.cli_runner import neta_in_process
 
 BASE_TOOLS = ["bash", "read_file", "write_file", "list_dir", "patch"]
 
@@ -46,15 +45,7 @@ def test_base_plugin_implements_the_toolset_schema_build_and_cleanup_hooks(make_
 
 def test_neta_tools_list_only_base_lists_the_five_tools(tmp_path):
     env = {k: v for k, v in os.environ.items() if not k.startswith("NETA_")}
-    done = subprocess.run(
-        [sys.executable, "-m", "neta", "tools", "list", "--only", "base", "--json"],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=tmp_path,
-        timeout=60,
-        check=False,
-    )
+    done = neta_in_process("tools", "list", "--only", "base", "--json", env=env, cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)
     assert sorted(row["name"] for row in rows) == sorted(BASE_TOOLS)
@@ -66,16 +57,10 @@ def test_neta_tools_list_only_base_lists_the_five_tools(tmp_path):
 def test_neta_tools_call_read_file_runs_in_the_given_workspace(tmp_path):
     (tmp_path / "hello.txt").write_text("hello\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith("NETA_")}
-    done = subprocess.run(
-        [
-            *(sys.executable, "-m", "neta", "tools", "call", "read_file"),
-            *("--args", json.dumps({"path": "hello.txt"}), "--workspace", str(tmp_path)),
-        ],
-        capture_output=True,
-        text=True,
+    done = neta_in_process(
+        *("tools", "call", "read_file"),
+        *("--args", json.dumps({"path": "hello.txt"}), "--workspace", str(tmp_path)),
         env=env,
-        timeout=60,
-        check=False,
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "     1\thello\n"

@@ -2,11 +2,10 @@
 
 import json
 import os
-import subprocess
-import sys
 
 import pytest
 
+from tests.core.cli.cli_runner import neta_in_process
 from tests.plugins.mcp.conftest import TIME, write_config
 
 
@@ -22,17 +21,10 @@ def project(workspace, neta_home):
 
 
 def neta(*args, cwd, home):
+    """``neta ARGS`` in-process (the MCP servers it starts are real processes all the same)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NETA_", "OPENAI_"))}
     env["NETA_HOME"] = str(home)
-    return subprocess.run(
-        [sys.executable, "-m", "neta", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        timeout=90,
-        check=False,
-    )
+    return neta_in_process(*args, env=env, cwd=cwd)
 
 
 def test_tools_list_shows_the_server_tools_in_their_toolset(project, neta_home):
