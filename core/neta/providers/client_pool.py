@@ -5,9 +5,10 @@ synchronous work, an SSL context included, even for ``http://``), and each clien
 connection pool. A host serving many sessions therefore keeps one client per provider
 configuration and event loop: it makes the pool active while its runs execute
 (``with pool.active():``), providers take their clients from ``active_pool()``, and the host
-closes them all when it stops (``await pool.aclose()``). Without an active pool a provider
-makes a client per call and closes it again, which suits one-off commands. Provider plugins
-do the same through the public ``neta.active_pool()``.
+closes them all when it stops (``await pool.aclose()``). A run outside a host makes a pool
+of its own for its turns (``Agent.run``). Without any active pool (a provider called
+directly) a provider makes a client per call and closes it again. Provider plugins take their
+clients the same way, through the public ``neta.active_pool()``.
 """
 
 from __future__ import annotations

@@ -16,6 +16,7 @@ from neta.events import Event, Outcome, ProviderRetry
 from neta.messages import Message, Usage, close_interrupted_calls
 from neta.plugins import NetaPluginManager, create_plugin_manager
 from neta.providers.base import Provider, ToolDefinition
+from neta.providers.client_pool import ClientPool, active_pool
 from neta.providers.registry import create_provider, resolve_model_name
 from neta.providers.retry import RetryingProvider, RetryNotice, RetryPolicy
 from neta.runtime.attempt import (
@@ -350,7 +351,9 @@ class Agent:
     ) -> RunResult:
         """Add ``message`` to the session (a new one by default) and run until the model answers.
 
-        One run per session at a time: a second concurrent call waits for the first.
+        One run per session at a time: a second concurrent call waits for the first. Outside a
+        host's ``ClientPool`` the run keeps one of its own, so its turns share one model-API
+        client, closed when the run ends.
         """
         session = session if session is not None else self.new_session()
         events: list[Event] = []
@@ -375,7 +378,12 @@ class Agent:
                 )
             )
 
-        async with session._lock:
+        # a run outside a host still shares one model-API client between its turns
+        own_pool = ClientPool() if active_pool() is None else None
+        async with session._lock, contextlib.AsyncExitStack() as stack:
+            if own_pool is not None:
+                stack.push_async_callback(own_pool.aclose)
+                stack.enter_context(own_pool.active())
             session._sink = sink
             session._loop = asyncio.get_running_loop()
             outcome = "error"

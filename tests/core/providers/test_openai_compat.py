@@ -395,3 +395,25 @@ def test_a_long_conversation_with_many_tools_costs_little_cpu_per_call():
     assert server.requests[-1]["tools"] == tools
     assert len(server.requests[-1]["messages"]) == 300
     assert per_call < 0.05, f"{per_call * 1000:.0f} ms of CPU per call"
+
+
+def test_a_run_without_a_host_makes_one_client_for_all_its_turns_and_closes_it(
+    tmp_path, monkeypatch
+):
+    # Each client costs tens of milliseconds of CPU (an SSL context, even for http://).
+    made = []
+    new_client = OpenAIProvider._new_client
+
+    def counted(self):
+        made.append(new_client(self))
+        return made[-1]
+
+    monkeypatch.setattr(OpenAIProvider, "_new_client", counted)
+    replies = [Reply(tool_calls=[("echo", '{"text": "again"}')]) for _ in range(2)]
+    with FakeOpenAI([*replies, Reply(text="done"), Reply(text="done again")]) as server:
+        agent = kit_agent(server, tmp_path)
+        first = asyncio.run(agent.run("three turns"))
+        second = asyncio.run(agent.run("three more"))
+    assert (first.turns, second.outcome) == (3, "completed")
+    assert len(made) == 2  # one per run (each asyncio.run is a new event loop)
+    assert all(client.is_closed() for client in made)
