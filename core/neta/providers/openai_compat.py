@@ -222,14 +222,14 @@ class OpenAIProvider:
                         input_tokens=_count(counted, "prompt_tokens"),
                         output_tokens=_count(counted, "completion_tokens"),
                     )
-                for choice in _field(chunk, "choices") or []:
-                    finish_reason = _field(choice, "finish_reason") or finish_reason
+                for choice in _items(chunk, "choices"):
+                    finish_reason = _text(choice, "finish_reason") or finish_reason
                     delta = _field(choice, "delta")
                     content = _text(delta, "content")
                     if content:
                         text.append(content)
                         on_text(content)
-                    for part in _field(delta, "tool_calls") or []:
+                    for part in _items(delta, "tool_calls"):
                         calls.add(part)
         if finish_reason is None:
             received = sum(map(len, text)) + calls.characters
@@ -293,6 +293,12 @@ class _CallAssembler:
 def _field(value: Any, key: str) -> Any:
     """``value[key]`` when ``value`` is a JSON object, else None (tolerating odd servers)."""
     return value.get(key) if isinstance(value, dict) else None
+
+
+def _items(value: Any, key: str) -> list[Any]:
+    """``value[key]`` when it is a JSON array, else an empty list."""
+    found = _field(value, key)
+    return found if isinstance(found, list) else []
 
 
 def _text(value: Any, key: str) -> str:

@@ -259,6 +259,22 @@ def test_stream_chunks_without_choices_or_delta_are_skipped():
     assert pieces == ["still ", "here"]
 
 
+def test_stream_values_of_the_wrong_kind_are_ignored():
+    chunks = [
+        {"choices": {"0": "not a list"}},
+        choice({"content": 42, "tool_calls": "not a list"}),
+        choice({"content": "fine", "tool_calls": [{"index": 0, "function": "odd"}]}),
+        {"choices": [{"delta": {}, "finish_reason": 7}], "usage": {"prompt_tokens": "x"}},
+        choice({}, "stop"),
+    ]
+    response = stream_once(Reply(raw_chunks=chunks), lambda _: None)
+    assert response.text == "fine"
+    assert [(c.name, c.arguments) for c in response.tool_calls] == [("", "")]
+    assert response.finish_reason == "stop"
+    assert response.usage is not None
+    assert response.usage.input_tokens == 0
+
+
 def test_tool_calls_without_ids_get_ids_unique_across_turns():
     chunks = [
         calls_delta({"index": 0, "function": {"name": "echo", "arguments": "{}"}}),
