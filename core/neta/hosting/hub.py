@@ -38,7 +38,8 @@ from neta.hosting.live import LiveSession, Outbox
 from neta.hosting.protocol import PendingQuestion, error_frame, event_frame
 from neta.hosting.questions import QuestionRegistry
 from neta.hosting.save_points import SavingProvider, SessionSaver, guard_tools
-from neta.hosting.store import Store, StoredQuestion
+from neta.hosting.session_guards import SessionGuards
+from neta.hosting.store import Store, StoredQuestion, StoredSession
 from neta.messages import Message, Usage
 from neta.plugins import create_plugin_manager
 from neta.providers.base import Provider
@@ -89,7 +90,7 @@ class SessionHub:
         )
         self.bus = open_bus(redis_url(config.redis_url))
         self.cluster = None if isinstance(self.bus, LocalBus) else Cluster(self, self.bus)
-        self.leases = Leases(self.store, config.lease_seconds, on_beat=self._adopt_orphans)
+        self.leases = Leases(self.store, config.lease_seconds, on_beat=self._adopt_orphans_async)
         self.saver = SessionSaver(self.store, self.leases.owner)
         self.questions = QuestionRegistry()
         self.clients = ClientPool()  # one model-API client per configuration, for every session
@@ -112,6 +113,8 @@ class SessionHub:
         )
         self._live: dict[str, LiveSession] = {}
         self._idle: OrderedDict[str, None] = OrderedDict()
+        self._guards = SessionGuards()
+        self._releasing: dict[str, asyncio.Task[None]] = {}
         # Questions left waiting by a process that is gone can no longer be answered live;
         # their sessions continue REST-style: the next message is the answer.
         self.lost_at_start = self._adopt_orphans()
@@ -173,12 +176,64 @@ class SessionHub:
         self._idle.pop(session_id, None)
         return live
 
+    async def create_async(self, entry: HostEntry) -> LiveSession:
+        """``create`` without holding up the event loop while the store works."""
+        live = self._open(entry, session_id=None, history=(), todos=None)
+        try:
+            async with self._guards.hold(live.session_id):
+                await self.store.run_calls().create(live.session_id, entry)
+                await self.leases.claim_async(live.session_id)
+                await self.saver.save_async(live)
+        except BaseException:
+            self._live.pop(live.session_id, None)
+            live.closed = True
+            self.agent.end_session(live.session)
+            raise
+        return live
+
+    async def get_async(self, session_id: str) -> LiveSession:
+        """``get`` without holding up the event loop while the store works.
+
+        While it waits on the store it holds the session's guard: another connection or
+        request opening the same session meanwhile waits, and then gets the same copy.
+
+        Raises:
+            UnknownSession: no such session exists.
+            SessionOwned: another server process runs the session now.
+        """
+        calls = self.store.run_calls()
+        async with self._guards.hold(session_id):
+            await self.leases.claim_async(session_id)
+            live = self._live.get(session_id)
+            try:
+                if live is not None and not live.busy:
+                    version = await calls.version(session_id)
+                    if self._live.get(session_id) is not live:
+                        live = None  # dropped from memory meanwhile
+                    elif version != live.version:
+                        self._drop(live)  # another process took a turn since: this copy is stale
+                        live = None
+                if live is None:
+                    saved = await calls.load(session_id)
+                    if saved is None:
+                        raise UnknownSession(session_id)
+                    live = self._loaded(saved)
+            except BaseException:
+                if live is None or not live.busy:
+                    await self.leases.release_async(session_id)
+                raise
+        self._idle.pop(session_id, None)
+        return live
+
     def _load(self, session_id: str) -> LiveSession:
         saved = self.store.load(session_id)
         if saved is None:
             raise UnknownSession(session_id)
+        return self._loaded(saved)
+
+    def _loaded(self, saved: StoredSession) -> LiveSession:
         entry: HostEntry = "gateway" if saved.entry == "gateway" else "service"
-        live = self._open(entry, session_id, saved.history, saved.todos)
+        live = self._open(entry, saved.session_id, saved.history, saved.todos)
         live.saved = list(live.session.history)
         live.version = saved.version
         return live
@@ -237,9 +292,50 @@ class SessionHub:
         Idle sessions beyond ``max_idle_sessions`` are dropped from memory, the least recently
         used first; they stay on disk and are loaded again when used.
         """
-        if live.closed or live.busy or self._live.get(live.session_id) is not live:
+        if not self._idle_now(live):
+            return
+        if self.store.remote and self._in_loop():
+            # the store call waits in a task of its own, under the session's guard
+            task = asyncio.create_task(self.release_async(live), name="neta-release")
+            self._releasing[live.session_id] = task
+            task.add_done_callback(lambda _: self._forget_release(live.session_id, task))
             return
         self.leases.release(live.session_id)  # another process may take it over now
+        self._rest(live)
+
+    async def release_async(self, live: LiveSession) -> None:
+        """``release`` without holding up the event loop while the store works."""
+        async with self._guards.hold(live.session_id):
+            if not self._idle_now(live):
+                return  # opened again meanwhile
+            await self.leases.release_async(live.session_id)
+            if self._idle_now(live):
+                self._rest(live)
+
+    async def released(self, live: LiveSession) -> None:
+        """Wait until a release of ``live`` started in the background (if any) is done."""
+        task = self._releasing.get(live.session_id)
+        if task is not None:
+            await asyncio.wait({task})
+
+    def _forget_release(self, session_id: str, task: asyncio.Task[None]) -> None:
+        if self._releasing.get(session_id) is task:
+            del self._releasing[session_id]
+
+    @staticmethod
+    def _in_loop() -> bool:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        return True
+
+    def _idle_now(self, live: LiveSession) -> bool:
+        """Whether ``live`` is in memory here with no run and no client."""
+        return not live.closed and not live.busy and self._live.get(live.session_id) is live
+
+    def _rest(self, live: LiveSession) -> None:
+        """Keep ``live`` among the idle sessions, dropping the oldest beyond the limit."""
         self._idle[live.session_id] = None
         self._idle.move_to_end(live.session_id)
         while len(self._idle) > self.config.max_idle_sessions:
@@ -284,6 +380,8 @@ class SessionHub:
         A question still waiting is lost to the restart: its clients are told
         (``server_restarted``, again when they reconnect) and its history gets a note.
         """
+        if self._releasing:
+            await asyncio.wait(set(self._releasing.values()))
         lives = list(self._live.values())
         lost = {live.session_id: self.clarify.lose_pending(live) for live in lives}
         await asyncio.gather(*(self._stop_run(live) for live in lives))
@@ -331,6 +429,33 @@ class SessionHub:
         if self.cluster is not None:
             self.cluster.sweep()  # after the questions' frames: then the runs' ends
         return lost
+
+    async def _adopt_orphans_async(self) -> None:
+        """``_adopt_orphans`` without holding up the event loop (at each heartbeat)."""
+        calls = self.store.run_calls()
+        lost = await calls.lose_questions()
+        by_session: dict[str, list[StoredQuestion]] = {}
+        for question in lost:
+            by_session.setdefault(question.session_id, []).append(question)
+        for session_id, questions in by_session.items():
+            async with self._guards.hold(session_id):
+                try:
+                    await self.leases.claim_async(session_id)
+                except HostError:  # taken over meanwhile, or deleted: its new owner decides
+                    continue
+                try:
+                    saved = await calls.load(session_id)
+                    if saved is not None and note_lost_questions(saved.history, questions):
+                        await calls.save(session_id, saved.history, owner=self.leases.owner)
+                    if self.cluster is not None:
+                        self.cluster.tell_lost(session_id, questions)
+                except HostError as exc:
+                    _log.warning("could not note lost questions of %s: %s", session_id, exc)
+                finally:
+                    if session_id not in self._live or not self._live[session_id].busy:
+                        await self.leases.release_async(session_id)
+        if self.cluster is not None:
+            self.cluster.sweep()  # after the questions' frames: then the runs' ends
 
     # -- runs -------------------------------------------------------------------------------
 
@@ -442,9 +567,9 @@ class SessionHub:
         """The session's unanswered questions, as sent in ``session_ready``."""
         return self.clarify.pending(session_id)
 
-    def tell_lost_questions(self, live: LiveSession) -> None:
+    async def tell_lost_questions(self, live: LiveSession) -> None:
         """Tell the session's clients which of its questions a restart ended (once)."""
-        self.clarify.tell_lost(live)
+        await self.clarify.tell_lost(live)
 
 
 __all__ = ["SessionHub", "SessionView"]

@@ -61,8 +61,8 @@ _REFUSALS: dict[int | str, dict[str, Any]] = {
 @router.post("/sessions", status_code=status.HTTP_201_CREATED, responses={503: _REFUSALS[503]})
 async def create_session(hub: HubDep) -> NewSession:
     """Start a session (no live channel: a clarify question ends the turn)."""
-    live = hub.create("service")
-    hub.release(live)
+    live = await hub.create_async("service")
+    await hub.release_async(live)
     return NewSession(sessionId=live.session_id)
 
 
@@ -74,7 +74,7 @@ async def send_message(session_id: str, body: MessageIn, hub: HubDep) -> Message
     404 if the session does not exist or is deleted before the run ends.
     """
     try:
-        live = hub.get(session_id)
+        live = await hub.get_async(session_id)
     except SessionOwned:
         if hub.cluster is None:
             raise
@@ -82,6 +82,7 @@ async def send_message(session_id: str, body: MessageIn, hub: HubDep) -> Message
     run = hub.start_run(live, body.text)
     # The run belongs to the hub: should this request be cancelled, the run goes on.
     await asyncio.wait({run})
+    await hub.released(live)  # the session's lease is free for another worker's request
     if not await hub.store.run_calls().exists(session_id):
         raise UnknownSession(session_id)
     if live.failure is not None:  # the run stopped: the session could not be saved
