@@ -197,7 +197,9 @@ async def _handle(
     elif live is None:  # pragma: no cover - only a cluster attaches without a live session
         raise HostError("this connection has no session", code="internal")
     elif isinstance(incoming, UserMessage):
-        hub.start_run(live, incoming.text)
+        if not live.closed and not live.running:  # else ``start_run`` refuses it
+            await hub.leases.claim_async(session_id)
+        hub.start_run(live, incoming.text, claimed=True)
     elif isinstance(incoming, ClarifyResponse):
         hub.answer(live, incoming.request_id, incoming.answer)
     elif isinstance(incoming, CancelRun) and not await hub.cancel_run(live):

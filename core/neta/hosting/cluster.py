@@ -323,7 +323,7 @@ class Cluster:
         if kind == "message":
             running = await self.hub.get_async(session_id)
             try:
-                self.hub.start_run(running, str(command.get("text", "")))
+                self.hub.start_run(running, str(command.get("text", "")), claimed=True)
             except BaseException:
                 self.hub.release(running)
                 raise

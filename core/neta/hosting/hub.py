@@ -254,6 +254,17 @@ class SessionHub:
         items = _restored_todos(saved.todos).snapshot().item_dicts()
         return SessionView(session_id, saved.history, items, running=False)
 
+    async def view_async(self, session_id: str) -> SessionView:
+        """``view`` without holding up the event loop while the store works."""
+        live = self._live.get(session_id)
+        if live is not None and live.busy:
+            return self.view(session_id)
+        saved = await self.store.run_calls().load(session_id)
+        if saved is None:
+            raise UnknownSession(session_id)
+        items = _restored_todos(saved.todos).snapshot().item_dicts()
+        return SessionView(session_id, saved.history, items, running=False)
+
     def _open(
         self, entry: HostEntry, session_id: str | None, history: Sequence[Any], todos: str | None
     ) -> LiveSession:
@@ -356,12 +367,12 @@ class SessionHub:
             UnknownSession: no such session exists.
             SessionOwned: another server process runs the session now.
         """
-        self.leases.claim(session_id)
-        live = self._live.get(session_id)
-        # Gone from disk first, so that nobody can load it again while its run stops.
-        self.store.delete(session_id)
-        self._live.pop(session_id, None)
-        self._idle.pop(session_id, None)
+        async with self._guards.hold(session_id):  # nobody opens it meanwhile
+            await self.leases.claim_async(session_id)
+            # Gone from disk first, so that nobody can load it again while its run stops.
+            await self.store.run_calls().delete(session_id)
+            live = self._live.pop(session_id, None)
+            self._idle.pop(session_id, None)
         if live is None:
             return
         live.closed = True
@@ -459,8 +470,13 @@ class SessionHub:
 
     # -- runs -------------------------------------------------------------------------------
 
-    def start_run(self, live: LiveSession, text: str) -> asyncio.Task[RunResult]:
+    def start_run(
+        self, live: LiveSession, text: str, *, claimed: bool = False
+    ) -> asyncio.Task[RunResult]:
         """Start a run of ``text`` in the background; its events go to the session's clients.
+
+        ``claimed`` says the caller just claimed the session's lease (``get_async``,
+        ``Leases.claim_async``) without an await since: it is not claimed again here.
 
         The task never fails: a cancelled run ends with outcome ``cancelled``, one that
         raised with outcome ``error``. A run whose session cannot be saved stops with outcome
@@ -475,7 +491,8 @@ class SessionHub:
             raise UnknownSession(live.session_id)
         if live.running:
             raise Busy(live.session_id)
-        self.leases.claim(live.session_id)
+        if not claimed:
+            self.leases.claim(live.session_id)
         self._idle.pop(live.session_id, None)
         live.failure = None
         live.run = asyncio.create_task(self._run(live, text))

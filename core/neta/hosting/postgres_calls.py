@@ -90,6 +90,11 @@ class PostgresRunCalls:
             row = await (await db.execute(sql.VERSION, (session_id,))).fetchone()
         return None if row is None else int(row[0])
 
+    async def delete(self, session_id: str) -> None:
+        """``Store.delete``."""
+        async with self._one() as db:
+            await db.execute(sql.DELETE_SESSION, (session_id,))
+
     async def lose_questions(self, request_ids: list[str] | None = None) -> list[StoredQuestion]:
         """``Store.lose_questions``."""
         params: tuple[list[str], ...] = ()

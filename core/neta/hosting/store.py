@@ -150,6 +150,9 @@ class RunCalls(Protocol):
     async def version(self, session_id: str) -> int | None:
         """``Store.version``."""
 
+    async def delete(self, session_id: str) -> None:
+        """``Store.delete``."""
+
     async def lose_questions(self, request_ids: list[str] | None = None) -> list[StoredQuestion]:
         """``Store.lose_questions``."""
 
@@ -211,6 +214,10 @@ class InlineCalls:
     async def version(self, session_id: str) -> int | None:
         """``Store.version``."""
         return self._store.version(session_id)
+
+    async def delete(self, session_id: str) -> None:
+        """``Store.delete``."""
+        self._store.delete(session_id)
 
     async def lose_questions(self, request_ids: list[str] | None = None) -> list[StoredQuestion]:
         """``Store.lose_questions``."""

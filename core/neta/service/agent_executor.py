@@ -79,7 +79,7 @@ async def send_message(session_id: str, body: MessageIn, hub: HubDep) -> Message
         if hub.cluster is None:
             raise
         return await _run_on_owner(hub, session_id, body.text)
-    run = hub.start_run(live, body.text)
+    run = hub.start_run(live, body.text, claimed=True)
     # The run belongs to the hub: should this request be cancelled, the run goes on.
     await asyncio.wait({run})
     await hub.released(live)  # the session's lease is free for another worker's request
@@ -120,14 +120,14 @@ async def _run_on_owner(hub: SessionHub, session_id: str, text: str) -> MessageO
         outcome=finished["outcome"],
         reason=str(finished.get("reason", "")),
         events=events,
-        todos=hub.view(session_id).todos,
+        todos=(await hub.view_async(session_id)).todos,
     )
 
 
 @router.get("/sessions/{session_id}", responses={404: _REFUSALS[404]})
 async def read_session(session_id: str, hub: HubDep) -> SessionOut:
     """The session's history and todo list."""
-    view = hub.view(session_id)
+    view = await hub.view_async(session_id)
     return SessionOut(
         sessionId=session_id,
         messages=[m.model_dump(mode="json", exclude_defaults=True) for m in view.history],

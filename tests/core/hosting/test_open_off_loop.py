@@ -136,3 +136,54 @@ def test_a_connection_and_a_request_opening_one_session_at_once_share_it(serve, 
         assert [m["content"] for m in view["messages"]] == ["hi", "done", "more", "done"]
 
     drive(scenario())
+
+
+def test_a_message_claiming_its_session_while_the_database_waits_holds_up_no_connection(
+    serve, postgres_url
+):
+    server = serve([{"text": "done"}], database_url=postgres_url)
+
+    async def scenario() -> None:
+        busy, ready = await open_client(server.ws_url())
+        writer, writing = await open_client(server.ws_url())
+        holder, done = _hold_table(postgres_url, "leases")  # the message's claim waits
+        await writer.send("user_message", writing["sessionId"], text="hi")
+        await asyncio.sleep(0.1)
+        slowest = await _slowest_pong(busy, ready["sessionId"], HELD_SECONDS / 2)
+        done.set()
+        holder.join()
+        finished = await writer.until("run_finished")
+        assert slowest < 0.3, f"a ping waited {slowest:.2f} s for its pong"
+        assert finished["data"]["text"] == "done"
+
+    drive(scenario())
+
+
+def test_reading_and_deleting_a_session_while_the_database_waits_hold_up_no_connection(
+    serve, postgres_url
+):
+    server = serve([{"text": "done"}], database_url=postgres_url)
+
+    async def scenario() -> None:
+        busy, ready = await open_client(server.ws_url())
+        async with httpx.AsyncClient(base_url=server.http, timeout=10) as http:
+            quiet = (await http.post("/v1/sessions")).json()["sessionId"]
+            for method, table, mode, status in (
+                ("GET", "messages", "ACCESS EXCLUSIVE", 200),  # reading waits
+                ("DELETE", "leases", "EXCLUSIVE", 204),  # claiming it to delete waits
+            ):
+                holder, done = _hold_table(postgres_url, table, mode)
+                request = asyncio.create_task(http.request(method, f"/v1/sessions/{quiet}"))
+                await asyncio.sleep(0.1)
+                slowest = await _slowest_pong(busy, ready["sessionId"], HELD_SECONDS / 2)
+                waited = not request.done()
+                done.set()
+                holder.join()
+                answer = await asyncio.wait_for(request, 10)
+                assert slowest < 0.3, f"{method}: a ping waited {slowest:.2f} s for its pong"
+                assert waited
+                assert answer.status_code == status, answer.text
+            gone = await http.get(f"/v1/sessions/{quiet}")
+        assert gone.status_code == 404
+
+    drive(scenario())
