@@ -35,11 +35,12 @@ from neta.hosting.config import HostConfig
 from neta.hosting.engines import database_url, open_bus, open_store, redis_url
 from neta.hosting.leases import Leases
 from neta.hosting.live import LiveSession, Outbox
+from neta.hosting.orphans import adopt_orphans, adopt_orphans_async
 from neta.hosting.protocol import PendingQuestion, error_frame, event_frame
 from neta.hosting.questions import QuestionRegistry
 from neta.hosting.save_points import SavingProvider, SessionSaver, guard_tools
 from neta.hosting.session_guards import SessionGuards
-from neta.hosting.store import Store, StoredQuestion, StoredSession
+from neta.hosting.store import Store, StoredSession
 from neta.messages import Message, Usage
 from neta.plugins import create_plugin_manager
 from neta.providers.base import Provider
@@ -90,7 +91,9 @@ class SessionHub:
         )
         self.bus = open_bus(redis_url(config.redis_url))
         self.cluster = None if isinstance(self.bus, LocalBus) else Cluster(self, self.bus)
-        self.leases = Leases(self.store, config.lease_seconds, on_beat=self._adopt_orphans_async)
+        self.leases = Leases(
+            self.store, config.lease_seconds, on_beat=lambda: adopt_orphans_async(self)
+        )
         self.saver = SessionSaver(self.store, self.leases.owner)
         self.questions = QuestionRegistry()
         self.clients = ClientPool()  # one model-API client per configuration, for every session
@@ -113,11 +116,16 @@ class SessionHub:
         )
         self._live: dict[str, LiveSession] = {}
         self._idle: OrderedDict[str, None] = OrderedDict()
-        self._guards = SessionGuards()
+        self.guards = SessionGuards()
         self._releasing: dict[str, asyncio.Task[None]] = {}
         # Questions left waiting by a process that is gone can no longer be answered live;
         # their sessions continue REST-style: the next message is the answer.
-        self.lost_at_start = self._adopt_orphans()
+        self.lost_at_start = adopt_orphans(self)
+
+    def in_use(self, session_id: str) -> bool:
+        """Whether the session runs or has a client here (this process then keeps its lease)."""
+        live = self._live.get(session_id)
+        return live is not None and live.busy
 
     def start(self) -> None:
         """Start the hub's background work (in the server's event loop)."""
@@ -180,7 +188,7 @@ class SessionHub:
         """``create`` without holding up the event loop while the store works."""
         live = self._open(entry, session_id=None, history=(), todos=None)
         try:
-            async with self._guards.hold(live.session_id):
+            async with self.guards.hold(live.session_id):
                 await self.store.run_calls().create(live.session_id, entry)
                 await self.leases.claim_async(live.session_id)
                 await self.saver.save_async(live)
@@ -202,7 +210,7 @@ class SessionHub:
             SessionOwned: another server process runs the session now.
         """
         calls = self.store.run_calls()
-        async with self._guards.hold(session_id):
+        async with self.guards.hold(session_id):
             await self.leases.claim_async(session_id)
             live = self._live.get(session_id)
             try:
@@ -316,7 +324,7 @@ class SessionHub:
 
     async def release_async(self, live: LiveSession) -> None:
         """``release`` without holding up the event loop while the store works."""
-        async with self._guards.hold(live.session_id):
+        async with self.guards.hold(live.session_id):
             if not self._idle_now(live):
                 return  # opened again meanwhile
             await self.leases.release_async(live.session_id)
@@ -367,7 +375,7 @@ class SessionHub:
             UnknownSession: no such session exists.
             SessionOwned: another server process runs the session now.
         """
-        async with self._guards.hold(session_id):  # nobody opens it meanwhile
+        async with self.guards.hold(session_id):  # nobody opens it meanwhile
             await self.leases.claim_async(session_id)
             # Gone from disk first, so that nobody can load it again while its run stops.
             await self.store.run_calls().delete(session_id)
@@ -414,59 +422,6 @@ class SessionHub:
             await self.cluster.close()
         await self.store.run_calls().close()
         self.store.close()
-
-    def _adopt_orphans(self) -> list[StoredQuestion]:
-        """Note the questions a process that is gone left waiting, in their sessions' history."""
-        lost = self.store.lose_questions()
-        by_session: dict[str, list[StoredQuestion]] = {}
-        for question in lost:
-            by_session.setdefault(question.session_id, []).append(question)
-        for session_id, questions in by_session.items():
-            try:
-                self.leases.claim(session_id)
-            except HostError:  # taken over meanwhile, or deleted: its new owner decides
-                continue
-            try:
-                saved = self.store.load(session_id)
-                if saved is not None and note_lost_questions(saved.history, questions):
-                    self.store.save(session_id, saved.history, owner=self.leases.owner)
-                if self.cluster is not None:
-                    self.cluster.tell_lost(session_id, questions)
-            except HostError as exc:
-                _log.warning("could not note lost questions of %s: %s", session_id, exc)
-            finally:
-                if session_id not in self._live or not self._live[session_id].busy:
-                    self.leases.release(session_id)
-        if self.cluster is not None:
-            self.cluster.sweep()  # after the questions' frames: then the runs' ends
-        return lost
-
-    async def _adopt_orphans_async(self) -> None:
-        """``_adopt_orphans`` without holding up the event loop (at each heartbeat)."""
-        calls = self.store.run_calls()
-        lost = await calls.lose_questions()
-        by_session: dict[str, list[StoredQuestion]] = {}
-        for question in lost:
-            by_session.setdefault(question.session_id, []).append(question)
-        for session_id, questions in by_session.items():
-            async with self._guards.hold(session_id):
-                try:
-                    await self.leases.claim_async(session_id)
-                except HostError:  # taken over meanwhile, or deleted: its new owner decides
-                    continue
-                try:
-                    saved = await calls.load(session_id)
-                    if saved is not None and note_lost_questions(saved.history, questions):
-                        await calls.save(session_id, saved.history, owner=self.leases.owner)
-                    if self.cluster is not None:
-                        self.cluster.tell_lost(session_id, questions)
-                except HostError as exc:
-                    _log.warning("could not note lost questions of %s: %s", session_id, exc)
-                finally:
-                    if session_id not in self._live or not self._live[session_id].busy:
-                        await self.leases.release_async(session_id)
-        if self.cluster is not None:
-            self.cluster.sweep()  # after the questions' frames: then the runs' ends
 
     # -- runs -------------------------------------------------------------------------------
 
