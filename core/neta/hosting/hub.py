@@ -144,7 +144,8 @@ class SessionHub:
     def create(self, entry: HostEntry) -> LiveSession:
         """Start a new session; its id is random and unguessable.
 
-        The caller attaches a client, starts a run, or calls ``release``.
+        The caller attaches a client, starts a run, or calls ``release``. The store's calls
+        are made in the calling thread (a script, a test); a server uses ``create_async``.
         """
         live = self._open(entry, session_id=None, history=(), todos=None)
         try:
@@ -162,7 +163,8 @@ class SessionHub:
         """The live session ``session_id``, loaded from disk if needed.
 
         The caller attaches a client, starts a run, or calls ``release``, before it awaits
-        anything: until then the session is not dropped from memory.
+        anything: until then the session is not dropped from memory. The store's calls are
+        made in the calling thread (a script, a test); a server uses ``get_async``.
 
         Raises:
             UnknownSession: no such session exists.
