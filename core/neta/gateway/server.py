@@ -92,7 +92,7 @@ async def serve_connection(ws: WebSocket, hub: SessionHub) -> None:
         after = ws.query_params.get("lastEventId") or None
         if cluster is not None and wanted and after is None:
             after = await cluster.last_id(wanted)
-        live = _open(hub, wanted)
+        live = await _open(hub, wanted)
     except HostError as exc:
         await ws.accept()
         await ws.send_text(json.dumps(error_frame(wanted or "", exc)))
@@ -111,10 +111,11 @@ async def serve_connection(ws: WebSocket, hub: SessionHub) -> None:
     outbox.put(frame("session_ready", session_id, ready))
     if live is not None:
         hub.attach(live, outbox)  # before any await, so the session stays in memory
-        hub.tell_lost_questions(live)
     follower = None if cluster is None else cluster.follow(session_id, outbox, after)
     writer: asyncio.Task[None] | None = None
     try:
+        if live is not None:
+            await hub.tell_lost_questions(live)
         await ws.accept()
         writer = asyncio.create_task(_write(ws, outbox))
         while True:
@@ -144,18 +145,18 @@ async def serve_connection(ws: WebSocket, hub: SessionHub) -> None:
             await asyncio.wait(tasks)
 
 
-def _open(hub: SessionHub, wanted: str | None) -> LiveSession | None:
+async def _open(hub: SessionHub, wanted: str | None) -> LiveSession | None:
     """The session a connection attaches to; ``None`` when another worker runs it.
 
     Raises:
         HostError: no such session, or another process runs it and there is no shared bus.
     """
     if not wanted:
-        return hub.create("gateway")
+        return await hub.create_async("gateway")
     try:
-        return hub.get(wanted)
+        return await hub.get_async(wanted)
     except SessionOwned:
-        if hub.cluster is None or not hub.store.exists(wanted):
+        if hub.cluster is None or not await hub.store.run_calls().exists(wanted):
             raise
         return None
 
@@ -196,7 +197,9 @@ async def _handle(
     elif live is None:  # pragma: no cover - only a cluster attaches without a live session
         raise HostError("this connection has no session", code="internal")
     elif isinstance(incoming, UserMessage):
-        hub.start_run(live, incoming.text)
+        if not live.closed and not live.running:  # else ``start_run`` refuses it
+            await hub.leases.claim_async(session_id)
+        hub.start_run(live, incoming.text, claimed=True)
     elif isinstance(incoming, ClarifyResponse):
         hub.answer(live, incoming.request_id, incoming.answer)
     elif isinstance(incoming, CancelRun) and not await hub.cancel_run(live):

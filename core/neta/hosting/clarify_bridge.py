@@ -169,10 +169,10 @@ class ClarifyBridge:
             self.settle(live, question, "server_restarted")
         return lost
 
-    def tell_lost(self, live: LiveSession) -> None:
+    async def tell_lost(self, live: LiveSession) -> None:
         """Tell the session's clients about its questions a restart ended, once."""
         try:
-            lost_questions = self.store.take_lost_questions(live.session_id)
+            lost_questions = await self.store.run_calls().take_lost_questions(live.session_id)
         except StorageUnavailable:  # they stay lost; told at a later connection
             return
         for lost in lost_questions:

@@ -321,14 +321,14 @@ class Cluster:
     async def _carry_out(self, session_id: str, command: Command) -> None:
         kind = command.get("type")
         if kind == "message":
-            running = self.hub.get(session_id)
+            running = await self.hub.get_async(session_id)
             try:
-                self.hub.start_run(running, str(command.get("text", "")))
+                self.hub.start_run(running, str(command.get("text", "")), claimed=True)
             except BaseException:
                 self.hub.release(running)
                 raise
             return
-        live = self._here(session_id)
+        live = await self._here(session_id)
         if kind == "clarify_response":
             if live is None:
                 raise AnswerRefused(f"no question {command.get('requestId')!r} waits")
@@ -339,9 +339,9 @@ class Cluster:
         else:
             raise HostError(f"unknown command {kind!r}", code="unknown_type")
 
-    def _here(self, session_id: str) -> LiveSession | None:
+    async def _here(self, session_id: str) -> LiveSession | None:
         try:
-            live = self.hub.get(session_id)
+            live = await self.hub.get_async(session_id)
         except (SessionOwned, UnknownSession):
             return None
         if not live.busy:

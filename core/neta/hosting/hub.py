@@ -35,10 +35,12 @@ from neta.hosting.config import HostConfig
 from neta.hosting.engines import database_url, open_bus, open_store, redis_url
 from neta.hosting.leases import Leases
 from neta.hosting.live import LiveSession, Outbox
+from neta.hosting.orphans import adopt_orphans, adopt_orphans_async
 from neta.hosting.protocol import PendingQuestion, error_frame, event_frame
 from neta.hosting.questions import QuestionRegistry
 from neta.hosting.save_points import SavingProvider, SessionSaver, guard_tools
-from neta.hosting.store import Store, StoredQuestion
+from neta.hosting.session_guards import SessionGuards
+from neta.hosting.store import Store, StoredSession
 from neta.messages import Message, Usage
 from neta.plugins import create_plugin_manager
 from neta.providers.base import Provider
@@ -89,7 +91,9 @@ class SessionHub:
         )
         self.bus = open_bus(redis_url(config.redis_url))
         self.cluster = None if isinstance(self.bus, LocalBus) else Cluster(self, self.bus)
-        self.leases = Leases(self.store, config.lease_seconds, on_beat=self._adopt_orphans)
+        self.leases = Leases(
+            self.store, config.lease_seconds, on_beat=lambda: adopt_orphans_async(self)
+        )
         self.saver = SessionSaver(self.store, self.leases.owner)
         self.questions = QuestionRegistry()
         self.clients = ClientPool()  # one model-API client per configuration, for every session
@@ -112,9 +116,16 @@ class SessionHub:
         )
         self._live: dict[str, LiveSession] = {}
         self._idle: OrderedDict[str, None] = OrderedDict()
+        self.guards = SessionGuards()
+        self._releasing: dict[str, asyncio.Task[None]] = {}
         # Questions left waiting by a process that is gone can no longer be answered live;
         # their sessions continue REST-style: the next message is the answer.
-        self.lost_at_start = self._adopt_orphans()
+        self.lost_at_start = adopt_orphans(self)
+
+    def in_use(self, session_id: str) -> bool:
+        """Whether the session runs or has a client here (this process then keeps its lease)."""
+        live = self._live.get(session_id)
+        return live is not None and live.busy
 
     def start(self) -> None:
         """Start the hub's background work (in the server's event loop)."""
@@ -133,7 +144,8 @@ class SessionHub:
     def create(self, entry: HostEntry) -> LiveSession:
         """Start a new session; its id is random and unguessable.
 
-        The caller attaches a client, starts a run, or calls ``release``.
+        The caller attaches a client, starts a run, or calls ``release``. The store's calls
+        are made in the calling thread (a script, a test); a server uses ``create_async``.
         """
         live = self._open(entry, session_id=None, history=(), todos=None)
         try:
@@ -151,7 +163,8 @@ class SessionHub:
         """The live session ``session_id``, loaded from disk if needed.
 
         The caller attaches a client, starts a run, or calls ``release``, before it awaits
-        anything: until then the session is not dropped from memory.
+        anything: until then the session is not dropped from memory. The store's calls are
+        made in the calling thread (a script, a test); a server uses ``get_async``.
 
         Raises:
             UnknownSession: no such session exists.
@@ -173,12 +186,64 @@ class SessionHub:
         self._idle.pop(session_id, None)
         return live
 
+    async def create_async(self, entry: HostEntry) -> LiveSession:
+        """``create`` without holding up the event loop while the store works."""
+        live = self._open(entry, session_id=None, history=(), todos=None)
+        try:
+            async with self.guards.hold(live.session_id):
+                await self.store.run_calls().create(live.session_id, entry)
+                await self.leases.claim_async(live.session_id)
+                await self.saver.save_async(live)
+        except BaseException:
+            self._live.pop(live.session_id, None)
+            live.closed = True
+            self.agent.end_session(live.session)
+            raise
+        return live
+
+    async def get_async(self, session_id: str) -> LiveSession:
+        """``get`` without holding up the event loop while the store works.
+
+        While it waits on the store it holds the session's guard: another connection or
+        request opening the same session meanwhile waits, and then gets the same copy.
+
+        Raises:
+            UnknownSession: no such session exists.
+            SessionOwned: another server process runs the session now.
+        """
+        calls = self.store.run_calls()
+        async with self.guards.hold(session_id):
+            await self.leases.claim_async(session_id)
+            live = self._live.get(session_id)
+            try:
+                if live is not None and not live.busy:
+                    version = await calls.version(session_id)
+                    if self._live.get(session_id) is not live:
+                        live = None  # dropped from memory meanwhile
+                    elif version != live.version:
+                        self._drop(live)  # another process took a turn since: this copy is stale
+                        live = None
+                if live is None:
+                    saved = await calls.load(session_id)
+                    if saved is None:
+                        raise UnknownSession(session_id)
+                    live = self._loaded(saved)
+            except BaseException:
+                if live is None or not live.busy:
+                    await self.leases.release_async(session_id)
+                raise
+        self._idle.pop(session_id, None)
+        return live
+
     def _load(self, session_id: str) -> LiveSession:
         saved = self.store.load(session_id)
         if saved is None:
             raise UnknownSession(session_id)
+        return self._loaded(saved)
+
+    def _loaded(self, saved: StoredSession) -> LiveSession:
         entry: HostEntry = "gateway" if saved.entry == "gateway" else "service"
-        live = self._open(entry, session_id, saved.history, saved.todos)
+        live = self._open(entry, saved.session_id, saved.history, saved.todos)
         live.saved = list(live.session.history)
         live.version = saved.version
         return live
@@ -194,6 +259,17 @@ class SessionHub:
             history = list(live.session.history)
             return SessionView(session_id, history, live.todo_items(), live.running)
         saved = self.store.load(session_id)
+        if saved is None:
+            raise UnknownSession(session_id)
+        items = _restored_todos(saved.todos).snapshot().item_dicts()
+        return SessionView(session_id, saved.history, items, running=False)
+
+    async def view_async(self, session_id: str) -> SessionView:
+        """``view`` without holding up the event loop while the store works."""
+        live = self._live.get(session_id)
+        if live is not None and live.busy:
+            return self.view(session_id)
+        saved = await self.store.run_calls().load(session_id)
         if saved is None:
             raise UnknownSession(session_id)
         items = _restored_todos(saved.todos).snapshot().item_dicts()
@@ -237,9 +313,50 @@ class SessionHub:
         Idle sessions beyond ``max_idle_sessions`` are dropped from memory, the least recently
         used first; they stay on disk and are loaded again when used.
         """
-        if live.closed or live.busy or self._live.get(live.session_id) is not live:
+        if not self._idle_now(live):
+            return
+        if self.store.remote and self._in_loop():
+            # the store call waits in a task of its own, under the session's guard
+            task = asyncio.create_task(self.release_async(live), name="neta-release")
+            self._releasing[live.session_id] = task
+            task.add_done_callback(lambda _: self._forget_release(live.session_id, task))
             return
         self.leases.release(live.session_id)  # another process may take it over now
+        self._rest(live)
+
+    async def release_async(self, live: LiveSession) -> None:
+        """``release`` without holding up the event loop while the store works."""
+        async with self.guards.hold(live.session_id):
+            if not self._idle_now(live):
+                return  # opened again meanwhile
+            await self.leases.release_async(live.session_id)
+            if self._idle_now(live):
+                self._rest(live)
+
+    async def released(self, live: LiveSession) -> None:
+        """Wait until a release of ``live`` started in the background (if any) is done."""
+        task = self._releasing.get(live.session_id)
+        if task is not None:
+            await asyncio.wait({task})
+
+    def _forget_release(self, session_id: str, task: asyncio.Task[None]) -> None:
+        if self._releasing.get(session_id) is task:
+            del self._releasing[session_id]
+
+    @staticmethod
+    def _in_loop() -> bool:
+        try:
+            asyncio.get_running_loop()
+        except RuntimeError:
+            return False
+        return True
+
+    def _idle_now(self, live: LiveSession) -> bool:
+        """Whether ``live`` is in memory here with no run and no client."""
+        return not live.closed and not live.busy and self._live.get(live.session_id) is live
+
+    def _rest(self, live: LiveSession) -> None:
+        """Keep ``live`` among the idle sessions, dropping the oldest beyond the limit."""
         self._idle[live.session_id] = None
         self._idle.move_to_end(live.session_id)
         while len(self._idle) > self.config.max_idle_sessions:
@@ -260,12 +377,12 @@ class SessionHub:
             UnknownSession: no such session exists.
             SessionOwned: another server process runs the session now.
         """
-        self.leases.claim(session_id)
-        live = self._live.get(session_id)
-        # Gone from disk first, so that nobody can load it again while its run stops.
-        self.store.delete(session_id)
-        self._live.pop(session_id, None)
-        self._idle.pop(session_id, None)
+        async with self.guards.hold(session_id):  # nobody opens it meanwhile
+            await self.leases.claim_async(session_id)
+            # Gone from disk first, so that nobody can load it again while its run stops.
+            await self.store.run_calls().delete(session_id)
+            live = self._live.pop(session_id, None)
+            self._idle.pop(session_id, None)
         if live is None:
             return
         live.closed = True
@@ -284,6 +401,8 @@ class SessionHub:
         A question still waiting is lost to the restart: its clients are told
         (``server_restarted``, again when they reconnect) and its history gets a note.
         """
+        if self._releasing:
+            await asyncio.wait(set(self._releasing.values()))
         lives = list(self._live.values())
         lost = {live.session_id: self.clarify.lose_pending(live) for live in lives}
         await asyncio.gather(*(self._stop_run(live) for live in lives))
@@ -306,36 +425,15 @@ class SessionHub:
         await self.store.run_calls().close()
         self.store.close()
 
-    def _adopt_orphans(self) -> list[StoredQuestion]:
-        """Note the questions a process that is gone left waiting, in their sessions' history."""
-        lost = self.store.lose_questions()
-        by_session: dict[str, list[StoredQuestion]] = {}
-        for question in lost:
-            by_session.setdefault(question.session_id, []).append(question)
-        for session_id, questions in by_session.items():
-            try:
-                self.leases.claim(session_id)
-            except HostError:  # taken over meanwhile, or deleted: its new owner decides
-                continue
-            try:
-                saved = self.store.load(session_id)
-                if saved is not None and note_lost_questions(saved.history, questions):
-                    self.store.save(session_id, saved.history, owner=self.leases.owner)
-                if self.cluster is not None:
-                    self.cluster.tell_lost(session_id, questions)
-            except HostError as exc:
-                _log.warning("could not note lost questions of %s: %s", session_id, exc)
-            finally:
-                if session_id not in self._live or not self._live[session_id].busy:
-                    self.leases.release(session_id)
-        if self.cluster is not None:
-            self.cluster.sweep()  # after the questions' frames: then the runs' ends
-        return lost
-
     # -- runs -------------------------------------------------------------------------------
 
-    def start_run(self, live: LiveSession, text: str) -> asyncio.Task[RunResult]:
+    def start_run(
+        self, live: LiveSession, text: str, *, claimed: bool = False
+    ) -> asyncio.Task[RunResult]:
         """Start a run of ``text`` in the background; its events go to the session's clients.
+
+        ``claimed`` says the caller just claimed the session's lease (``get_async``,
+        ``Leases.claim_async``) without an await since: it is not claimed again here.
 
         The task never fails: a cancelled run ends with outcome ``cancelled``, one that
         raised with outcome ``error``. A run whose session cannot be saved stops with outcome
@@ -350,7 +448,8 @@ class SessionHub:
             raise UnknownSession(live.session_id)
         if live.running:
             raise Busy(live.session_id)
-        self.leases.claim(live.session_id)
+        if not claimed:
+            self.leases.claim(live.session_id)
         self._idle.pop(live.session_id, None)
         live.failure = None
         live.run = asyncio.create_task(self._run(live, text))
@@ -442,9 +541,9 @@ class SessionHub:
         """The session's unanswered questions, as sent in ``session_ready``."""
         return self.clarify.pending(session_id)
 
-    def tell_lost_questions(self, live: LiveSession) -> None:
+    async def tell_lost_questions(self, live: LiveSession) -> None:
         """Tell the session's clients which of its questions a restart ended (once)."""
-        self.clarify.tell_lost(live)
+        await self.clarify.tell_lost(live)
 
 
 __all__ = ["SessionHub", "SessionView"]

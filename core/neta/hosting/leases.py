@@ -15,7 +15,7 @@ import contextlib
 import logging
 import os
 import secrets
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 
 from neta.errors import SessionOwned, StorageUnavailable
 from neta.hosting.store import Store
@@ -26,7 +26,7 @@ _log = logging.getLogger("neta.hosting")
 class Leases:
     """This process's session leases in ``store``, each good for ``ttl`` seconds unrenewed."""
 
-    def __init__(self, store: Store, ttl: float, on_beat: Callable[[], object]) -> None:
+    def __init__(self, store: Store, ttl: float, on_beat: Callable[[], Awaitable[object]]) -> None:
         self.store = store
         self.ttl = ttl
         self.owner = f"{os.getpid()}-{secrets.token_hex(6)}"
@@ -44,6 +44,12 @@ class Leases:
             raise SessionOwned(session_id)
         self._start_heartbeat()
 
+    async def claim_async(self, session_id: str) -> None:
+        """``claim`` without holding up the event loop (through the store's run calls)."""
+        if not await self.store.run_calls().acquire(session_id, self.owner, self.ttl):
+            raise SessionOwned(session_id)
+        self._start_heartbeat()
+
     def start(self) -> None:
         """Start the heartbeat now, before this process owns anything.
 
@@ -56,6 +62,11 @@ class Leases:
         """Give the session's lease up (it goes idle here); a store failure only delays that."""
         with contextlib.suppress(StorageUnavailable):  # it lapses on its own
             self.store.release(session_id, self.owner)
+
+    async def release_async(self, session_id: str) -> None:
+        """``release`` without holding up the event loop (through the store's run calls)."""
+        with contextlib.suppress(StorageUnavailable):  # it lapses on its own
+            await self.store.run_calls().release(session_id, self.owner)
 
     async def stop(self) -> None:
         """Stop the heartbeat and give every lease up (the process is stopping)."""
@@ -79,6 +90,6 @@ class Leases:
             await asyncio.sleep(self.ttl / 3)
             try:
                 await self.store.run_calls().renew(self.owner, self.ttl)
-                self._on_beat()
+                await self._on_beat()
             except StorageUnavailable as exc:  # try again at the next beat
                 _log.warning("could not renew session leases: %s", exc)

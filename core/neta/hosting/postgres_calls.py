@@ -79,6 +79,39 @@ class PostgresRunCalls:
         except (psycopg.Error, TimeoutError) as exc:
             raise StorageUnavailable(f"the session store failed: {exc}") from exc
 
+    async def create(self, session_id: str, entry: str) -> None:
+        """``Store.create``."""
+        async with self._one() as db:
+            await db.execute(sql.CREATE_SESSION, (session_id, entry))
+
+    async def version(self, session_id: str) -> int | None:
+        """``Store.version``."""
+        async with self._one() as db:
+            row = await (await db.execute(sql.VERSION, (session_id,))).fetchone()
+        return None if row is None else int(row[0])
+
+    async def delete(self, session_id: str) -> None:
+        """``Store.delete``."""
+        async with self._one() as db:
+            await db.execute(sql.DELETE_SESSION, (session_id,))
+
+    async def lose_questions(self, request_ids: list[str] | None = None) -> list[StoredQuestion]:
+        """``Store.lose_questions``."""
+        params: tuple[list[str], ...] = ()
+        which = sql.ORPHANED
+        if request_ids is not None:
+            which, params = sql.NAMED, (request_ids,)
+        statement = sql.LOSE_QUESTIONS.format(which=which).encode()
+        async with self._one() as db:
+            rows = await (await db.execute(statement, params)).fetchall()
+        return [question_of(row) for row in sorted(rows, key=lambda r: r[4])]
+
+    async def take_lost_questions(self, session_id: str) -> list[StoredQuestion]:
+        """``Store.take_lost_questions``."""
+        async with self._one() as db:
+            rows = await (await db.execute(sql.TAKE_LOST, (session_id,))).fetchall()
+        return [question_of(row) for row in sorted(rows, key=lambda r: r[4])]
+
     async def save(
         self,
         session_id: str,

@@ -12,12 +12,12 @@ process that dies stops renewing, and its leases lapse after ``ttl`` seconds. ``
 writes only for the lease holder, so a process that lost its lease cannot overwrite a turn
 another one took.
 
-**Run calls.** The interface is synchronous: the hub opens, claims and releases a session
-between awaits, which keeps one copy of a session in memory without locks. The calls a run
-makes (its saves, its questions, the lease heartbeat, the routing of commands) go through
-``run_calls()`` instead, the same operations as coroutines: a local engine (SQLite, a short
-write to a local file) makes them inline (``InlineCalls``); an engine on a network
-(PostgreSQL) makes them on async connections, so that the event loop never waits on it.
+**Run calls.** The interface is synchronous (scripts, tests and the start of a process use
+it). A server's calls go through ``run_calls()`` instead, the same operations as coroutines:
+opening, claiming and releasing a session, a run's saves and questions, the lease heartbeat,
+the routing of commands. A local engine (SQLite, a short write to a local file) makes them
+inline (``InlineCalls``); an engine on a network (PostgreSQL) makes them on async
+connections, so that the event loop never waits on it.
 """
 
 from __future__ import annotations
@@ -142,7 +142,22 @@ class Store(Protocol):
 
 
 class RunCalls(Protocol):
-    """The ``Store`` calls a running session makes, as coroutines (``Store.run_calls``)."""
+    """The ``Store`` calls a server makes, as coroutines (``Store.run_calls``)."""
+
+    async def create(self, session_id: str, entry: str) -> None:
+        """``Store.create``."""
+
+    async def version(self, session_id: str) -> int | None:
+        """``Store.version``."""
+
+    async def delete(self, session_id: str) -> None:
+        """``Store.delete``."""
+
+    async def lose_questions(self, request_ids: list[str] | None = None) -> list[StoredQuestion]:
+        """``Store.lose_questions``."""
+
+    async def take_lost_questions(self, session_id: str) -> list[StoredQuestion]:
+        """``Store.take_lost_questions``."""
 
     async def save(
         self,
@@ -191,6 +206,26 @@ class InlineCalls:
 
     def __init__(self, store: Store) -> None:
         self._store = store
+
+    async def create(self, session_id: str, entry: str) -> None:
+        """``Store.create``."""
+        self._store.create(session_id, entry)
+
+    async def version(self, session_id: str) -> int | None:
+        """``Store.version``."""
+        return self._store.version(session_id)
+
+    async def delete(self, session_id: str) -> None:
+        """``Store.delete``."""
+        self._store.delete(session_id)
+
+    async def lose_questions(self, request_ids: list[str] | None = None) -> list[StoredQuestion]:
+        """``Store.lose_questions``."""
+        return self._store.lose_questions(request_ids)
+
+    async def take_lost_questions(self, session_id: str) -> list[StoredQuestion]:
+        """``Store.take_lost_questions``."""
+        return self._store.take_lost_questions(session_id)
 
     async def save(
         self,

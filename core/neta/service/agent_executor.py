@@ -61,8 +61,8 @@ _REFUSALS: dict[int | str, dict[str, Any]] = {
 @router.post("/sessions", status_code=status.HTTP_201_CREATED, responses={503: _REFUSALS[503]})
 async def create_session(hub: HubDep) -> NewSession:
     """Start a session (no live channel: a clarify question ends the turn)."""
-    live = hub.create("service")
-    hub.release(live)
+    live = await hub.create_async("service")
+    await hub.release_async(live)
     return NewSession(sessionId=live.session_id)
 
 
@@ -74,14 +74,15 @@ async def send_message(session_id: str, body: MessageIn, hub: HubDep) -> Message
     404 if the session does not exist or is deleted before the run ends.
     """
     try:
-        live = hub.get(session_id)
+        live = await hub.get_async(session_id)
     except SessionOwned:
         if hub.cluster is None:
             raise
         return await _run_on_owner(hub, session_id, body.text)
-    run = hub.start_run(live, body.text)
+    run = hub.start_run(live, body.text, claimed=True)
     # The run belongs to the hub: should this request be cancelled, the run goes on.
     await asyncio.wait({run})
+    await hub.released(live)  # the session's lease is free for another worker's request
     if not await hub.store.run_calls().exists(session_id):
         raise UnknownSession(session_id)
     if live.failure is not None:  # the run stopped: the session could not be saved
@@ -119,14 +120,14 @@ async def _run_on_owner(hub: SessionHub, session_id: str, text: str) -> MessageO
         outcome=finished["outcome"],
         reason=str(finished.get("reason", "")),
         events=events,
-        todos=hub.view(session_id).todos,
+        todos=(await hub.view_async(session_id)).todos,
     )
 
 
 @router.get("/sessions/{session_id}", responses={404: _REFUSALS[404]})
 async def read_session(session_id: str, hub: HubDep) -> SessionOut:
     """The session's history and todo list."""
-    view = hub.view(session_id)
+    view = await hub.view_async(session_id)
     return SessionOut(
         sessionId=session_id,
         messages=[m.model_dump(mode="json", exclude_defaults=True) for m in view.history],

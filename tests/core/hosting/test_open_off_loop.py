@@ -1,0 +1,189 @@
+"""Opening a session on a store on a network (PostgreSQL) never holds up the event loop.
+
+A connection or request that opens, claims or releases a session waits on the database in
+its own task; the worker's other connections go on meanwhile. Two of them opening the same
+session at once still share one copy of it in memory."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import httpx
+import psycopg
+
+from tests.core.hosting.server_harness import drive, open_client
+
+HELD_SECONDS = 1.0
+
+
+def _hold_table(
+    url: str, table: str, mode: str = "EXCLUSIVE"
+) -> tuple[threading.Thread, threading.Event]:
+    """Lock ``table`` against writes until the returned event is set, ``HELD_SECONDS`` at most."""
+    locked, done = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with psycopg.connect(url) as db:
+            db.execute(f"LOCK TABLE {table} IN {mode} MODE".encode())
+            locked.set()
+            done.wait(HELD_SECONDS)
+            db.rollback()
+
+    thread = threading.Thread(target=hold, daemon=True)
+    thread.start()
+    assert locked.wait(10)
+    return thread, done
+
+
+async def _slowest_pong(client, session_id: str, seconds: float) -> float:
+    """The longest a ping took to be answered, pinging for ``seconds``."""
+    loop = asyncio.get_running_loop()
+    slowest, end = 0.0, loop.time() + seconds
+    while loop.time() < end:
+        sent = loop.time()
+        await client.send("ping", session_id)
+        assert (await client.until("pong", timeout=10))["type"] == "pong"
+        slowest = max(slowest, loop.time() - sent)
+        await asyncio.sleep(0.02)
+    return slowest
+
+
+def test_a_connection_opening_a_session_while_the_database_waits_holds_up_no_other(
+    serve, postgres_url
+):
+    server = serve([{"text": "done"}], database_url=postgres_url)
+
+    async def scenario() -> None:
+        busy, ready = await open_client(server.ws_url())
+        other = ready["sessionId"]
+        async with httpx.AsyncClient(base_url=server.http) as http:
+            quiet = (await http.post("/v1/sessions")).json()["sessionId"]
+        holder, done = _hold_table(postgres_url, "leases")  # claiming a session waits for it
+        opening = asyncio.create_task(open_client(server.ws_url(sessionId=quiet)))
+        await asyncio.sleep(0.1)  # the opening connection reaches the database
+        slowest = await _slowest_pong(busy, other, HELD_SECONDS / 2)
+        waited = not opening.done()
+        done.set()
+        holder.join()
+        _, reopened = await asyncio.wait_for(opening, 10)
+        assert slowest < 0.3, f"a ping waited {slowest:.2f} s for its pong"
+        assert waited  # the opening connection waited on the database meanwhile
+        assert reopened["sessionId"] == quiet
+
+    drive(scenario())
+
+
+def test_a_request_opening_a_session_while_the_database_waits_holds_up_no_connection(
+    serve, postgres_url
+):
+    server = serve([{"text": "done"}], database_url=postgres_url)
+
+    async def scenario() -> None:
+        busy, ready = await open_client(server.ws_url())
+        other = ready["sessionId"]
+        async with httpx.AsyncClient(base_url=server.http, timeout=10) as http:
+            quiet = (await http.post("/v1/sessions")).json()["sessionId"]
+            holder, done = _hold_table(postgres_url, "leases")
+            message = asyncio.create_task(
+                http.post(f"/v1/sessions/{quiet}/messages", json={"text": "hi"})
+            )
+            await asyncio.sleep(0.1)
+            slowest = await _slowest_pong(busy, other, HELD_SECONDS / 2)
+            waited = not message.done()
+            done.set()
+            holder.join()
+            reply = await asyncio.wait_for(message, 10)
+        assert slowest < 0.3, f"a ping waited {slowest:.2f} s for its pong"
+        assert waited
+        assert reply.status_code == 200, reply.text
+        assert reply.json()["reply"] == "done"
+
+    drive(scenario())
+
+
+def test_a_connection_and_a_request_opening_one_session_at_once_share_it(serve, postgres_url):
+    maker = serve([{"text": "done"}], database_url=postgres_url)
+    server = serve([{"text": "done"}, {"text": "done"}], database_url=postgres_url)
+
+    async def scenario() -> None:
+        async with httpx.AsyncClient(timeout=10) as http:
+            made = await http.post(f"{maker.http}/v1/sessions")
+            shared = made.json()["sessionId"]  # on disk only, for ``server``
+            holder, done = _hold_table(postgres_url, "todos", "ACCESS EXCLUSIVE")  # loading waits
+            opening = asyncio.create_task(open_client(server.ws_url(sessionId=shared)))
+            await asyncio.sleep(0.1)
+            message = asyncio.create_task(
+                http.post(f"{server.http}/v1/sessions/{shared}/messages", json={"text": "hi"})
+            )
+            await asyncio.sleep(0.2)  # both wait for the session to load
+            done.set()
+            holder.join()
+            watcher, ready = await asyncio.wait_for(opening, 10)
+            reply = await asyncio.wait_for(message, 10)
+            assert ready["sessionId"] == shared
+            assert reply.status_code == 200, reply.text
+            assert reply.json()["reply"] == "done"
+            # the connection's copy of the session is the one the request ran
+            finished = await watcher.until("run_finished")
+            assert finished["data"]["text"] == "done"
+            assert [f["type"] for f in watcher.seen].count("run_started") == 1
+            again = await http.post(
+                f"{server.http}/v1/sessions/{shared}/messages", json={"text": "more"}
+            )
+            view = (await http.get(f"{server.http}/v1/sessions/{shared}")).json()
+        assert again.status_code == 200, again.text
+        assert [m["content"] for m in view["messages"]] == ["hi", "done", "more", "done"]
+
+    drive(scenario())
+
+
+def test_a_message_claiming_its_session_while_the_database_waits_holds_up_no_connection(
+    serve, postgres_url
+):
+    server = serve([{"text": "done"}], database_url=postgres_url)
+
+    async def scenario() -> None:
+        busy, ready = await open_client(server.ws_url())
+        writer, writing = await open_client(server.ws_url())
+        holder, done = _hold_table(postgres_url, "leases")  # the message's claim waits
+        await writer.send("user_message", writing["sessionId"], text="hi")
+        await asyncio.sleep(0.1)
+        slowest = await _slowest_pong(busy, ready["sessionId"], HELD_SECONDS / 2)
+        done.set()
+        holder.join()
+        finished = await writer.until("run_finished")
+        assert slowest < 0.3, f"a ping waited {slowest:.2f} s for its pong"
+        assert finished["data"]["text"] == "done"
+
+    drive(scenario())
+
+
+def test_reading_and_deleting_a_session_while_the_database_waits_hold_up_no_connection(
+    serve, postgres_url
+):
+    server = serve([{"text": "done"}], database_url=postgres_url)
+
+    async def scenario() -> None:
+        busy, ready = await open_client(server.ws_url())
+        async with httpx.AsyncClient(base_url=server.http, timeout=10) as http:
+            quiet = (await http.post("/v1/sessions")).json()["sessionId"]
+            for method, table, mode, status in (
+                ("GET", "messages", "ACCESS EXCLUSIVE", 200),  # reading waits
+                ("DELETE", "leases", "EXCLUSIVE", 204),  # claiming it to delete waits
+            ):
+                holder, done = _hold_table(postgres_url, table, mode)
+                request = asyncio.create_task(http.request(method, f"/v1/sessions/{quiet}"))
+                await asyncio.sleep(0.1)
+                slowest = await _slowest_pong(busy, ready["sessionId"], HELD_SECONDS / 2)
+                waited = not request.done()
+                done.set()
+                holder.join()
+                answer = await asyncio.wait_for(request, 10)
+                assert slowest < 0.3, f"{method}: a ping waited {slowest:.2f} s for its pong"
+                assert waited
+                assert answer.status_code == status, answer.text
+            gone = await http.get(f"/v1/sessions/{quiet}")
+        assert gone.status_code == 404
+
+    drive(scenario())
