@@ -14,7 +14,7 @@ import psycopg
 
 from tests.core.hosting.server_harness import drive, open_client
 
-HELD_SECONDS = 1.0
+HELD_SECONDS = 2.0
 
 
 def _hold_table(
@@ -67,7 +67,7 @@ def test_a_connection_opening_a_session_while_the_database_waits_holds_up_no_oth
         done.set()
         holder.join()
         _, reopened = await asyncio.wait_for(opening, 10)
-        assert slowest < 0.3, f"a ping waited {slowest:.2f} s for its pong"
+        assert slowest < 0.5, f"a ping waited {slowest:.2f} s for its pong"
         assert waited  # the opening connection waited on the database meanwhile
         assert reopened["sessionId"] == quiet
 
@@ -94,7 +94,7 @@ def test_a_request_opening_a_session_while_the_database_waits_holds_up_no_connec
             done.set()
             holder.join()
             reply = await asyncio.wait_for(message, 10)
-        assert slowest < 0.3, f"a ping waited {slowest:.2f} s for its pong"
+        assert slowest < 0.5, f"a ping waited {slowest:.2f} s for its pong"
         assert waited
         assert reply.status_code == 200, reply.text
         assert reply.json()["reply"] == "done"
@@ -153,7 +153,7 @@ def test_a_message_claiming_its_session_while_the_database_waits_holds_up_no_con
         done.set()
         holder.join()
         finished = await writer.until("run_finished")
-        assert slowest < 0.3, f"a ping waited {slowest:.2f} s for its pong"
+        assert slowest < 0.5, f"a ping waited {slowest:.2f} s for its pong"
         assert finished["data"]["text"] == "done"
 
     drive(scenario())
@@ -180,7 +180,7 @@ def test_reading_and_deleting_a_session_while_the_database_waits_hold_up_no_conn
                 done.set()
                 holder.join()
                 answer = await asyncio.wait_for(request, 10)
-                assert slowest < 0.3, f"{method}: a ping waited {slowest:.2f} s for its pong"
+                assert slowest < 0.5, f"{method}: a ping waited {slowest:.2f} s for its pong"
                 assert waited
                 assert answer.status_code == status, answer.text
             gone = await http.get(f"/v1/sessions/{quiet}")

@@ -16,7 +16,7 @@ from neta.hosting.hub import SessionHub
 from neta.providers.scripted import ScriptedProvider
 from tests.core.hosting.server_harness import ASK, builtin_pm
 
-HELD_SECONDS = 1.0
+HELD_SECONDS = 2.0
 
 
 async def _largest_gap(seconds: float) -> float:
@@ -70,7 +70,7 @@ def test_a_save_waiting_on_the_database_does_not_hold_up_the_event_loop(tmp_path
         waited = not run.done()
         result = await asyncio.wait_for(run, 10)
         holder.join()
-        assert gap < 0.2, f"the event loop stood still for {gap:.2f} s"
+        assert gap < 0.5, f"the event loop stood still for {gap:.2f} s"
         assert waited  # the run waited for its save meanwhile
         assert result.outcome == "completed"
         assert [m.content for m in hub.store.load(live.session_id).history] == ["hi", "done"]
@@ -96,7 +96,7 @@ def test_a_question_saved_while_the_database_waits_does_not_hold_up_the_event_lo
         result = await asyncio.wait_for(run, 10)
         holder.join()
         assert (result.outcome, result.text) == ("completed", "blue then")
-        assert gap < 0.2, f"the event loop stood still for {gap:.2f} s"
+        assert gap < 0.5, f"the event loop stood still for {gap:.2f} s"
         assert hub.store.pending_questions(live.session_id) == []
         await hub.shutdown()
 
