@@ -15,9 +15,10 @@ import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from tests.loopback_server import LoopbackServer
 from tests.openai_rules import problem
 
 
@@ -65,24 +66,19 @@ class FakeOpenAI:
         self.open_connections = 0
         self._lock = threading.Lock()
         self._closing = threading.Event()
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
-        self._thread = threading.Thread(
-            target=self._server.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
-        )
+        self._http = LoopbackServer(self._handler())
 
     @property
     def base_url(self) -> str:
-        host, port = self._server.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"{self._http.root}/v1"
 
     def __enter__(self) -> FakeOpenAI:
-        self._thread.start()
+        self._http.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
         self._closing.set()
-        self._server.shutdown()
-        self._server.server_close()
+        self._http.stop()
 
     def _next(self, body: dict[str, Any]) -> Reply:
         with self._lock:
