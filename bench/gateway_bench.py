@@ -1,22 +1,38 @@
-"""Gateway load: concurrent WebSocket sessions, each a 5-tool-call run with one clarify.
+"""Gateway load: concurrent WebSocket sessions, each a run that stops once to ask the user.
 
-Starts ``neta serve`` on a free 127.0.0.1 port twice: once with the ``scripted`` provider, once
-with the real ``openai`` provider talking to a local OpenAI-compatible server (started by this
-script in its own process; it streams the same turns the script holds, chosen by how many
-assistant messages the request carries). Each time it connects N clients at once and prints
-runs/s, answer → ``clarify_resolved`` and answer → ``run_finished`` at p50/p99, how many REST
-requests failed when sent over one pooled keep-alive client with pauses past its pool expiry,
-and the server's peak memory (VmHWM). Goals on a 2-core machine at 200 sessions: answer →
-``run_finished`` p99 < 250 ms and >= 100 runs/s.
+Starts ``neta serve`` on a free 127.0.0.1 port with the ``scripted`` provider, and with the
+real ``openai`` provider talking to a local OpenAI-compatible server (started by this script in
+its own process; it streams the same turns the script holds, chosen by how many assistant
+messages the request carries). Two kinds of run:
+
+- ``clarify``: the model asks (``clarify``), the user answers, the model answers: 2 model
+  turns, 1 tool call. The issue's goal is stated for this one.
+- ``work``: 6 model turns and 5 tool calls (todo, list_dir, clarify, read_file, todo).
+
+After a warm-up burst that is not counted (a server in service has its connections to the
+model API open and its caches filled), each is loaded twice with N sessions connected at once:
+
+- burst: every session answers as soon as it is asked; runs/s is N over the time from the
+  first connection to the last ``run_finished``: what the server can do flat out.
+- paced: once every session is waiting on its question, the answers are sent at a steady
+  rate (``--rate``, 100/s by default, in a shuffled order), as users answering over time
+  would; answer → ``clarify_resolved`` and answer → ``run_finished`` at p50/p99 are the
+  latencies a user sees at that load. (Under burst, the answers of all N sessions arrive
+  within the same tenth of a second, so its p99 is the time to finish nearly every run.)
+
+Also printed: REST requests that failed when sent over one pooled keep-alive client with pauses
+past its pool expiry (``work`` runs only), and the server's peak memory (VmHWM). Goals on a
+2-core machine at 200 sessions: answer → ``run_finished`` p99 < 250 ms and >= 100 runs/s.
 
 Run: python bench/gateway_bench.py [--sessions 200] [--provider both|scripted|openai]
+     [--run both|clarify|work] [--rate 100]
 
 Several workers: ``--workers 2 --redis redis://… --database postgresql://…`` starts 1, then 2,
 ``neta serve`` processes sharing that Redis (the bus) and database (the store), with the
-scripted provider. Each session's client connects to one worker and answers its question
-through a second connection to the next worker (so with 2 workers every answer crosses to
-the worker running the session), and prints runs/s and the clarify round trip (answer sent →
-``clarify_resolved`` at the asking client) at p50/p99 for 1 and N workers side by side.
+scripted provider and ``work`` runs. Each session's client connects to one worker and answers
+its question through a second connection to the next worker (so with 2 workers every answer
+crosses to the worker running the session), and prints runs/s and the clarify round trip
+(answer sent → ``clarify_resolved`` at the asking client) at p50/p99 for 1 and N workers.
 """
 
 from __future__ import annotations
@@ -25,6 +41,7 @@ import argparse
 import asyncio
 import json
 import os
+import random
 import socket
 import statistics
 import subprocess
@@ -37,7 +54,13 @@ from typing import Any
 
 from websockets.asyncio.client import connect
 
-TURNS: list[dict[str, Any]] = [
+ASK: dict[str, Any] = {
+    "tool_calls": [
+        {"name": "clarify", "arguments": {"question": "Proceed?", "choices": ["yes", "no"]}}
+    ]
+}
+
+WORK: list[dict[str, Any]] = [
     {
         "tool_calls": [
             {
@@ -52,11 +75,7 @@ TURNS: list[dict[str, Any]] = [
         ]
     },
     {"tool_calls": [{"name": "list_dir", "arguments": {"path": "."}}]},
-    {
-        "tool_calls": [
-            {"name": "clarify", "arguments": {"question": "Proceed?", "choices": ["yes", "no"]}}
-        ]
-    },
+    ASK,
     {"tool_calls": [{"name": "read_file", "arguments": {"path": "notes.txt"}}]},
     {
         "tool_calls": [
@@ -71,6 +90,9 @@ TURNS: list[dict[str, Any]] = [
     },
     {"text": "Finished."},
 ]
+
+RUNS: dict[str, list[dict[str, Any]]] = {"clarify": [ASK, {"text": "Finished."}], "work": WORK}
+"""The runs the bench loads the server with, by name."""
 
 
 # -- the local OpenAI-compatible server ---------------------------------------------------------
@@ -101,8 +123,8 @@ def _chunks(turn: dict[str, Any]) -> list[dict[str, Any]]:
     return out
 
 
-def serve_model(port: int) -> None:
-    """Serve the turns as a streaming Chat Completions endpoint (runs in its own process)."""
+def serve_model(port: int, run: str) -> None:
+    """Serve ``run``'s turns as a streaming Chat Completions endpoint (in its own process)."""
     import uvicorn
     from starlette.applications import Starlette
     from starlette.requests import Request
@@ -111,7 +133,7 @@ def serve_model(port: int) -> None:
 
     streams = [
         "".join(f"data: {json.dumps(c)}\n\n" for c in _chunks(turn)) + "data: [DONE]\n\n"
-        for turn in TURNS
+        for turn in RUNS[run]
     ]
 
     async def completions(request: Request) -> StreamingResponse:
@@ -155,7 +177,54 @@ def peak_rss_mib(pid: int) -> float:
     return float("nan")
 
 
-async def one_session(url: str, resolved: list[float], finished: list[float]) -> None:
+class Figures:
+    """What one load measured: per-session latencies (ms) and the times runs finished."""
+
+    def __init__(self) -> None:
+        self.resolved: list[float] = []
+        self.finished: list[float] = []
+        self.ends: list[float] = []
+
+
+class Pacer:
+    """Lets waiting sessions send their answers: at once, or at a steady rate once all wait.
+
+    Args:
+        sessions: how many sessions will ask.
+        rate: answers per second, or ``None`` for each at once.
+    """
+
+    def __init__(self, sessions: int, rate: float | None) -> None:
+        self.sessions = sessions
+        self.rate = rate
+        self._waiting: list[asyncio.Future[None]] = []
+        self._all_waiting = asyncio.Event()
+
+    async def turn(self) -> None:
+        """Wait until this session may answer."""
+        if self.rate is None:
+            return
+        go = asyncio.get_running_loop().create_future()
+        self._waiting.append(go)
+        if len(self._waiting) == self.sessions:
+            self._all_waiting.set()
+        await go
+
+    async def release(self) -> None:
+        """Once every session waits, let them answer one by one at ``rate``, shuffled."""
+        if self.rate is None:
+            return
+        await self._all_waiting.wait()
+        random.shuffle(self._waiting)
+        start = time.perf_counter()
+        for i, go in enumerate(self._waiting):
+            delay = start + i / self.rate - time.perf_counter()
+            if delay > 0:
+                await asyncio.sleep(delay)
+            go.set_result(None)
+
+
+async def one_session(url: str, pacer: Pacer, figures: Figures) -> None:
     async with connect(url, max_size=None) as ws:
         ready = json.loads(await ws.recv())
         sid = ready["data"]["sessionId"]
@@ -167,27 +236,32 @@ async def one_session(url: str, resolved: list[float], finished: list[float]) ->
             frame = json.loads(await ws.recv())
             kind = frame["type"]
             if kind == "clarify_request":
+                await pacer.turn()
                 sent = time.perf_counter()
                 answer = {"requestId": frame["data"]["requestId"], "answer": "yes"}
                 await ws.send(
                     json.dumps({"type": "clarify_response", "sessionId": sid, "data": answer})
                 )
             elif kind == "clarify_resolved":
-                resolved.append((time.perf_counter() - sent) * 1000)
+                figures.resolved.append((time.perf_counter() - sent) * 1000)
             elif kind == "error":
                 raise SystemExit(f"server error: {frame['data']}")
             elif kind == "run_finished":
-                finished.append((time.perf_counter() - sent) * 1000)
+                figures.ends.append(time.perf_counter())
+                figures.finished.append((figures.ends[-1] - sent) * 1000)
                 assert frame["data"]["outcome"] == "completed", frame
                 return
 
 
-async def load(url: str, sessions: int) -> tuple[float, list[float], list[float]]:
-    resolved: list[float] = []
-    finished: list[float] = []
+async def load(url: str, sessions: int, rate: float | None) -> tuple[float, Figures]:
+    """Run ``sessions`` at once; the seconds from the start to the last run_finished."""
+    figures = Figures()
+    pacer = Pacer(sessions, rate)
     started = time.perf_counter()
-    await asyncio.gather(*(one_session(url, resolved, finished) for _ in range(sessions)))
-    return time.perf_counter() - started, resolved, finished
+    await asyncio.gather(
+        pacer.release(), *(one_session(url, pacer, figures) for _ in range(sessions))
+    )
+    return max(figures.ends) - started, figures
 
 
 async def rest_load(base: str, sessions: int) -> tuple[int, int]:
@@ -223,13 +297,13 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
 
 
-def measure(provider: str, sessions: int) -> None:
-    """Start ``neta serve`` with ``provider``, load it, print the figures."""
+def measure(provider: str, run: str, sessions: int, rate: float) -> None:
+    """Start ``neta serve`` with ``provider``, load it with ``run``s, print the figures."""
     with tempfile.TemporaryDirectory() as tmp:
         root = Path(tmp)
         (root / "ws").mkdir()
         (root / "ws" / "notes.txt").write_text("hello\n")
-        (root / "script.json").write_text(json.dumps({"turns": TURNS}))
+        (root / "script.json").write_text(json.dumps({"turns": RUNS[run]}))
         port = free_port()
         env = {**os.environ, "NETA_HOME": str(root / "home")}
         command = [
@@ -246,7 +320,7 @@ def measure(provider: str, sessions: int) -> None:
         if provider == "openai":
             model_port = free_port()
             model = subprocess.Popen(
-                [sys.executable, __file__, "--model-server", str(model_port)],
+                [sys.executable, __file__, "--model-server", str(model_port), "--run", run],
                 stdout=subprocess.DEVNULL,
                 stderr=subprocess.DEVNULL,
             )
@@ -259,8 +333,12 @@ def measure(provider: str, sessions: int) -> None:
         try:
             wait_for_port(port, server)
             url = f"ws://127.0.0.1:{port}/ws"
-            elapsed, resolved, finished = asyncio.run(load(url, sessions))
-            rest = asyncio.run(rest_load(f"http://127.0.0.1:{port}", sessions))
+            asyncio.run(load(url, sessions, None))  # warm-up, not counted
+            elapsed, burst = asyncio.run(load(url, sessions, None))
+            _, paced = asyncio.run(load(url, sessions, rate))
+            rest = None
+            if run == "work":
+                rest = asyncio.run(rest_load(f"http://127.0.0.1:{port}", sessions))
             peak = peak_rss_mib(server.pid)
         finally:
             server.terminate()
@@ -268,21 +346,29 @@ def measure(provider: str, sessions: int) -> None:
             if model is not None:
                 model.terminate()
                 model.wait(timeout=15)
-    print(f"[{provider}] {sessions} concurrent sessions, 6 model turns and 5 tool calls each")
-    print(f"[{provider}] throughput: {sessions / elapsed:.1f} runs/s (wall {elapsed:.2f} s)")
+    turns = len(RUNS[run])
+    calls = sum(len(t.get("tool_calls", [])) for t in RUNS[run])
+    name = f"[{provider}, {run}]"
+    print(f"{name} {sessions} sessions at once, {turns} model turns and {calls} tool calls each")
+    print(f"{name} burst: {sessions / elapsed:.1f} runs/s (wall {elapsed:.2f} s)")
     print(
-        f"[{provider}] answer -> clarify_resolved: p50 {statistics.median(resolved):.1f} ms, "
-        f"p99 {pct(resolved, 0.99):.1f} ms"
+        f"{name} burst: answer -> run_finished p50 {statistics.median(burst.finished):.0f} ms, "
+        f"p99 {pct(burst.finished, 0.99):.0f} ms"
     )
     print(
-        f"[{provider}] answer -> run_finished: p50 {statistics.median(finished):.1f} ms, "
-        f"p99 {pct(finished, 0.99):.1f} ms"
+        f"{name} paced at {rate:g} answers/s: answer -> clarify_resolved "
+        f"p50 {statistics.median(paced.resolved):.1f} ms, p99 {pct(paced.resolved, 0.99):.1f} ms"
     )
     print(
-        f"[{provider}] REST, one pooled keep-alive client, pauses past its pool expiry: "
-        f"{rest[1]} of {rest[0]} requests failed"
+        f"{name} paced at {rate:g} answers/s: answer -> run_finished "
+        f"p50 {statistics.median(paced.finished):.1f} ms, p99 {pct(paced.finished, 0.99):.1f} ms"
     )
-    print(f"[{provider}] server peak memory (VmHWM): {peak:.1f} MiB")
+    if rest is not None:
+        print(
+            f"{name} REST, one pooled keep-alive client, pauses past its pool expiry: "
+            f"{rest[1]} of {rest[0]} requests failed"
+        )
+    print(f"{name} server peak memory (VmHWM): {peak:.1f} MiB")
 
 
 # -- several workers ------------------------------------------------------------------------------
@@ -360,7 +446,7 @@ def measure_workers(count: int, sessions: int, redis: str, database: str) -> dic
         root = Path(tmp)
         (root / "ws").mkdir()
         (root / "ws" / "notes.txt").write_text("hello\n")
-        (root / "script.json").write_text(json.dumps({"turns": TURNS}))
+        (root / "script.json").write_text(json.dumps({"turns": WORK}))
         env = {
             **os.environ,
             "NETA_HOME": str(root / "home"),
@@ -422,21 +508,26 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sessions", type=int, default=200)
     parser.add_argument("--provider", choices=["both", "scripted", "openai"], default="both")
+    parser.add_argument("--run", choices=["both", *RUNS], default="both")
+    parser.add_argument("--rate", type=float, default=100.0, help="paced answers per second")
     parser.add_argument("--workers", type=int, default=1, help="compare 1 and N workers")
     parser.add_argument("--redis", help="the bus for --workers (redis://…)")
     parser.add_argument("--database", help="the store for --workers (postgresql://…)")
     parser.add_argument("--model-server", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.model_server:
-        serve_model(args.model_server)
+        serve_model(args.model_server, "work" if args.run == "both" else args.run)
         return
     if args.workers > 1 or args.redis:
         if not (args.redis and args.database):
             parser.error("--workers needs --redis and --database")
         compare_workers(args.workers, args.sessions, args.redis, args.database)
         return
-    for provider in ("scripted", "openai") if args.provider == "both" else (args.provider,):
-        measure(provider, args.sessions)
+    providers = ("scripted", "openai") if args.provider == "both" else (args.provider,)
+    runs = tuple(RUNS) if args.run == "both" else (args.run,)
+    for run in runs:
+        for provider in providers:
+            measure(provider, run, args.sessions, args.rate)
 
 
 if __name__ == "__main__":

@@ -113,6 +113,9 @@ class FakeOpenAI:
             def do_POST(self) -> None:
                 with fake._lock:
                     fake.peers.append(self.client_address[1])
+                if self.headers.get("Content-Type", "").split(";")[0] != "application/json":
+                    self._send_json(415, {"error": {"message": "the body must be JSON"}})
+                    return
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")
                 if not self.path.endswith("/chat/completions"):

@@ -15,10 +15,11 @@ finish reason was cut off on the way (a dropped connection, a proxy's limit): it
 taken as the answer, but asked for again under the same retry policy, and when every try is
 cut the error says so.
 
-The request body is plain JSON already (messages and tool schemas are dicts), so it goes out
-through the client's ``post`` as it is: the typed ``chat.completions.create`` walks every
-message and schema against its parameter types on each call, work that grows with the
-conversation and showed as the largest cost of a busy host.
+The request body goes out through the client's ``post`` as JSON the provider encodes itself:
+the typed ``chat.completions.create`` walks every message and schema against its parameter
+types on each call, work that grows with the conversation and showed as the largest cost of a
+busy host. The JSON of the messages and tool schemas a turn repeats from the turn before is
+reused, not encoded again (``neta.providers.json_body``).
 """
 
 from __future__ import annotations
@@ -38,11 +39,13 @@ from neta.errors import ConfigError, ProviderError
 from neta.messages import Usage
 from neta.providers.base import ModelRequest, ModelResponse, TextSink
 from neta.providers.client_pool import active_pool
+from neta.providers.json_body import BodyEncoder
 from neta.providers.retry import parse_retry_after
 from neta.tools import ToolCall
 
 _COMPLETIONS = "/chat/completions"
 _KEYLESS = "not-needed"  # local servers take any key; the SDK insists on one
+_STREAMED = {"stream": True, "stream_options": {"include_usage": True}}
 
 DEFAULT_READ_TIMEOUT = 300.0
 """Seconds the model server may stay silent (each read) before the request fails."""
@@ -96,6 +99,7 @@ class OpenAIProvider:
             "max_retries": max_retries,
             "timeout": timeout,
         }
+        self._encoder = BodyEncoder()
 
     async def complete(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
         """Send one Chat Completions request (streamed or not) and collect the turn.
@@ -106,40 +110,37 @@ class OpenAIProvider:
         Raises:
             ProviderError: the request failed, or the reply was cut off.
         """
-        params: dict[str, Any] = {
-            "model": request.model or self.model,
-            "messages": [m.to_openai() for m in request.messages],
-        }
-        if request.tools:
-            params["tools"] = request.tools
+        model = request.model or self.model
+        extra = _STREAMED if self.stream else None
+        body = self._encoder.body(model, request.messages, request.tools, extra)
         try:
             async with self._client() as client:
                 if self.stream:
-                    return await self._streamed(client, params, on_text)
-                return await self._whole(client, params, on_text)
+                    return await self._streamed(client, body, on_text)
+                return await self._whole(client, body, on_text)
         except openai.APIStatusError as exc:
             retryable = exc.status_code in (408, 409, 429) or exc.status_code >= 500
-            body = exc.body if isinstance(exc.body, dict) else {}
-            detail = str(body.get("message") or exc.message)
+            error = exc.body if isinstance(exc.body, dict) else {}
+            detail = str(error.get("message") or exc.message)
             raise ProviderError(
                 f"model API answered {exc.status_code}: {_short(detail)}",
                 retryable=retryable,
                 retry_after=parse_retry_after(exc.response.headers),
                 status=exc.status_code,
                 provider="openai",
-                model=params["model"],
+                model=model,
                 url=self.url,
             ) from exc
         except (openai.APITimeoutError, httpx.TimeoutException) as exc:
             if _refused(exc):  # the aiohttp transport reports a failed connect as a timeout
-                raise _unreachable(exc, params["model"], self.url) from exc
+                raise _unreachable(exc, model, self.url) from exc
             raise ProviderError(
                 f"the model server sent nothing for {self.read_timeout:g} s "
                 "(the per-read timeout, --model-timeout)",
                 retryable=True,
             ) from exc
         except openai.APIConnectionError as exc:
-            raise _unreachable(exc, params["model"], self.url) from exc
+            raise _unreachable(exc, model, self.url) from exc
         except openai.OpenAIError as exc:  # e.g. an error event in the middle of a stream
             raise ProviderError(f"model API failed: {_short(str(exc))}") from exc
         except ValueError as exc:  # a chunk that is not JSON
@@ -164,9 +165,9 @@ class OpenAIProvider:
         return openai.AsyncOpenAI(**self._client_options, http_client=openai.DefaultAioHttpClient())
 
     async def _whole(
-        self, client: openai.AsyncOpenAI, params: dict[str, Any], on_text: TextSink
+        self, client: openai.AsyncOpenAI, body: bytes, on_text: TextSink
     ) -> ModelResponse:
-        completion = await client.post(_COMPLETIONS, body=params, cast_to=ChatCompletion)
+        completion = await client.post(_COMPLETIONS, content=body, cast_to=ChatCompletion)
         if not completion.choices:
             raise ProviderError("model API returned no choices")
         choice = completion.choices[0]
@@ -197,14 +198,13 @@ class OpenAIProvider:
         )
 
     async def _streamed(
-        self, client: openai.AsyncOpenAI, params: dict[str, Any], on_text: TextSink
+        self, client: openai.AsyncOpenAI, body: bytes, on_text: TextSink
     ) -> ModelResponse:
-        body = {**params, "stream": True, "stream_options": {"include_usage": True}}
         stream = cast(
             openai.AsyncStream[dict[str, Any]],
             await client.post(
                 _COMPLETIONS,
-                body=body,
+                content=body,
                 cast_to=ChatCompletion,
                 stream=True,
                 stream_cls=openai.AsyncStream[dict[str, Any]],

@@ -66,7 +66,14 @@ def drop_lines_naming(text: str, names: Sequence[str]) -> str:
     """``text`` without the lines that name any of ``names`` as a word (tool names)."""
     if not names or not text:
         return text
-    pattern = _mention_pattern(tuple(names))
+    return _drop_lines(text, tuple(names))
+
+
+@functools.lru_cache(maxsize=1024)
+def _drop_lines(text: str, names: tuple[str, ...]) -> str:
+    # a host builds the same prompts for session after session: the same guidance, the same
+    # missing tools
+    pattern = _mention_pattern(names)
     return "\n".join(line for line in text.splitlines() if not pattern.search(line)).strip()
 
 

@@ -1,0 +1,80 @@
+"""Request bodies: the same JSON as encoding the whole request, with repeated pieces reused."""
+
+import json
+import math
+
+import pytest
+
+from neta.messages import Message
+from neta.providers.json_body import BodyEncoder
+from neta.tools import ToolCall
+
+TOOLS = [
+    {"type": "function", "function": {"name": f"t{i}", "parameters": {"type": "object"}}}
+    for i in range(3)
+]
+
+
+def conversation(turns):
+    history = [Message(role="system", content="You are careful. " * 50)]
+    for i in range(turns):
+        history.append(Message(role="user", content=f"question {i} é ✓"))
+        call = ToolCall(id=f"c{i}", name="t0", arguments='{"x": 1}')
+        history.append(Message(role="assistant", content=None, tool_calls=[call]))
+        history.append(Message(role="tool", content="result", tool_call_id=f"c{i}", name="t0"))
+    return history
+
+
+def test_the_body_is_the_whole_request_as_json():
+    history = conversation(2)
+    body = BodyEncoder().body("m", history, TOOLS, {"stream": True, "stream_options": {"a": 1}})
+    assert json.loads(body) == {
+        "model": "m",
+        "messages": [m.to_openai() for m in history],
+        "tools": TOOLS,
+        "stream": True,
+        "stream_options": {"a": 1},
+    }
+    assert "é ✓".encode() in body  # UTF-8 as it is, as the SDK sends it
+
+
+def test_no_tools_no_tools_key():
+    assert json.loads(BodyEncoder().body("m", conversation(0), [])) == {
+        "model": "m",
+        "messages": [conversation(0)[0].to_openai()],
+    }
+
+
+def test_a_turn_encodes_only_what_it_adds():
+    encoder = BodyEncoder()
+    history = conversation(3)
+    encoder.body("m", history, TOOLS)
+    assert encoder.encoded == len(history) + len(TOOLS)
+    history.append(Message(role="assistant", content="done"))
+    body = encoder.body("m", history, TOOLS)
+    assert encoder.encoded == len(history) + len(TOOLS)  # one more: the new message
+    assert json.loads(body)["messages"][-1] == {"role": "assistant", "content": "done"}
+
+
+def test_an_equal_but_different_object_is_encoded_for_itself():
+    encoder = BodyEncoder()
+    first = [Message(role="user", content="a")]
+    encoder.body("m", first, [])
+    second = [Message(role="user", content="b")]  # the first may be gone: its id reusable
+    del first
+    body = encoder.body("m", second, [])
+    assert json.loads(body)["messages"] == [{"role": "user", "content": "b"}]
+
+
+def test_two_conversations_in_turn_each_get_their_own_messages():
+    encoder = BodyEncoder()
+    one, two = conversation(1), conversation(2)
+    for _ in range(2):
+        assert json.loads(encoder.body("m", one, TOOLS))["messages"] == [m.to_openai() for m in one]
+        assert json.loads(encoder.body("m", two, TOOLS))["messages"] == [m.to_openai() for m in two]
+
+
+def test_a_value_json_cannot_hold_is_refused():
+    tools = [{"type": "function", "function": {"name": "t", "x": math.nan}}]
+    with pytest.raises(ValueError, match="JSON compliant"):
+        BodyEncoder().body("m", conversation(0), tools)
