@@ -14,6 +14,7 @@ import os
 import pwd
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import tempfile
@@ -171,9 +172,23 @@ def postgres_server() -> Iterator[str]:
             _wait_for_port(port, proc, "postgres")
             yield f"postgresql://neta@127.0.0.1:{port}"
         finally:
-            _stop(proc)
+            _stop_postgres(data, proc)
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
+
+
+def _stop_postgres(data: Path, proc: subprocess.Popen[bytes]) -> None:
+    """Stop the cluster at once: a plain terminate asks it to wait for every client to leave.
+
+    SIGINT is PostgreSQL's fast shutdown (clients are disconnected); it goes to the server
+    itself (its pid is the first line of ``postmaster.pid``), not to ``runuser`` above it.
+    """
+    with contextlib.suppress(OSError, ValueError):
+        pid = int((data / "postmaster.pid").read_text().split("\n", 1)[0])
+        os.kill(pid, signal.SIGINT)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(10)
+    _stop(proc)
 
 
 @pytest.fixture
