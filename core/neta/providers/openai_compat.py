@@ -201,13 +201,13 @@ class OpenAIProvider:
         self, client: openai.AsyncOpenAI, body: bytes, on_text: TextSink
     ) -> ModelResponse:
         stream = cast(
-            openai.AsyncStream[dict[str, Any]],
+            openai.AsyncStream[object],
             await client.post(
                 _COMPLETIONS,
                 content=body,
                 cast_to=ChatCompletion,
                 stream=True,
-                stream_cls=openai.AsyncStream[dict[str, Any]],
+                stream_cls=openai.AsyncStream[object],
             ),
         )
         text: list[str] = []
@@ -215,7 +215,7 @@ class OpenAIProvider:
         usage: Usage | None = None
         finish_reason: str | None = None
         async with stream:  # closed at once when the run is cancelled mid-stream
-            async for chunk in stream:  # plain JSON: no typed model built per chunk
+            async for chunk in stream:  # plain JSON as parsed: nothing built or walked per chunk
                 counted = _field(chunk, "usage")
                 if counted:
                     usage = Usage(
