@@ -1,6 +1,6 @@
 """The MCP client through the command line: tools list/call, a scripted run, mcp list.
 
-Most use the in-test HTTP server (it starts in this process, in no time); the scripted run
+Most use the in-test HTTP server (it runs in this process: next to nothing to start); the run
 uses the reference time server, a real process.
 """
 
