@@ -1,7 +1,8 @@
 """``neta mcp serve`` driven by the MCP SDK's own client, over stdio and streamable HTTP.
 
 Starting ``neta`` costs seconds, so each scenario runs one server and one client session
-(module-scoped fixtures) and the tests read what it recorded.
+(module-scoped fixtures) and the tests read what it recorded; the one ``--http`` server serves
+every HTTP client. Three ``neta`` processes in all.
 """
 
 import asyncio
@@ -112,12 +113,6 @@ def capable(dirs):
     return session_with(stdio(dirs), calls, elicit=answers)
 
 
-@pytest.fixture(scope="module")
-def plain(dirs):
-    """A client without elicitation."""
-    return session_with(stdio(dirs), [("clarify", "clarify", CHOICE)])
-
-
 def test_serve_lists_the_session_tools_with_the_catalog_schemas(capable):
     assert {"read_file", "write_file", "patch", "todo", "clarify"} <= set(capable.tools)
     assert "delegate_task" not in capable.tools  # no model here: no sub-agents
@@ -161,18 +156,11 @@ def test_todo_updates_arrive_as_log_messages_before_the_result(capable):
     assert entry.data["counts"]["in_progress"] == 1
 
 
-def test_clarify_degrades_as_over_rest_for_a_client_without_elicitation(plain):
-    assert plain.asked == []
-    expected = "[clarify] Question: Tabs or spaces?\nChoices: 1. tabs; 2. spaces"
-    assert text_of(plain.results["clarify"]) == expected
-
-
 def test_toolset_rules_decide_what_is_served(dirs):
-    denied = session_with(stdio(dirs, "--deny", "base"), [])
-    assert "patch" not in denied.tools
-    assert "todo" in denied.tools
-    only = session_with(stdio(dirs, "--only", "planning"), [])
-    assert set(only.tools) == {"todo"}
+    # --only serves exactly the toolsets it names, and --deny takes one of those away again:
+    # without either flag at work, more than the todo tool would be served
+    served = session_with(stdio(dirs, "--only", "planning", "--only", "base", "--deny", "base"), [])
+    assert set(served.tools) == {"todo"}
 
 
 def free_port():
@@ -214,6 +202,18 @@ def http_server(dirs):
 def over_http(url, token, calls, **options):
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     return session_with(url, calls, headers=headers, **options)
+
+
+@pytest.fixture(scope="module")
+def plain(http_server):
+    """A client without elicitation (over HTTP: the server is running already)."""
+    return over_http(http_server, "s3cret", [("clarify", "clarify", CHOICE)])
+
+
+def test_clarify_degrades_as_over_rest_for_a_client_without_elicitation(plain):
+    assert plain.asked == []
+    expected = "[clarify] Question: Tabs or spaces?\nChoices: 1. tabs; 2. spaces"
+    assert text_of(plain.results["clarify"]) == expected
 
 
 def test_http_serves_the_tools_and_elicits_for_a_client_with_the_token(http_server, dirs):

@@ -1,4 +1,8 @@
-"""The MCP client through the command line: tools list/call, a scripted run, mcp list."""
+"""The MCP client through the command line: tools list/call, a scripted run, mcp list.
+
+Most use the in-test HTTP server (it runs in this process: next to nothing to start); the run
+uses the reference time server, a real process.
+"""
 
 import json
 import os
@@ -10,18 +14,25 @@ from tests.plugins.mcp.conftest import TIME, write_config
 
 
 @pytest.fixture
-def project(workspace, neta_home):
-    """A workspace whose .neta/mcp.json has the time server (and a broken one in NETA_HOME)."""
-    write_config(workspace / ".neta" / "mcp.json", {"time": TIME})
+def project(workspace, neta_home, asking):
+    """A workspace whose .neta/mcp.json has the in-test server (and a broken one in NETA_HOME)."""
+    write_config(workspace / ".neta" / "mcp.json", {"asker": {"url": asking.url}})
     write_config(
         neta_home / "mcp.json",
-        {"time": {"command": "/nonexistent/time"}, "broken": {"command": "/nonexistent/x"}},
+        {"asker": {"command": "/nonexistent/asker"}, "broken": {"command": "/nonexistent/x"}},
     )
     return workspace
 
 
+@pytest.fixture
+def time_project(workspace):
+    """A workspace whose .neta/mcp.json has the reference time server."""
+    write_config(workspace / ".neta" / "mcp.json", {"time": TIME})
+    return workspace
+
+
 def neta(*args, cwd, home):
-    """``neta ARGS`` in-process (the MCP servers it starts are real processes all the same)."""
+    """``neta ARGS`` in-process (a stdio MCP server it starts is a real process all the same)."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NETA_", "OPENAI_"))}
     env["NETA_HOME"] = str(home)
     return neta_in_process(*args, env=env, cwd=cwd)
@@ -31,22 +42,22 @@ def test_tools_list_shows_the_server_tools_in_their_toolset(project, neta_home):
     done = neta("tools", "list", "--json", cwd=project, home=neta_home)
     assert done.returncode == 0, done.stderr
     rows = {row["name"]: row for row in json.loads(done.stdout)}
-    assert rows["get_current_time"]["toolset"] == "mcp-time"
-    assert rows["get_current_time"]["plugin"] == "mcp"
-    assert rows["get_current_time"]["enabled"] is True
+    assert rows["forecast"]["toolset"] == "mcp-asker"
+    assert rows["forecast"]["plugin"] == "mcp"
+    assert rows["forecast"]["enabled"] is True
 
 
 def test_tools_call_runs_a_server_tool(project, neta_home, tmp_path):
-    args = json.dumps({"timezone": "UTC"})
+    args = json.dumps({"city": "Oslo"})
     done = neta(
-        "tools", "call", "get_current_time", "--args", args, "-w", str(project),
+        "tools", "call", "forecast", "--args", args, "-w", str(project),
         cwd=tmp_path, home=neta_home,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout)["timezone"] == "UTC"
+    assert json.loads(done.stdout) == {"city": "Oslo", "sky": "clear", "high": 21}
 
 
-def test_a_scripted_run_calls_an_mcp_tool(project, neta_home, tmp_path):
+def test_a_scripted_run_calls_the_time_server(time_project, neta_home, tmp_path):
     script = tmp_path / "script.json"
     turns = [
         {"tool_calls": [{"name": "convert_time", "arguments": {
@@ -57,7 +68,7 @@ def test_a_scripted_run_calls_an_mcp_tool(project, neta_home, tmp_path):
     script.write_text(json.dumps({"turns": turns}))
     done = neta(
         "run", "noon UTC in Tokyo?", "-p", "scripted", "--script", str(script),
-        "-w", str(project), "--json", cwd=tmp_path, home=neta_home,
+        "-w", str(time_project), "--json", cwd=tmp_path, home=neta_home,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     data = json.loads(done.stdout)
@@ -69,9 +80,9 @@ def test_mcp_list_shows_each_server_its_state_reason_and_tool_count(project, net
     done = neta("mcp", "list", "--json", cwd=project, home=neta_home)
     assert done.returncode == 0, done.stderr
     rows = {row["name"]: row for row in json.loads(done.stdout)}
-    assert rows["time"]["enabled"] is True  # the workspace's entry won over the home one
-    assert rows["time"]["source"] == str(project / ".neta" / "mcp.json")
-    assert rows["time"]["tools"] == 2
+    assert rows["asker"]["enabled"] is True  # the workspace's entry won over the home one
+    assert rows["asker"]["source"] == str(project / ".neta" / "mcp.json")
+    assert rows["asker"]["tools"] == 6
     assert rows["broken"]["enabled"] is False
     assert rows["broken"]["reason"].startswith("the server did not start")
     assert rows["broken"]["tools"] == 0
@@ -81,7 +92,7 @@ def test_toolsets_shows_a_server_that_did_not_start_and_why(project, neta_home):
     done = neta("toolsets", "--json", cwd=project, home=neta_home)
     assert done.returncode == 0, done.stderr
     rows = {row["name"]: row for row in json.loads(done.stdout)}
-    assert rows["mcp-time"]["enabled"] is True
+    assert rows["mcp-asker"]["enabled"] is True
     assert rows["mcp-broken"]["enabled"] is False
     assert "/nonexistent/x" in rows["mcp-broken"]["reason"]
 

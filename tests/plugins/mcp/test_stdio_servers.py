@@ -1,4 +1,9 @@
-"""Real third-party MCP servers over stdio (mcp-server-time, mcp-server-git) as Neta toolsets."""
+"""Real third-party MCP servers over stdio (mcp-server-time, mcp-server-git) as Neta toolsets.
+
+Starting a reference server costs about a second of CPU (it imports the MCP SDK), so the tests
+that only read share one time server, session and run (``timed``), and the tests about any
+server's toolset (not stdio's) are in ``test_toolset_rules.py``, on the in-test HTTP server.
+"""
 
 import asyncio
 import json
@@ -6,10 +11,13 @@ import os
 import signal
 import sys
 import time
+from dataclasses import dataclass
+
+import pytest
 
 from neta.events import ToolResultEvent
 from neta.providers.scripted import ScriptedProvider
-from neta.runtime.agent import Agent
+from neta.runtime.agent import Agent, AgentSession, RunResult
 from tests.plugins.mcp.conftest import TIME, git_server, marked, mcp_pm, server_processes
 
 
@@ -29,36 +37,54 @@ def invoke(session, name, arguments):
     return asyncio.run(bound.tool.invoke(bound.schema.validate_arguments(arguments)))
 
 
-def test_time_server_tools_join_the_catalog_with_their_json_schema(workspace):
-    agent = agent_with(workspace, {"time": TIME})
-    session = agent.new_session()
-    try:
-        catalog = agent.pm.catalog()
-        schema = catalog.get("get_current_time")
-        assert schema.toolset == "mcp-time"
-        assert schema.json_schema["required"] == ["timezone"]
-        assert "IANA timezone" in schema.json_schema["properties"]["timezone"]["description"]
-        assert "MCP server 'time'" in schema.when_to_use
-        assert catalog.tool_names(["mcp-time"]) == ["get_current_time", "convert_time"]
-        decision = session.toolsets.decision("mcp-time")
-        assert decision.enabled
-        assert decision.reason == "on by default"
-    finally:
-        agent.end_session(session)
+@dataclass
+class Timed:
+    """One session with the time server, and the scripted run it made."""
+
+    agent: Agent
+    session: AgentSession
+    result: RunResult
 
 
-def test_a_scripted_run_calls_the_time_server_and_reads_its_answer(workspace):
+@pytest.fixture(scope="module")
+def timed(tmp_path_factory):
+    """A session with the time server, after a scripted run that called it twice."""
+    root = tmp_path_factory.mktemp("timed")
+    (root / "home").mkdir()
+    (root / "workspace").mkdir()
     turns = [
         {"tool_calls": [{"name": "get_current_time", "arguments": {}}]},
         {"tool_calls": [{"name": "get_current_time", "arguments": {"timezone": "UTC"}}]},
         {"text": "It is now.", "expect": {"last_message_contains": '"timezone": "UTC"'}},
     ]
-    agent = agent_with(workspace, {"time": TIME}, turns)
-    session = agent.new_session()
-    try:
-        result = asyncio.run(agent.run("What time is it in UTC?", session=session))
-    finally:
-        agent.end_session(session)
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("NETA_HOME", str(root / "home"))
+        agent = agent_with(root / "workspace", {"time": TIME}, turns)
+        session = agent.new_session()
+        try:
+            result = asyncio.run(agent.run("What time is it in UTC?", session=session))
+            yield Timed(agent, session, result)
+        finally:
+            agent.end_session(session)
+
+
+@pytest.mark.xdist_group("mcp_timed")
+def test_time_server_tools_join_the_catalog_with_their_json_schema(timed):
+    catalog = timed.agent.pm.catalog()
+    schema = catalog.get("get_current_time")
+    assert schema.toolset == "mcp-time"
+    assert schema.json_schema["required"] == ["timezone"]
+    assert "IANA timezone" in schema.json_schema["properties"]["timezone"]["description"]
+    assert "MCP server 'time'" in schema.when_to_use
+    assert catalog.tool_names(["mcp-time"]) == ["get_current_time", "convert_time"]
+    decision = timed.session.toolsets.decision("mcp-time")
+    assert decision.enabled
+    assert decision.reason == "on by default"
+
+
+@pytest.mark.xdist_group("mcp_timed")
+def test_a_scripted_run_calls_the_time_server_and_reads_its_answer(timed):
+    result = timed.result
     assert result.outcome == "completed", result.reason
     first, second = [e for e in result.events if isinstance(e, ToolResultEvent)]
     assert first.is_error  # validated against the server's JSON Schema before any call
@@ -80,16 +106,17 @@ def test_git_server_reports_the_status_of_a_repository(workspace, git_repo):
         agent.end_session(session)
 
 
-def test_a_server_that_cannot_start_is_unavailable_with_the_reason(workspace):
+def test_a_server_that_cannot_start_is_unavailable_with_the_reason(workspace, asking):
     broken = {"command": sys.executable, "args": ["-c", "import sys; sys.exit('no config')"]}
-    agent = agent_with(workspace, {"time": TIME, "broken": broken}, toolsets=["mcp-broken"])
+    servers = {"asker": {"url": asking.url}, "broken": broken}
+    agent = agent_with(workspace, servers, toolsets=["mcp-broken"])
     session = agent.new_session()
     try:
         decision = session.toolsets.decision("mcp-broken")
         assert not decision.enabled
         assert decision.reason.startswith("the server did not start")
         assert "no config" in decision.reason  # the server's last words
-        assert session.toolsets.decision("mcp-time").enabled
+        assert session.toolsets.decision("mcp-asker").enabled  # the others still start
     finally:
         agent.end_session(session)
 
@@ -102,28 +129,6 @@ def test_an_entry_with_enabled_false_is_off_and_never_started(workspace):
         assert not decision.enabled
         assert '"enabled": false' in decision.reason
         assert server_processes("off") == []
-    finally:
-        agent.end_session(session)
-
-
-def test_deny_turns_a_server_toolset_off(workspace):
-    agent = agent_with(workspace, {"time": TIME}, deny=["mcp-time"])
-    session = agent.new_session()
-    try:
-        assert session.toolsets.decision("mcp-time").reason == "denied"
-        assert "get_current_time" not in session.tools
-    finally:
-        agent.end_session(session)
-
-
-def test_a_tool_name_another_server_took_gets_the_server_prefix(workspace):
-    agent = agent_with(workspace, {"time": TIME, "clock": TIME})
-    session = agent.new_session()
-    try:
-        assert {"get_current_time", "clock_get_current_time"} <= set(session.tools)
-        result = invoke(session, "clock_get_current_time", {"timezone": "UTC"})
-        assert json.loads(result.content)["timezone"] == "UTC"
-        assert agent.pm.problems == []
     finally:
         agent.end_session(session)
 

@@ -2,9 +2,8 @@
 
 import json
 import os
-import subprocess
-import sys
 
+from tests.core.cli.cli_runner import neta_in_process
 from tests.plugins.mcp.conftest import write_config
 
 
@@ -25,16 +24,9 @@ def test_neta_chat_asks_a_server_elicitation_at_the_prompt_and_shows_progress(
         {"text": "Green it is.", "expect": {"last_message_contains": "painting the shed green"}},
     ]
     script.write_text(json.dumps({"turns": turns}))
-    done = subprocess.run(
-        [sys.executable, "-m", "neta", "chat", "-p", "scripted", "--script", str(script),
-         "-w", str(workspace)],
-        input="paint the shed\n2\n/exit\n",
-        capture_output=True,
-        text=True,
-        env=neta_env_for(neta_home),
-        cwd=tmp_path,
-        timeout=90,
-        check=False,
+    done = neta_in_process(
+        "chat", "-p", "scripted", "--script", str(script), "-w", str(workspace),
+        input_text="paint the shed\n2\n/exit\n", env=neta_env_for(neta_home), cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert "Which colour for the shed?" in done.stderr
