@@ -34,6 +34,7 @@ from neta.hosting.config import HostConfig
 from neta.hosting.engines import database_url, describe_store, redis_url, safe_url
 from neta.providers.registry import DEFAULT_PROVIDER, resolve_model_name
 from neta.providers.retry import RetryPolicy
+from neta.service.heap import settle_heap
 
 KEEP_ALIVE_SECONDS = 75
 """How long an idle HTTP keep-alive connection stays open. Longer than the pool expiry of
@@ -140,7 +141,9 @@ def serve(
         "log_level": "warning",
     }
     if workers == 1:
-        uvicorn.run(create_app(config), **common)
+        app = create_app(config)
+        settle_heap()
+        uvicorn.run(app, **common)
         return
     # Each worker process builds its own app from these settings (with all installed plugins).
     from neta.gateway.handshake import protocol_import_strings
@@ -181,7 +184,9 @@ def worker_app() -> Any:
     from neta.server import create_app
 
     settings = json.loads(os.environ[_WORKER_SETTINGS])
-    return create_app(_config(settings, create_plugin_manager()))
+    app = create_app(_config(settings, create_plugin_manager()))
+    settle_heap()
+    return app
 
 
 def check_port_free(host: str, port: int) -> None:

@@ -1,0 +1,48 @@
+"""``neta serve`` freezes what start-up made out of the garbage collector's way, then serves."""
+
+import gc
+import json
+import subprocess
+import sys
+
+import uvicorn
+
+from neta.service.heap import YOUNG_THRESHOLD
+from tests.core.cli.cli_runner import neta_in_process
+
+
+def test_settling_freezes_the_objects_alive_and_collects_the_young_less_often():
+    code = (
+        "import gc, json; import neta.cli.app; from neta.service.heap import settle_heap; "
+        "before = gc.get_threshold(); settle_heap(); "
+        "print(json.dumps([gc.get_freeze_count(), before, gc.get_threshold()]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=60
+    )
+    frozen, before, after = json.loads(done.stdout)
+    assert frozen > 10_000  # the imported modules' objects, at least
+    assert after == [YOUNG_THRESHOLD, before[1], before[2]]
+
+
+def test_serve_settles_the_heap_once_the_app_is_built_and_before_it_serves(monkeypatch, tmp_path):
+    seen = []
+
+    def run(app, **options):
+        seen.append((gc.get_freeze_count(), gc.get_threshold()[0]))
+
+    script = tmp_path / "script.json"
+    script.write_text('{"turns": [{"text": "hi"}]}')
+    threshold = gc.get_threshold()
+    monkeypatch.setattr(uvicorn, "run", run)
+    try:
+        done = neta_in_process(
+            "serve", "--port", "0", "--script", str(script), "-w", str(tmp_path), together=True
+        )
+    finally:
+        gc.unfreeze()
+        gc.set_threshold(*threshold)
+    assert done.returncode == 0, done.stdout
+    [(frozen, young)] = seen
+    assert frozen > 10_000
+    assert young == YOUNG_THRESHOLD
