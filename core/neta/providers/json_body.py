@@ -4,18 +4,25 @@ Every turn of a run sends the whole conversation and the same tool schemas again
 tens of kilobytes (a system prompt of ~10 KB, ~15 KB of schemas) of which only the last message
 or two are new. ``BodyEncoder`` keeps the JSON of each message and tool definition of the last
 body it built, by the object's identity, and the next body reuses what it repeats: a turn
-encodes only what it adds. Messages are frozen and a session's tool definitions are not changed
-once offered, so an object seen again is the same JSON; the encoder holds the objects whose JSON
-it keeps, so their identities cannot pass to other objects meanwhile.
+encodes only what it adds. Tool definitions are shared by the sessions that offer the same
+tools, so their JSON is kept for the whole process (``SHARED_TOOLS`` of them at most), and a new
+session's first body encodes its own messages only. Messages are frozen and offered tool
+definitions are not changed, so an object seen again is the same JSON; whatever keeps an
+object's JSON holds the object too, so its identity cannot pass to another object meanwhile.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from neta.messages import Message
+
+SHARED_TOOLS = 1024
+"""The most tool definitions whose JSON the process keeps (then it starts over)."""
+
+_tools: dict[int, tuple[object, bytes]] = {}
 
 
 def dumps(value: Any) -> bytes:
@@ -45,11 +52,11 @@ class BodyEncoder:
         """The JSON body: ``model``, ``messages``, ``tools`` (when any) and ``extra``'s keys."""
         used: dict[int, tuple[object, bytes]] = {}
         parts = [b'{"model":', dumps(model), b',"messages":[']
-        parts.append(b",".join(self._piece(m, Message.to_openai, used) for m in messages))
+        parts.append(b",".join(self._message(m, used) for m in messages))
         parts.append(b"]")
         if tools:
             parts.append(b',"tools":[')
-            parts.append(b",".join(self._piece(t, _same, used) for t in tools))
+            parts.append(b",".join(self._tool(t) for t in tools))
             parts.append(b"]")
         for key, value in (extra or {}).items():
             parts += [b",", dumps(key), b":", dumps(value)]
@@ -57,17 +64,21 @@ class BodyEncoder:
         self._kept = used
         return b"".join(parts)
 
-    def _piece(
-        self, item: Any, value: Callable[[Any], Any], used: dict[int, tuple[object, bytes]]
-    ) -> bytes:
-        key = id(item)
+    def _message(self, message: Message, used: dict[int, tuple[object, bytes]]) -> bytes:
+        key = id(message)
         kept = self._kept.get(key)
-        if kept is None or kept[0] is not item:
-            kept = (item, dumps(value(item)))
+        if kept is None or kept[0] is not message:
+            kept = (message, dumps(message.to_openai()))
             self.encoded += 1
         used[key] = kept
         return kept[1]
 
-
-def _same(value: Any) -> Any:
-    return value
+    def _tool(self, tool: Mapping[str, Any]) -> bytes:
+        key = id(tool)
+        kept = _tools.get(key)
+        if kept is None or kept[0] is not tool:
+            if len(_tools) >= SHARED_TOOLS:
+                _tools.clear()
+            kept = _tools[key] = (tool, dumps(tool))
+            self.encoded += 1
+        return kept[1]

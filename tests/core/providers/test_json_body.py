@@ -9,10 +9,16 @@ from neta.messages import Message
 from neta.providers.json_body import BodyEncoder
 from neta.tools import ToolCall
 
-TOOLS = [
-    {"type": "function", "function": {"name": f"t{i}", "parameters": {"type": "object"}}}
-    for i in range(3)
-]
+
+def tools():
+    """New tool definitions (the process keeps the JSON of those it has seen)."""
+    return [
+        {"type": "function", "function": {"name": f"t{i}", "parameters": {"type": "object"}}}
+        for i in range(3)
+    ]
+
+
+TOOLS = tools()
 
 
 def conversation(turns):
@@ -47,13 +53,22 @@ def test_no_tools_no_tools_key():
 
 def test_a_turn_encodes_only_what_it_adds():
     encoder = BodyEncoder()
-    history = conversation(3)
-    encoder.body("m", history, TOOLS)
-    assert encoder.encoded == len(history) + len(TOOLS)
+    history, offered = conversation(3), tools()
+    encoder.body("m", history, offered)
+    assert encoder.encoded == len(history) + len(offered)
     history.append(Message(role="assistant", content="done"))
-    body = encoder.body("m", history, TOOLS)
-    assert encoder.encoded == len(history) + len(TOOLS)  # one more: the new message
+    body = encoder.body("m", history, offered)
+    assert encoder.encoded == len(history) + len(offered)  # one more: the new message
     assert json.loads(body)["messages"][-1] == {"role": "assistant", "content": "done"}
+
+
+def test_sessions_offering_the_same_tools_share_their_json():
+    offered = tools()
+    BodyEncoder().body("m", conversation(1), offered)
+    other = BodyEncoder()  # another session's provider
+    body = other.body("m", conversation(2), offered)
+    assert other.encoded == len(conversation(2))  # its messages only
+    assert json.loads(body)["tools"] == offered
 
 
 def test_an_equal_but_different_object_is_encoded_for_itself():
