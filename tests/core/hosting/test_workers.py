@@ -417,13 +417,24 @@ class TestTwoWorkers:
             sid = ready["sessionId"]
             async with httpx.AsyncClient(timeout=30) as http:
                 reply = await http.post(f"{a.http}/v1/sessions/{sid}/messages", json={"text": "hi"})
-            assert reply.json()["reply"] == "ok"  # B runs it: the session is B's
-            await on_b.until("run_finished")
-            await asyncio.sleep(LEASE_SECONDS * 2)  # several heartbeats of both workers
-            await on_b.send("ping", sid)
-            await on_b.until("pong")
-            assert [f["type"] for f in on_b.seen].count("run_finished") == 1
-            await on_b.ws.close()
+                assert reply.json()["reply"] == "ok"  # run by B, which holds the session
+                started = await on_b.until("run_started")
+                await on_b.until("run_finished")
+                # with no client left, no worker holds the session: were its run still marked
+                # going, a heartbeat would take it for a run whose worker died
+                await on_b.ws.close()
+                await asyncio.sleep(LEASE_SECONDS * 2)  # several heartbeats of both workers
+                saved = (await http.get(f"{a.http}/v1/sessions/{sid}")).json()
+            assert [(m["role"], m["content"]) for m in saved["messages"]] == [
+                ("user", "hi"),
+                ("assistant", "ok"),
+            ]
+            again, _ = await open_client(a.ws(sessionId=sid, lastEventId=started["eventId"]))
+            assert (await again.until("run_finished"))["data"]["outcome"] == "completed"
+            await again.send("ping", sid)
+            await again.until("pong")
+            assert [f["type"] for f in again.seen].count("run_finished") == 1
+            await again.ws.close()
 
         asyncio.run(drive())
 
