@@ -63,6 +63,7 @@ class Worker:
                 stderr=subprocess.STDOUT,
             )
         self.http = f"http://127.0.0.1:{self.port}"
+        self.interrupted = False
 
     def ready(self) -> Worker:
         deadline = time.monotonic() + 30
@@ -79,14 +80,19 @@ class Worker:
         params = "&".join(f"{k}={v}" for k, v in query.items())
         return f"ws://127.0.0.1:{self.port}/ws" + (f"?{params}" if params else "")
 
-    def stop(self) -> None:
-        if self.proc.poll() is None:
+    def interrupt(self) -> None:
+        """Ask the worker to stop (Ctrl-C), once: a second one would cut its shutdown short."""
+        if self.proc.poll() is None and not self.interrupted:
+            self.interrupted = True
             self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+
+    def stop(self) -> None:
+        self.interrupt()
+        try:
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
 
 
 def _new_database(server: str) -> str:
@@ -106,7 +112,7 @@ def _new_database(server: str) -> str:
             time.sleep(0.1)
 
 
-class Cluster:
+class SharedWorkers:
     """Workers sharing one Redis and one PostgreSQL database: the pair ``a``, ``b``, and more."""
 
     def __init__(self, home: Path, redis_url: str, postgres_url: str) -> None:
@@ -115,20 +121,32 @@ class Cluster:
         self.env.update(
             NETA_HOME=str(home / "home"), NETA_REDIS_URL=redis_url, NETA_DATABASE_URL=postgres_url
         )
-        a, b = Worker(home, "a", self.env, A_TURNS), Worker(home, "b", self.env, B_TURNS)
-        self.a, self.b = a.ready(), b.ready()  # both start at once
+        self.a = Worker(home, "a", self.env, A_TURNS)
+        self.b = Worker(home, "b", self.env, B_TURNS)  # both start at once
+        try:
+            self.a.ready(), self.b.ready()
+        except BaseException:
+            self.stop()
+            raise
 
     def start(self, name: str, turns: list[object]) -> Worker:
         """Start one more worker beside the pair (the caller stops it)."""
-        return Worker(self.home, name, self.env, turns).ready()
+        worker = Worker(self.home, name, self.env, turns)
+        try:
+            return worker.ready()
+        except BaseException:
+            worker.stop()
+            raise
 
     def stop(self) -> None:
+        for worker in (self.a, self.b):
+            worker.interrupt()  # both stop at once
         for worker in (self.a, self.b):
             worker.stop()
 
 
 @pytest.fixture(scope="class")
-def cluster(tmp_path_factory, redis_server, postgres_server):
+def workers(tmp_path_factory, redis_server, postgres_server):
     """The pair of workers the class's tests share, on an emptied Redis and a new database."""
     import redis
 
@@ -137,7 +155,7 @@ def cluster(tmp_path_factory, redis_server, postgres_server):
         client.flushall()
     finally:
         client.close()
-    running = Cluster(
+    running = SharedWorkers(
         tmp_path_factory.mktemp("workers"), f"{redis_server}/0", _new_database(postgres_server)
     )
     yield running
@@ -145,12 +163,12 @@ def cluster(tmp_path_factory, redis_server, postgres_server):
 
 
 @pytest.fixture
-def third(cluster):
+def third(workers):
     """Start a third worker with its own script; it is stopped (if still alive) after the test."""
     started: list[Worker] = []
 
     def start(turns: list[object]) -> Worker:
-        worker = cluster.start(f"c{len(started)}-{secrets.token_hex(3)}", turns)
+        worker = workers.start(f"c{len(started)}-{secrets.token_hex(3)}", turns)
         started.append(worker)
         return worker
 
@@ -163,8 +181,8 @@ def third(cluster):
 class TestTwoWorkers:
     """What clients of a session see through either of two workers, and when one dies."""
 
-    def test_a_question_asked_on_one_worker_is_answered_through_another(self, cluster):
-        a, b = cluster.a, cluster.b
+    def test_a_question_asked_on_one_worker_is_answered_through_another(self, workers):
+        a, b = workers.a, workers.b
         first = a.log.read_text()
         assert "store: PostgreSQL postgresql://neta@127.0.0.1" in first
         assert "bus: Redis redis://127.0.0.1" in first
@@ -213,8 +231,8 @@ class TestTwoWorkers:
 
         asyncio.run(drive())
 
-    def test_a_command_the_owner_refuses_is_answered_to_its_sender_only(self, cluster):
-        a, b = cluster.a, cluster.b
+    def test_a_command_the_owner_refuses_is_answered_to_its_sender_only(self, workers):
+        a, b = workers.a, workers.b
 
         async def drive() -> None:
             on_a, ready = await open_client(a.ws())
@@ -257,8 +275,8 @@ class TestTwoWorkers:
 
         asyncio.run(drive())
 
-    def test_a_client_reconnecting_with_its_last_event_id_misses_nothing(self, cluster):
-        a, b = cluster.a, cluster.b
+    def test_a_client_reconnecting_with_its_last_event_id_misses_nothing(self, workers):
+        a, b = workers.a, workers.b
 
         async def drive() -> None:
             on_a, ready = await open_client(a.ws())
@@ -283,8 +301,8 @@ class TestTwoWorkers:
 
         asyncio.run(drive())
 
-    def test_a_worker_killed_mid_run_is_taken_over_and_its_question_reported(self, cluster, third):
-        a, b = third([ASK, {"text": "done"}]), cluster.b
+    def test_a_worker_killed_mid_run_is_taken_over_and_its_question_reported(self, workers, third):
+        a, b = third([ASK, {"text": "done"}]), workers.b
 
         async def drive() -> None:
             on_a, ready = await open_client(a.ws())
@@ -315,8 +333,8 @@ class TestTwoWorkers:
 
         asyncio.run(drive())
 
-    def test_a_live_owner_keeps_its_session_past_the_lease_time_by_its_heartbeat(self, cluster):
-        a, b = cluster.a, cluster.b
+    def test_a_live_owner_keeps_its_session_past_the_lease_time_by_its_heartbeat(self, workers):
+        a, b = workers.a, workers.b
 
         async def drive() -> None:
             on_a, ready = await open_client(a.ws())
@@ -346,8 +364,8 @@ class TestTwoWorkers:
 
         asyncio.run(drive())
 
-    def test_sessions_spread_over_two_workers_each_run_where_its_message_arrives(self, cluster):
-        a, b = cluster.a, cluster.b
+    def test_sessions_spread_over_two_workers_each_run_where_its_message_arrives(self, workers):
+        a, b = workers.a, workers.b
 
         async def drive() -> None:
             limits = httpx.Limits(max_connections=20)
@@ -373,9 +391,9 @@ class TestTwoWorkers:
         asyncio.run(drive())
 
     def test_a_run_whose_worker_dies_without_a_question_ends_interrupted_for_every_client(
-        self, cluster, third
+        self, workers, third
     ):
-        a, b = third([{"text": "too late", "delay": 60}]), cluster.b
+        a, b = third([{"text": "too late", "delay": 60}]), workers.b
 
         async def drive() -> None:
             on_a, ready = await open_client(a.ws())
@@ -411,8 +429,8 @@ class TestTwoWorkers:
 
         asyncio.run(drive())
 
-    def test_a_run_that_ends_normally_is_never_reported_interrupted(self, cluster):
-        a, b = cluster.a, cluster.b
+    def test_a_run_that_ends_normally_is_never_reported_interrupted(self, workers):
+        a, b = workers.a, workers.b
 
         async def drive() -> None:
             on_b, ready = await open_client(b.ws())
