@@ -124,7 +124,8 @@ class SharedWorkers:
         self.a = Worker(home, "a", self.env, A_TURNS)
         self.b = Worker(home, "b", self.env, B_TURNS)  # both start at once
         try:
-            self.a.ready(), self.b.ready()
+            self.a.ready()
+            self.b.ready()
         except BaseException:
             self.stop()
             raise
