@@ -30,6 +30,7 @@ LEASE_SECONDS = 1.5
 A_TURNS = [ASK, {"text": "blue it is"}, {"text": "again, from A"}]
 B_TURNS = [{"text": "ok"}]
 SESSIONS = 60
+"""Sessions of the spread test: 20 at a time (the client's connections), three rounds of them."""
 
 
 class Worker:
