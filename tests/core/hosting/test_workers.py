@@ -1,10 +1,17 @@
-"""Two ``neta serve`` workers sharing Redis (the bus) and PostgreSQL (the store)."""
+"""Two ``neta serve`` workers sharing Redis (the bus) and PostgreSQL (the store).
+
+The tests of ``TestTwoWorkers`` share one pair of workers, A and B (starting a worker costs a
+second or more of CPU). Each worker replays its own script, so the text of a reply tells which
+worker ran it: A asks a question first, B answers "ok". A test that kills a worker starts a
+third worker of its own beside them, and kills that one.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
+import secrets
 import signal
 import subprocess
 import sys
@@ -15,20 +22,25 @@ import httpx
 import pytest
 
 from neta.hosting.cluster import INTERRUPTED_NOTE, INTERRUPTED_REASON
+from tests.core.cli.cli_runner import run_neta
 from tests.core.hosting.server_harness import ASK, open_client
 from tests.services import free_port
 
 LEASE_SECONDS = 1.5
+A_TURNS = [ASK, {"text": "blue it is"}, {"text": "again, from A"}]
+B_TURNS = [{"text": "ok"}]
+SESSIONS = 60
+"""Sessions of the spread test: 20 at a time (the client's connections), three rounds of them."""
 
 
 class Worker:
-    """One ``neta serve`` process."""
+    """One ``neta serve`` process replaying ``turns``; ``ready()`` waits until it serves."""
 
-    def __init__(self, tmp_path: Path, name: str, env: dict[str, str], turns: list[object]):
-        script = tmp_path / f"{name}.json"
+    def __init__(self, home: Path, name: str, env: dict[str, str], turns: list[object]):
+        script = home / f"{name}.json"
         script.write_text(json.dumps({"turns": turns}))
         self.port = free_port()
-        self.log = tmp_path / f"{name}.log"
+        self.log = home / f"{name}.log"
         with self.log.open("w") as log:
             self.proc = subprocess.Popen(
                 [
@@ -43,7 +55,7 @@ class Worker:
                     "--script",
                     str(script),
                     "-w",
-                    str(tmp_path),
+                    str(home),
                     "--lease-seconds",
                     str(LEASE_SECONDS),
                 ],
@@ -52,41 +64,113 @@ class Worker:
                 stderr=subprocess.STDOUT,
             )
         self.http = f"http://127.0.0.1:{self.port}"
+        self.interrupted = False
+
+    def ready(self) -> Worker:
         deadline = time.monotonic() + 30
         while True:
             try:
                 httpx.get(f"{self.http}/openapi.json", timeout=1)
-                return
+                return self
             except httpx.TransportError:
                 assert self.proc.poll() is None, self.log.read_text()
                 assert time.monotonic() < deadline, self.log.read_text()
-                time.sleep(0.1)
+                time.sleep(0.05)
 
     def ws(self, **query: str) -> str:
         params = "&".join(f"{k}={v}" for k, v in query.items())
         return f"ws://127.0.0.1:{self.port}/ws" + (f"?{params}" if params else "")
 
-    def stop(self) -> None:
-        if self.proc.poll() is None:
+    def interrupt(self) -> None:
+        """Ask the worker to stop (Ctrl-C), once: a second one would cut its shutdown short."""
+        if self.proc.poll() is None and not self.interrupted:
+            self.interrupted = True
             self.proc.send_signal(signal.SIGINT)
-            try:
-                self.proc.wait(15)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+
+    def stop(self) -> None:
+        self.interrupt()
+        try:
+            self.proc.wait(15)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def _new_database(server: str) -> str:
+    """A fresh, empty database of the PostgreSQL server at ``server``."""
+    import psycopg
+
+    name = f"t_{secrets.token_hex(6)}"
+    deadline = time.monotonic() + 10
+    while True:
+        try:
+            with psycopg.connect(f"{server}/postgres", autocommit=True) as db:
+                db.execute(f"CREATE DATABASE {name}".encode())
+            return f"{server}/{name}"
+        except psycopg.OperationalError:  # still starting up
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.1)
+
+
+class SharedWorkers:
+    """Workers sharing one Redis and one PostgreSQL database: the pair ``a``, ``b``, and more."""
+
+    def __init__(self, home: Path, redis_url: str, postgres_url: str) -> None:
+        self.home = home
+        self.env = {k: v for k, v in os.environ.items() if not k.startswith(("NETA_", "OPENAI_"))}
+        self.env.update(
+            NETA_HOME=str(home / "home"), NETA_REDIS_URL=redis_url, NETA_DATABASE_URL=postgres_url
+        )
+        self.a = Worker(home, "a", self.env, A_TURNS)
+        self.b = Worker(home, "b", self.env, B_TURNS)  # both start at once
+        try:
+            self.a.ready()
+            self.b.ready()
+        except BaseException:
+            self.stop()
+            raise
+
+    def start(self, name: str, turns: list[object]) -> Worker:
+        """Start one more worker beside the pair (the caller stops it)."""
+        worker = Worker(self.home, name, self.env, turns)
+        try:
+            return worker.ready()
+        except BaseException:
+            worker.stop()
+            raise
+
+    def stop(self) -> None:
+        for worker in (self.a, self.b):
+            worker.interrupt()  # both stop at once
+        for worker in (self.a, self.b):
+            worker.stop()
+
+
+@pytest.fixture(scope="class")
+def workers(tmp_path_factory, redis_server, postgres_server):
+    """The pair of workers the class's tests share, on an emptied Redis and a new database."""
+    import redis
+
+    client = redis.Redis.from_url(redis_server)
+    try:
+        client.flushall()
+    finally:
+        client.close()
+    running = SharedWorkers(
+        tmp_path_factory.mktemp("workers"), f"{redis_server}/0", _new_database(postgres_server)
+    )
+    yield running
+    running.stop()
 
 
 @pytest.fixture
-def workers(tmp_path, redis_url, postgres_url):
-    """Starts workers sharing one Redis and one PostgreSQL database; stops them after."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NETA_", "OPENAI_"))}
-    env.update(
-        NETA_HOME=str(tmp_path / "home"), NETA_REDIS_URL=redis_url, NETA_DATABASE_URL=postgres_url
-    )
+def third(workers):
+    """Start a third worker with its own script; it is stopped (if still alive) after the test."""
     started: list[Worker] = []
 
-    def start(name: str, turns: list[object]) -> Worker:
-        worker = Worker(tmp_path, name, env, turns)
+    def start(turns: list[object]) -> Worker:
+        worker = workers.start(f"c{len(started)}-{secrets.token_hex(3)}", turns)
         started.append(worker)
         return worker
 
@@ -95,204 +179,286 @@ def workers(tmp_path, redis_url, postgres_url):
         worker.stop()
 
 
-def test_a_question_asked_on_one_worker_is_answered_through_another(workers):
-    turns = [ASK, {"text": "blue it is"}, {"text": "again, from A"}]
-    a, b = workers("a", turns), workers("b", turns)
-    first = a.log.read_text()
-    assert "store: PostgreSQL postgresql://neta@127.0.0.1" in first
-    assert "bus: Redis redis://127.0.0.1" in first
+@pytest.mark.xdist_group("two-workers")
+class TestTwoWorkers:
+    """What clients of a session see through either of two workers, and when one dies."""
 
-    async def drive() -> None:
-        on_a, ready = await open_client(a.ws())
-        sid = ready["sessionId"]
-        on_b, _ = await open_client(b.ws(sessionId=sid))
-        await on_a.send("user_message", sid, text="pick a colour")
-        asked_a = await on_a.until("clarify_request")
-        asked_b = await on_b.until("clarify_request")
-        assert asked_a["data"] == asked_b["data"]
-        assert asked_b["eventId"]
-        await on_b.send(
-            "clarify_response", sid, requestId=asked_b["data"]["requestId"], answer="blue"
-        )
-        for client in (on_a, on_b):
-            resolved = await client.until("clarify_resolved")
+    def test_a_question_asked_on_one_worker_is_answered_through_another(self, workers):
+        a, b = workers.a, workers.b
+        first = a.log.read_text()
+        assert "store: PostgreSQL postgresql://neta@127.0.0.1" in first
+        assert "bus: Redis redis://127.0.0.1" in first
+
+        async def drive() -> None:
+            on_a, ready = await open_client(a.ws())
+            sid = ready["sessionId"]
+            on_b, _ = await open_client(b.ws(sessionId=sid))
+            await on_a.send("user_message", sid, text="pick a colour")
+            asked_a = await on_a.until("clarify_request")
+            asked_b = await on_b.until("clarify_request")
+            assert asked_a["data"] == asked_b["data"]
+            assert asked_b["eventId"]
+            await on_b.send(
+                "clarify_response", sid, requestId=asked_b["data"]["requestId"], answer="blue"
+            )
+            for client in (on_a, on_b):
+                resolved = await client.until("clarify_resolved")
+                assert resolved["data"]["outcome"] == "answered"
+                finished = await client.until("run_finished")
+                assert (finished["data"]["outcome"], finished["data"]["text"]) == (
+                    "completed",
+                    "blue it is",
+                )
+            # both clients saw the same frames, in the same order
+            kinds_a = [f["type"] for f in on_a.seen if "eventId" in f]
+            kinds_b = [f["type"] for f in on_b.seen if "eventId" in f]
+            assert kinds_a == kinds_b
+            ids = [f["eventId"] for f in on_b.seen if "eventId" in f]
+            assert ids == sorted(ids, key=lambda i: tuple(map(int, i.split("-"))))
+
+            # a REST message to worker B for the session worker A holds runs on A
+            async with httpx.AsyncClient(timeout=30) as http:
+                reply = await http.post(
+                    f"{b.http}/v1/sessions/{sid}/messages", json={"text": "again"}
+                )
+            assert reply.status_code == 200, reply.text
+            assert (reply.json()["outcome"], reply.json()["reply"]) == (
+                "completed",
+                "again, from A",
+            )
+            assert reply.json()["events"][0]["type"] == "run_started"
+            assert (await on_a.until("run_finished"))["data"]["text"] == "again, from A"
+            await on_a.ws.close()
+            await on_b.ws.close()
+
+        asyncio.run(drive())
+
+    def test_a_command_the_owner_refuses_is_answered_to_its_sender_only(self, workers):
+        a, b = workers.a, workers.b
+
+        async def drive() -> None:
+            on_a, ready = await open_client(a.ws())
+            sid = ready["sessionId"]
+            on_b, _ = await open_client(b.ws(sessionId=sid))
+            await on_a.send("user_message", sid, text="pick a colour")
+            asked = await on_b.until("clarify_request")
+            # refused by A (it runs the session): the error goes back to B's client alone
+            await on_b.send("clarify_response", sid, requestId="nope", answer="blue")
+            refused = await on_b.next()
+            assert (refused["type"], refused["data"]["code"]) == ("error", "unknown_request")
+            assert "eventId" not in refused
+            await on_b.send("user_message", sid, text="and now?")
+            refused = await on_b.next()
+            assert (refused["type"], refused["data"]["code"]) == ("error", "busy")
+            async with httpx.AsyncClient(timeout=30) as http:
+                busy = await http.post(f"{b.http}/v1/sessions/{sid}/messages", json={"text": "hi"})
+            assert (busy.status_code, busy.json()["code"]) == (409, "busy")
+            await on_b.send(
+                "clarify_response", sid, requestId=asked["data"]["requestId"], answer="blue"
+            )
+            for client in (on_a, on_b):
+                assert (await client.until("run_finished"))["data"]["text"] == "blue it is"
+            await on_b.send("cancel_run", sid)
+            refused = await on_b.next()
+            assert (refused["type"], refused["data"]["code"]) == ("error", "not_running")
+            # frames of the session reach both clients in order: an error sent to all would be
+            # seen before this run's frames
+            await on_a.send("user_message", sid, text="again")
+            for client in (on_a, on_b):
+                assert (await client.until("run_finished"))["data"]["text"] == "again, from A"
+            assert [f for f in on_a.seen if f["type"] == "error"] == []
+            assert [f["data"]["code"] for f in on_b.seen if f["type"] == "error"] == [
+                "unknown_request",
+                "busy",
+                "not_running",
+            ]
+            await on_a.ws.close()
+            await on_b.ws.close()
+
+        asyncio.run(drive())
+
+    def test_a_client_reconnecting_with_its_last_event_id_misses_nothing(self, workers):
+        a, b = workers.a, workers.b
+
+        async def drive() -> None:
+            on_a, ready = await open_client(a.ws())
+            sid = ready["sessionId"]
+            on_b, _ = await open_client(b.ws(sessionId=sid))
+            await on_a.send("user_message", sid, text="go")
+            asked = await on_b.until("clarify_request")
+            last = asked["eventId"]
+            await on_b.ws.close()  # B's client drops; the run goes on
+            await on_a.send(
+                "clarify_response", sid, requestId=asked["data"]["requestId"], answer="x"
+            )
+            await on_a.until("run_finished")
+            again, ready = await open_client(b.ws(sessionId=sid, lastEventId=last))
+            resolved = await again.until("clarify_resolved")
             assert resolved["data"]["outcome"] == "answered"
-            finished = await client.until("run_finished")
-            assert (finished["data"]["outcome"], finished["data"]["text"]) == (
-                "completed",
-                "blue it is",
+            finished = await again.until("run_finished")
+            assert finished["data"]["outcome"] == "completed"
+            assert all(f.get("eventId") != last for f in again.seen)
+            await on_a.ws.close()
+            await again.ws.close()
+
+        asyncio.run(drive())
+
+    def test_a_worker_killed_mid_run_is_taken_over_and_its_question_reported(self, workers, third):
+        a, b = third([ASK, {"text": "done"}]), workers.b
+
+        async def drive() -> None:
+            on_a, ready = await open_client(a.ws())
+            sid = ready["sessionId"]
+            on_b, _ = await open_client(b.ws(sessionId=sid))
+            await on_a.send("user_message", sid, text="pick a colour")
+            asked = await on_b.until("clarify_request")
+            a.proc.send_signal(signal.SIGKILL)
+            a.proc.wait()
+            resolved = await on_b.until("clarify_resolved", timeout=LEASE_SECONDS * 4 + 5)
+            assert resolved["data"] == {
+                "requestId": asked["data"]["requestId"],
+                "outcome": "server_restarted",
+            }
+            finished = await on_b.until("run_finished")
+            assert finished["data"]["outcome"] == "interrupted"
+            assert finished["data"]["reason"] == INTERRUPTED_REASON
+            async with httpx.AsyncClient(timeout=30) as http:
+                saved = (await http.get(f"{b.http}/v1/sessions/{sid}")).json()
+            roles = [m["role"] for m in saved["messages"]]
+            assert roles == ["user", "assistant", "tool", "assistant"]
+            assert "restarted" in saved["messages"][2]["content"]
+            assert saved["messages"][3]["content"] == INTERRUPTED_NOTE
+            # the session lives on, on worker B now
+            await on_b.send("user_message", sid, text="red")
+            await on_b.until("run_started")
+            await on_b.ws.close()
+
+        asyncio.run(drive())
+
+    def test_a_live_owner_keeps_its_session_past_the_lease_time_by_its_heartbeat(self, workers):
+        a, b = workers.a, workers.b
+
+        async def drive() -> None:
+            on_a, ready = await open_client(a.ws())
+            sid = ready["sessionId"]
+            on_b, _ = await open_client(b.ws(sessionId=sid))
+            await on_a.send("user_message", sid, text="take your time")
+            asked = await on_b.until("clarify_request")  # A's run goes on, waiting for the answer
+            await asyncio.sleep(LEASE_SECONDS * 2)  # past the lease's time: only beats kept it
+            await on_b.send("user_message", sid, text="mine now?")
+            refused = await on_b.next()
+            assert (refused["type"], refused["data"]["code"]) == ("error", "busy")  # A runs it
+            await on_b.send(
+                "clarify_response", sid, requestId=asked["data"]["requestId"], answer="blue"
             )
-        # both clients saw the same frames, in the same order
-        kinds_a = [f["type"] for f in on_a.seen if "eventId" in f]
-        kinds_b = [f["type"] for f in on_b.seen if "eventId" in f]
-        assert kinds_a == kinds_b
-        ids = [f["eventId"] for f in on_b.seen if "eventId" in f]
-        assert ids == sorted(ids, key=lambda i: tuple(map(int, i.split("-"))))
+            for client in (on_a, on_b):
+                finished = await client.until("run_finished")
+                assert (finished["data"]["outcome"], finished["data"]["text"]) == (
+                    "completed",
+                    "blue it is",
+                )
+                resolved = [
+                    f["data"]["outcome"] for f in client.seen if f["type"] == "clarify_resolved"
+                ]
+                assert resolved == ["answered"]
+            await on_a.ws.close()
+            await on_b.ws.close()
 
-        # a REST message to worker B for the session worker A holds runs on A
-        async with httpx.AsyncClient(timeout=30) as http:
-            reply = await http.post(f"{b.http}/v1/sessions/{sid}/messages", json={"text": "again"})
-        assert reply.status_code == 200, reply.text
-        assert (reply.json()["outcome"], reply.json()["reply"]) == ("completed", "again, from A")
-        assert reply.json()["events"][0]["type"] == "run_started"
-        assert (await on_a.until("run_finished"))["data"]["text"] == "again, from A"
-        await on_a.ws.close()
-        await on_b.ws.close()
+        asyncio.run(drive())
 
-    asyncio.run(drive())
+    def test_sessions_spread_over_two_workers_each_run_where_its_message_arrives(self, workers):
+        a, b = workers.a, workers.b
 
+        async def drive() -> None:
+            limits = httpx.Limits(max_connections=20)
+            async with httpx.AsyncClient(timeout=60, limits=limits) as http:
 
-def test_a_command_the_owner_refuses_is_answered_to_its_sender_only(workers):
-    turns = [ASK, {"text": "blue it is"}, {"text": "second"}]
-    a, b = workers("a", turns), workers("b", turns)
+                async def one(n: int) -> tuple[str, str]:
+                    base = (a, b)[n % 2].http
+                    sid = (await http.post(f"{base}/v1/sessions")).json()["sessionId"]
+                    other = (b, a)[n % 2].http
+                    reply = await http.post(
+                        f"{other}/v1/sessions/{sid}/messages", json={"text": "hi"}
+                    )
+                    assert reply.status_code == 200, reply.text
+                    return (reply.json()["outcome"], reply.json()["reply"])
 
-    async def drive() -> None:
-        on_a, ready = await open_client(a.ws())
-        sid = ready["sessionId"]
-        on_b, _ = await open_client(b.ws(sessionId=sid))
-        await on_a.send("user_message", sid, text="pick a colour")
-        asked = await on_b.until("clarify_request")
-        # refused by A (it runs the session): the error goes back to B's client alone
-        await on_b.send("clarify_response", sid, requestId="nope", answer="blue")
-        refused = await on_b.next()
-        assert (refused["type"], refused["data"]["code"]) == ("error", "unknown_request")
-        assert "eventId" not in refused
-        await on_b.send("user_message", sid, text="and now?")
-        refused = await on_b.next()
-        assert (refused["type"], refused["data"]["code"]) == ("error", "busy")
-        async with httpx.AsyncClient(timeout=30) as http:
-            busy = await http.post(f"{b.http}/v1/sessions/{sid}/messages", json={"text": "hi"})
-        assert (busy.status_code, busy.json()["code"]) == (409, "busy")
-        await on_b.send(
-            "clarify_response", sid, requestId=asked["data"]["requestId"], answer="blue"
-        )
-        for client in (on_a, on_b):
-            assert (await client.until("run_finished"))["data"]["text"] == "blue it is"
-        await on_b.send("cancel_run", sid)
-        refused = await on_b.next()
-        assert (refused["type"], refused["data"]["code"]) == ("error", "not_running")
-        # frames of the session reach both clients in order: an error sent to all would be
-        # seen before this run's frames
-        await on_a.send("user_message", sid, text="again")
-        for client in (on_a, on_b):
-            assert (await client.until("run_finished"))["data"]["text"] == "second"
-        assert [f for f in on_a.seen if f["type"] == "error"] == []
-        assert [f["data"]["code"] for f in on_b.seen if f["type"] == "error"] == [
-            "unknown_request",
-            "busy",
-            "not_running",
-        ]
-        await on_a.ws.close()
-        await on_b.ws.close()
+                replies = await asyncio.gather(*(one(n) for n in range(SESSIONS)))
+            # even: made on A, messaged through B, run by B; odd: the other way round
+            assert replies[0::2] == [("completed", "ok")] * (SESSIONS // 2)
+            assert {outcome for outcome, _ in replies[1::2]} == {"awaiting_input"}
+            assert all("Which colour?" in text for _, text in replies[1::2])
+            assert len(replies) == SESSIONS
 
-    asyncio.run(drive())
+        asyncio.run(drive())
 
+    def test_a_run_whose_worker_dies_without_a_question_ends_interrupted_for_every_client(
+        self, workers, third
+    ):
+        a, b = third([{"text": "too late", "delay": 60}]), workers.b
 
-def test_a_client_reconnecting_with_its_last_event_id_misses_nothing(workers):
-    turns = [ASK, {"text": "done"}]
-    a, b = workers("a", turns), workers("b", turns)
-
-    async def drive() -> None:
-        on_a, ready = await open_client(a.ws())
-        sid = ready["sessionId"]
-        on_b, _ = await open_client(b.ws(sessionId=sid))
-        await on_a.send("user_message", sid, text="go")
-        asked = await on_b.until("clarify_request")
-        last = asked["eventId"]
-        await on_b.ws.close()  # B's client drops; the run goes on
-        await on_a.send("clarify_response", sid, requestId=asked["data"]["requestId"], answer="x")
-        await on_a.until("run_finished")
-        again, ready = await open_client(b.ws(sessionId=sid, lastEventId=last))
-        resolved = await again.until("clarify_resolved")
-        assert resolved["data"]["outcome"] == "answered"
-        finished = await again.until("run_finished")
-        assert finished["data"]["outcome"] == "completed"
-        assert all(f.get("eventId") != last for f in again.seen)
-        await on_a.ws.close()
-        await again.ws.close()
-
-    asyncio.run(drive())
-
-
-def test_a_worker_killed_mid_run_is_taken_over_and_its_question_reported(workers):
-    turns = [ASK, {"text": "done"}]
-    a, b = workers("a", turns), workers("b", turns)
-
-    async def drive() -> None:
-        on_a, ready = await open_client(a.ws())
-        sid = ready["sessionId"]
-        on_b, _ = await open_client(b.ws(sessionId=sid))
-        await on_a.send("user_message", sid, text="pick a colour")
-        asked = await on_b.until("clarify_request")
-        a.proc.send_signal(signal.SIGKILL)
-        a.proc.wait()
-        resolved = await on_b.until("clarify_resolved", timeout=LEASE_SECONDS * 4 + 5)
-        assert resolved["data"] == {
-            "requestId": asked["data"]["requestId"],
-            "outcome": "server_restarted",
-        }
-        finished = await on_b.until("run_finished")
-        assert finished["data"]["outcome"] == "interrupted"
-        assert finished["data"]["reason"] == INTERRUPTED_REASON
-        async with httpx.AsyncClient(timeout=30) as http:
-            saved = (await http.get(f"{b.http}/v1/sessions/{sid}")).json()
-        roles = [m["role"] for m in saved["messages"]]
-        assert roles == ["user", "assistant", "tool", "assistant"]
-        assert "restarted" in saved["messages"][2]["content"]
-        assert saved["messages"][3]["content"] == INTERRUPTED_NOTE
-        # the session lives on, on worker B now
-        await on_b.send("user_message", sid, text="red")
-        await on_b.until("run_started")
-        await on_b.ws.close()
-
-    asyncio.run(drive())
-
-
-def test_a_live_owner_keeps_its_session_past_the_lease_time_by_its_heartbeat(workers):
-    turns = [{"text": "slow but sure", "delay": LEASE_SECONDS * 3}]
-    a, b = workers("a", turns), workers("b", turns)
-
-    async def drive() -> None:
-        on_a, ready = await open_client(a.ws())
-        sid = ready["sessionId"]
-        on_b, _ = await open_client(b.ws(sessionId=sid))
-        await on_a.send("user_message", sid, text="take your time")
-        await on_b.until("run_started")
-        await asyncio.sleep(LEASE_SECONDS * 2)  # past the lease's time: only beats kept it
-        await on_b.send("user_message", sid, text="mine now?")
-        refused = await on_b.next()
-        assert (refused["type"], refused["data"]["code"]) == ("error", "busy")  # A still runs it
-        for client in (on_a, on_b):
-            finished = await client.until("run_finished", timeout=LEASE_SECONDS * 3)
-            assert (finished["data"]["outcome"], finished["data"]["text"]) == (
-                "completed",
-                "slow but sure",
+        async def drive() -> None:
+            on_a, ready = await open_client(a.ws())
+            sid = ready["sessionId"]
+            async with httpx.AsyncClient(timeout=60) as http:
+                # a REST message through B for the session A holds runs on A, and waits for its end
+                routed = asyncio.create_task(
+                    http.post(f"{b.http}/v1/sessions/{sid}/messages", json={"text": "think hard"})
+                )
+                started = await on_a.until("run_started")
+                a.proc.send_signal(signal.SIGKILL)
+                a.proc.wait()
+                # A's client comes back on B with the last event id it saw
+                again, _ = await open_client(b.ws(sessionId=sid, lastEventId=started["eventId"]))
+                finished = await again.until("run_finished", timeout=LEASE_SECONDS * 4 + 5)
+                assert finished["data"]["outcome"] == "interrupted"
+                assert finished["data"]["reason"] == INTERRUPTED_REASON
+                reply = await routed
+                saved = (await http.get(f"{b.http}/v1/sessions/{sid}")).json()
+            assert reply.status_code == 200, reply.text
+            assert (reply.json()["outcome"], reply.json()["reason"]) == (
+                "interrupted",
+                INTERRUPTED_REASON,
             )
-        await on_a.ws.close()
-        await on_b.ws.close()
+            assert [(m["role"], m["content"]) for m in saved["messages"]] == [
+                ("user", "think hard"),
+                ("assistant", INTERRUPTED_NOTE),
+            ]
+            await again.send("ping", sid)
+            await again.until("pong")
+            assert [f["type"] for f in again.seen].count("run_finished") == 1
+            await again.ws.close()
 
-    asyncio.run(drive())
+        asyncio.run(drive())
 
+    def test_a_run_that_ends_normally_is_never_reported_interrupted(self, workers):
+        a, b = workers.a, workers.b
 
-def test_two_hundred_sessions_spread_over_two_workers(workers):
-    a, b = workers("a", [{"text": "ok"}]), workers("b", [{"text": "ok"}])
+        async def drive() -> None:
+            on_b, ready = await open_client(b.ws())
+            sid = ready["sessionId"]
+            async with httpx.AsyncClient(timeout=30) as http:
+                reply = await http.post(f"{a.http}/v1/sessions/{sid}/messages", json={"text": "hi"})
+                assert reply.json()["reply"] == "ok"  # run by B, which holds the session
+                started = await on_b.until("run_started")
+                await on_b.until("run_finished")
+                # with no client left, no worker holds the session: were its run still marked
+                # going, a heartbeat would take it for a run whose worker died
+                await on_b.ws.close()
+                await asyncio.sleep(LEASE_SECONDS * 2)  # several heartbeats of both workers
+                saved = (await http.get(f"{a.http}/v1/sessions/{sid}")).json()
+            assert [(m["role"], m["content"]) for m in saved["messages"]] == [
+                ("user", "hi"),
+                ("assistant", "ok"),
+            ]
+            again, _ = await open_client(a.ws(sessionId=sid, lastEventId=started["eventId"]))
+            assert (await again.until("run_finished"))["data"]["outcome"] == "completed"
+            await again.send("ping", sid)
+            await again.until("pong")
+            assert [f["type"] for f in again.seen].count("run_finished") == 1
+            await again.ws.close()
 
-    async def drive() -> None:
-        limits = httpx.Limits(max_connections=20)
-        async with httpx.AsyncClient(timeout=60, limits=limits) as http:
-
-            async def one(n: int) -> str:
-                base = (a, b)[n % 2].http
-                sid = (await http.post(f"{base}/v1/sessions")).json()["sessionId"]
-                other = (b, a)[n % 2].http
-                reply = await http.post(f"{other}/v1/sessions/{sid}/messages", json={"text": "hi"})
-                assert reply.status_code == 200, reply.text
-                return str(reply.json()["reply"])
-
-            replies = await asyncio.gather(*(one(n) for n in range(200)))
-        assert replies == ["ok"] * 200
-
-    asyncio.run(drive())
+        asyncio.run(drive())
 
 
 def _serve_env(tmp_path: Path, **extra: str) -> dict[str, str]:
@@ -300,16 +466,10 @@ def _serve_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     return {**env, "NETA_HOME": str(tmp_path / "home"), **extra}
 
 
-def test_serve_refuses_several_workers_without_a_shared_bus(tmp_path):
-    done = subprocess.run(
-        [sys.executable, "-m", "neta", "serve", "--workers", "2", "-p", "scripted"],
-        capture_output=True,
-        text=True,
-        env=_serve_env(tmp_path),
-        timeout=60,
-        check=False,
-    )
-    assert done.returncode == 2
+def test_serve_refuses_several_workers_without_a_shared_bus(capsys, monkeypatch):
+    monkeypatch.delenv("NETA_REDIS_URL", raising=False)
+    done = run_neta(capsys, "serve", "--workers", "2", "-p", "scripted")
+    assert done.code == 2
     assert "--workers 2 needs a shared bus: set NETA_REDIS_URL" in done.stderr
 
 
@@ -359,62 +519,3 @@ def test_serve_with_two_uvicorn_workers_shares_redis_and_sqlite(tmp_path, redis_
     finally:
         proc.send_signal(signal.SIGINT)
         proc.wait(20)
-
-
-def test_a_run_whose_worker_dies_without_a_question_ends_interrupted_for_every_client(workers):
-    turns = [{"text": "too late", "delay": 60}]
-    a, b = workers("a", turns), workers("b", turns)
-
-    async def drive() -> None:
-        on_a, ready = await open_client(a.ws())
-        sid = ready["sessionId"]
-        async with httpx.AsyncClient(timeout=60) as http:
-            # a REST message through B for the session A holds runs on A, and waits for its end
-            routed = asyncio.create_task(
-                http.post(f"{b.http}/v1/sessions/{sid}/messages", json={"text": "think hard"})
-            )
-            started = await on_a.until("run_started")
-            a.proc.send_signal(signal.SIGKILL)
-            a.proc.wait()
-            # A's client comes back on B with the last event id it saw
-            again, _ = await open_client(b.ws(sessionId=sid, lastEventId=started["eventId"]))
-            finished = await again.until("run_finished", timeout=LEASE_SECONDS * 4 + 5)
-            assert finished["data"]["outcome"] == "interrupted"
-            assert finished["data"]["reason"] == INTERRUPTED_REASON
-            reply = await routed
-            saved = (await http.get(f"{b.http}/v1/sessions/{sid}")).json()
-        assert reply.status_code == 200, reply.text
-        assert (reply.json()["outcome"], reply.json()["reason"]) == (
-            "interrupted",
-            INTERRUPTED_REASON,
-        )
-        assert [(m["role"], m["content"]) for m in saved["messages"]] == [
-            ("user", "think hard"),
-            ("assistant", INTERRUPTED_NOTE),
-        ]
-        await again.send("ping", sid)
-        await again.until("pong")
-        assert [f["type"] for f in again.seen].count("run_finished") == 1
-        await again.ws.close()
-
-    asyncio.run(drive())
-
-
-def test_a_run_that_ends_normally_is_never_reported_interrupted(workers):
-    turns = [{"text": "quick"}]
-    a, b = workers("a", turns), workers("b", turns)
-
-    async def drive() -> None:
-        on_b, ready = await open_client(b.ws())
-        sid = ready["sessionId"]
-        async with httpx.AsyncClient(timeout=30) as http:
-            reply = await http.post(f"{a.http}/v1/sessions/{sid}/messages", json={"text": "hi"})
-        assert reply.json()["reply"] == "quick"
-        await on_b.until("run_finished")
-        await asyncio.sleep(LEASE_SECONDS * 2)  # several heartbeats of both workers
-        await on_b.send("ping", sid)
-        await on_b.until("pong")
-        assert [f["type"] for f in on_b.seen].count("run_finished") == 1
-        await on_b.ws.close()
-
-    asyncio.run(drive())
