@@ -191,20 +191,24 @@ def _stop_postgres(data: Path, proc: subprocess.Popen[bytes]) -> None:
     _stop(proc)
 
 
-@pytest.fixture
-def postgres_url(postgres_server: str) -> str:
-    """A URL of a fresh, empty database of the test session's PostgreSQL server."""
+def new_database(server: str) -> str:
+    """The URL of a fresh, empty database of the PostgreSQL server at ``server``."""
     import psycopg
 
     name = f"t_{secrets.token_hex(6)}"
     deadline = time.monotonic() + 10
     while True:
         try:
-            with psycopg.connect(f"{postgres_server}/postgres", autocommit=True) as db:
+            with psycopg.connect(f"{server}/postgres", autocommit=True) as db:
                 db.execute(f"CREATE DATABASE {name}".encode())
-            break
+            return f"{server}/{name}"
         except psycopg.OperationalError:  # still starting up
             if time.monotonic() > deadline:
                 raise
             time.sleep(0.1)
-    return f"{postgres_server}/{name}"
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str) -> str:
+    """A URL of a fresh, empty database of the test session's PostgreSQL server."""
+    return new_database(postgres_server)

@@ -24,7 +24,7 @@ import pytest
 from neta.hosting.cluster import INTERRUPTED_NOTE, INTERRUPTED_REASON
 from tests.core.cli.cli_runner import run_neta
 from tests.core.hosting.server_harness import ASK, open_client
-from tests.services import free_port
+from tests.services import free_port, new_database
 
 LEASE_SECONDS = 1.5
 A_TURNS = [ASK, {"text": "blue it is"}, {"text": "again, from A"}]
@@ -96,23 +96,6 @@ class Worker:
             self.proc.wait()
 
 
-def _new_database(server: str) -> str:
-    """A fresh, empty database of the PostgreSQL server at ``server``."""
-    import psycopg
-
-    name = f"t_{secrets.token_hex(6)}"
-    deadline = time.monotonic() + 10
-    while True:
-        try:
-            with psycopg.connect(f"{server}/postgres", autocommit=True) as db:
-                db.execute(f"CREATE DATABASE {name}".encode())
-            return f"{server}/{name}"
-        except psycopg.OperationalError:  # still starting up
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.1)
-
-
 class SharedWorkers:
     """Workers sharing one Redis and one PostgreSQL database: the pair ``a``, ``b``, and more."""
 
@@ -158,7 +141,7 @@ def workers(tmp_path_factory, redis_server, postgres_server):
     finally:
         client.close()
     running = SharedWorkers(
-        tmp_path_factory.mktemp("workers"), f"{redis_server}/0", _new_database(postgres_server)
+        tmp_path_factory.mktemp("workers"), f"{redis_server}/0", new_database(postgres_server)
     )
     yield running
     running.stop()
