@@ -30,27 +30,6 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     return min(8, 2 * len(os.sched_getaffinity(0)))
 
 
-def pytest_runtest_setup(item: pytest.Item) -> None:
-    """Fail a test whose ``xdist_group`` mark is ignored.
-
-    With ``--dist loadgroup`` pytest-xdist suffixes a marked test's id with its group and
-    sends a group to one worker. When a pytest release keeps the id where this xdist version
-    does not write it, the groups silently spread over every worker, each starting the group's
-    costly fixtures (a browser, servers, an SDK import) again.
-    """
-    if (
-        hasattr(item.config, "workerinput")  # an xdist worker
-        and item.config.getvalue("loadgroup")
-        and item.get_closest_marker("xdist_group")
-        and "@" not in item.nodeid
-    ):
-        pytest.fail(
-            "pytest-xdist did not apply this test's xdist_group: this pytest and pytest-xdist "
-            "do not work together (see the pin in pyproject.toml)",
-            pytrace=False,
-        )
-
-
 @pytest.fixture(autouse=True)
 def _own_neta_home(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch

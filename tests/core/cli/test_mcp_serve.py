@@ -23,8 +23,6 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests.core.cli.cli_runner import neta_in_process
 
-pytestmark = pytest.mark.xdist_group("mcp_serve")  # one worker runs the module's servers
-
 PLAN = [{"id": "1", "content": "write tests", "status": "in_progress"}]
 CHOICE = {"question": "Tabs or spaces?", "choices": ["tabs", "spaces"]}
 

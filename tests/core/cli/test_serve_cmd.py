@@ -102,7 +102,6 @@ def default_serve(tmp_path_factory):
     proc.wait(timeout=15)
 
 
-@pytest.mark.xdist_group("default_serve")  # one worker, so one server for both
 def test_serve_answers_rest_with_the_scripted_provider(default_serve):
     root, base = default_serve
     sid = httpx.post(f"{base}/v1/sessions").json()["sessionId"]
@@ -175,7 +174,6 @@ def _closed_by_peer(sock, within):
         return False
 
 
-@pytest.mark.xdist_group("default_serve")
 def test_idle_keep_alive_connections_outlive_the_clients_pool_expiry_by_default(default_serve):
     # httpx drops an idle pooled connection after 5 s; a server closing at the same moment
     # races it, and the client's next request on that connection fails with ReadError

@@ -20,10 +20,9 @@ from tests.core.console.harness import (
 missing = browser_missing()
 if os.environ.get("NETA_REQUIRE_SERVICES") == "1":
     missing = None  # CI installs the browser: without it these tests fail instead of skipping
-pytestmark = [
-    pytest.mark.skipif(missing is not None, reason=f"no browser for the console: {missing}"),
-    pytest.mark.xdist_group("console_browser"),  # one worker starts the browser, not each
-]
+pytestmark = pytest.mark.skipif(
+    missing is not None, reason=f"no browser for the console: {missing}"
+)
 
 if missing is None:
     from selenium.common.exceptions import NoAlertPresentException

@@ -162,7 +162,6 @@ def third(workers):
         worker.stop()
 
 
-@pytest.mark.xdist_group("two-workers")
 class TestTwoWorkers:
     """What clients of a session see through either of two workers, and when one dies."""
 

@@ -3,14 +3,10 @@
 import json
 import os
 
-import pytest
-
 from neta import create_plugin_manager
 from neta_anthropic import plugin
 from tests.core.cli.cli_runner import neta_in_process
 from tests.fake_anthropic import FakeAnthropic, Reply
-
-pytestmark = pytest.mark.xdist_group("anthropic_sdk")  # see test_provider.py
 
 KEY = "sk-ant-test"
 

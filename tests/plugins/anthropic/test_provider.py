@@ -10,8 +10,7 @@ from neta_anthropic import plugin
 from tests.fake_anthropic import FakeAnthropic, Reply
 
 # The SDK takes seconds to import: the tests import it when they run, so that of the xdist
-# workers only the one running this group pays for it (every worker collects every module).
-pytestmark = pytest.mark.xdist_group("anthropic_sdk")
+# workers only those running these modules pay for it (every worker collects every module).
 
 
 def anthropic_provider(*args, **options):

@@ -4,8 +4,6 @@ import asyncio
 import json
 import time
 
-import pytest
-
 import neta
 import neta_base.plugin
 from neta.events import ProviderRetry, ToolResultEvent
@@ -14,8 +12,6 @@ from tests.core.runtime import kit
 from tests.fake_anthropic import FakeAnthropic, Reply
 from tests.fake_openai import FakeOpenAI
 from tests.fake_openai import Reply as OpenAIReply
-
-pytestmark = pytest.mark.xdist_group("anthropic_sdk")  # see test_provider.py
 
 
 def anthropic_provider(*args, **options):

@@ -68,7 +68,6 @@ def timed(tmp_path_factory):
             agent.end_session(session)
 
 
-@pytest.mark.xdist_group("mcp_timed")
 def test_time_server_tools_join_the_catalog_with_their_json_schema(timed):
     catalog = timed.agent.pm.catalog()
     schema = catalog.get("get_current_time")
@@ -82,7 +81,6 @@ def test_time_server_tools_join_the_catalog_with_their_json_schema(timed):
     assert decision.reason == "on by default"
 
 
-@pytest.mark.xdist_group("mcp_timed")
 def test_a_scripted_run_calls_the_time_server_and_reads_its_answer(timed):
     result = timed.result
     assert result.outcome == "completed", result.reason
