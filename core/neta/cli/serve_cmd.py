@@ -11,6 +11,7 @@ from typing import Any
 
 import typer
 
+from neta.cli.collector import freeze_startup_objects, own_process
 from neta.cli.context import plugin_manager
 from neta.cli.options import (
     ApiKeyOpt,
@@ -140,7 +141,9 @@ def serve(
         "log_level": "warning",
     }
     if workers == 1:
-        uvicorn.run(create_app(config), **common)
+        served = create_app(config)
+        freeze_startup_objects()  # FastAPI, uvicorn and the model SDK are loaded
+        uvicorn.run(served, **common)
         return
     # Each worker process builds its own app from these settings (with all installed plugins).
     from neta.gateway.handshake import protocol_import_strings
@@ -180,8 +183,11 @@ def worker_app() -> Any:
     from neta.plugins import create_plugin_manager
     from neta.server import create_app
 
+    own_process()  # a worker process uvicorn started for this command
     settings = json.loads(os.environ[_WORKER_SETTINGS])
-    return create_app(_config(settings, create_plugin_manager()))
+    served = create_app(_config(settings, create_plugin_manager()))
+    freeze_startup_objects()
+    return served
 
 
 def check_port_free(host: str, port: int) -> None:
