@@ -82,3 +82,16 @@ def test_main_called_from_python_leaves_the_callers_collector_alone():
     done = neta_in_process("--version")
     assert done.returncode == 0, done.stderr
     assert gc.get_freeze_count() == before
+
+
+def test_a_host_loading_the_plugins_loads_no_command_line_framework():
+    """A host (a server worker, an app embedding Neta) gets the plugins without typer or rich."""
+    probe = (
+        "import sys; from neta import create_plugin_manager; create_plugin_manager(); "
+        "print(','.join(m for m in ('typer', 'click', 'rich', *sys.argv[1:]) if m in sys.modules))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", probe, *HEAVY], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "\n"
