@@ -104,7 +104,7 @@ class _Child:
         self.proc.returncode = code  # reaped above: keep Popen from waiting again
         stderr = self.log.read_text(errors="replace")
         if code not in expect:
-            raise RuntimeError(f"{self.proc.args} exited {code}: {stderr[-2000:]}")
+            raise RuntimeError(f"{self.proc.args!r} exited {code}: {stderr[-2000:]}")
         return Started(cpu, stderr)
 
 
