@@ -23,6 +23,7 @@ from neta.cli import (
     tools_cmd,
     toolsets_cmd,
 )
+from neta.cli.collector import freeze_startup_objects, own_process
 from neta.cli.plugin_env import unknown_disabled_plugins
 from neta.errors import ConfigError, NetaError
 from neta.plugins import NetaPluginManager, create_plugin_manager
@@ -95,7 +96,14 @@ def _root(
 
 
 def main(argv: list[str] | None = None) -> None:
-    """Run the command line with ``argv`` (default: ``sys.argv[1:]``) and exit."""
+    """Run the command line with ``argv`` and exit.
+
+    Without ``argv`` (the ``neta`` script, ``python -m neta``) the process is the command's own:
+    it runs ``sys.argv[1:]`` and keeps its start-up objects out of later garbage collections
+    (``neta.cli.collector``).
+    """
+    if argv is None:
+        own_process()
     args, debug = _take_debug(list(sys.argv[1:] if argv is None else argv))
     _tolerate_unencodable_output()
     code = 0
@@ -105,6 +113,7 @@ def main(argv: list[str] | None = None) -> None:
         for warning in unknown_disabled_plugins():
             typer.echo(f"Warning: {warning}", err=True)
         state.pm.notify("neta_commands", app=app)
+        freeze_startup_objects()  # the core, the plugins and their commands are loaded
         returned = app(args=args, prog_name="neta", obj=state, standalone_mode=False)
         code = returned if isinstance(returned, int) else 0
     except typer.Exit as exc:

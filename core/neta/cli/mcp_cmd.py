@@ -10,6 +10,7 @@ from typing import Any
 
 import typer
 
+from neta.cli.collector import freeze_startup_objects
 from neta.cli.context import plugin_manager, report_problems
 from neta.cli.mcp_server import SessionServer
 from neta.cli.options import DenyOpt, OnlyOpt, ToolsetOpt, WorkspaceOpt
@@ -49,6 +50,7 @@ def serve(
     session = agent.new_session(crew_runner=None)  # no model here: no sub-agents either
     report_problems(ctx)
     server = SessionServer(session).build()
+    freeze_startup_objects()  # the MCP SDK is loaded
     try:
         if address is None:
             asyncio.run(_serve_stdio(server))

@@ -15,6 +15,7 @@ import typer
 from rich.console import Console
 
 from neta.cli.clarify_prompt import QuestionInterrupt, terminal_clarify
+from neta.cli.collector import freeze_startup_objects
 from neta.cli.context import echo_json, plugin_manager, report_problems
 from neta.cli.conversations import Conversations
 from neta.cli.options import (
@@ -82,7 +83,7 @@ def build_agent(
     """An ``Agent`` from the command-line options shared by ``run`` and ``chat``."""
     pm = plugin_manager(ctx)
     provider, model = resolve_model_name(provider_for(provider, script), model, pm)
-    return Agent(
+    agent = Agent(
         provider=provider or DEFAULT_PROVIDER,
         model=model,
         toolsets=toolset,
@@ -100,6 +101,8 @@ def build_agent(
             "script": str(script) if script else None,
         },
     )
+    freeze_startup_objects()  # the model's SDK is loaded
+    return agent
 
 
 def run(

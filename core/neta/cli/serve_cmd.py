@@ -11,6 +11,7 @@ from typing import Any
 
 import typer
 
+from neta.cli.collector import freeze_startup_objects, own_process
 from neta.cli.context import plugin_manager
 from neta.cli.options import (
     ApiKeyOpt,
@@ -34,7 +35,6 @@ from neta.hosting.config import HostConfig
 from neta.hosting.engines import database_url, describe_store, redis_url, safe_url
 from neta.providers.registry import DEFAULT_PROVIDER, resolve_model_name
 from neta.providers.retry import RetryPolicy
-from neta.service.heap import settle_heap
 
 KEEP_ALIVE_SECONDS = 75
 """How long an idle HTTP keep-alive connection stays open. Longer than the pool expiry of
@@ -141,9 +141,9 @@ def serve(
         "log_level": "warning",
     }
     if workers == 1:
-        app = create_app(config)
-        settle_heap()
-        uvicorn.run(app, **common)
+        served = create_app(config)
+        freeze_startup_objects(serving=True)  # FastAPI, uvicorn and the plugins are loaded
+        uvicorn.run(served, **common)
         return
     # Each worker process builds its own app from these settings (with all installed plugins).
     from neta.gateway.handshake import protocol_import_strings
@@ -183,10 +183,11 @@ def worker_app() -> Any:
     from neta.plugins import create_plugin_manager
     from neta.server import create_app
 
+    own_process()  # a worker process uvicorn started for this command
     settings = json.loads(os.environ[_WORKER_SETTINGS])
-    app = create_app(_config(settings, create_plugin_manager()))
-    settle_heap()
-    return app
+    served = create_app(_config(settings, create_plugin_manager()))
+    freeze_startup_objects(serving=True)
+    return served
 
 
 def check_port_free(host: str, port: int) -> None:

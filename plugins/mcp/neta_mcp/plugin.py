@@ -8,7 +8,6 @@ from typing import Any
 
 import neta
 from neta import HostSettings, SessionContext, Tool, ToolSchema, ToolsetSpec
-from neta_mcp.commands import add_commands
 from neta_mcp.host import McpHost
 
 _HOSTS: weakref.WeakKeyDictionary[HostSettings, McpHost] = weakref.WeakKeyDictionary()
@@ -54,4 +53,8 @@ def neta_session_end(session: SessionContext, host: HostSettings) -> None:
 @neta.hookimpl
 def neta_commands(app: Any) -> None:
     """Add ``neta mcp list``."""
+    # Here, not at the top: the command line's typer and rich load only for a command line,
+    # not in every host (or server worker) that loads the plugins.
+    from neta_mcp.commands import add_commands
+
     add_commands(app, mcp_host)

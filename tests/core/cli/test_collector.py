@@ -1,4 +1,4 @@
-"""``neta serve`` freezes what start-up made out of the garbage collector's way, then serves."""
+"""``neta serve`` collects, freezes what start-up made, and collects the young less often."""
 
 import gc
 import json
@@ -7,14 +7,16 @@ import sys
 
 import uvicorn
 
-from neta.service.heap import YOUNG_THRESHOLD
+from neta.cli import collector
+from neta.cli.collector import SERVER_YOUNG_THRESHOLD
 from tests.core.cli.cli_runner import neta_in_process
 
 
-def test_settling_freezes_the_objects_alive_and_collects_the_young_less_often():
+def test_a_server_process_freezes_its_objects_and_collects_the_young_less_often():
     code = (
-        "import gc, json; import neta.cli.app; from neta.service.heap import settle_heap; "
-        "before = gc.get_threshold(); settle_heap(); "
+        "import gc, json; import neta.cli.app; from neta.cli import collector; "
+        "before = gc.get_threshold(); collector.own_process(); "
+        "collector.freeze_startup_objects(serving=True); "
         "print(json.dumps([gc.get_freeze_count(), before, gc.get_threshold()]))"
     )
     done = subprocess.run(
@@ -22,10 +24,12 @@ def test_settling_freezes_the_objects_alive_and_collects_the_young_less_often():
     )
     frozen, before, after = json.loads(done.stdout)
     assert frozen > 10_000  # the imported modules' objects, at least
-    assert after == [YOUNG_THRESHOLD, before[1], before[2]]
+    assert after == [SERVER_YOUNG_THRESHOLD, before[1], before[2]]
 
 
-def test_serve_settles_the_heap_once_the_app_is_built_and_before_it_serves(monkeypatch, tmp_path):
+def test_serve_settles_the_collector_once_the_app_is_built_and_before_it_serves(
+    monkeypatch, tmp_path
+):
     seen = []
 
     def run(app, **options):
@@ -35,6 +39,7 @@ def test_serve_settles_the_heap_once_the_app_is_built_and_before_it_serves(monke
     script.write_text('{"turns": [{"text": "hi"}]}')
     threshold = gc.get_threshold()
     monkeypatch.setattr(uvicorn, "run", run)
+    monkeypatch.setattr(collector, "_owned", True)  # as in the neta command's own process
     try:
         done = neta_in_process(
             "serve", "--port", "0", "--script", str(script), "-w", str(tmp_path), together=True
@@ -45,4 +50,4 @@ def test_serve_settles_the_heap_once_the_app_is_built_and_before_it_serves(monke
     assert done.returncode == 0, done.stdout
     [(frozen, young)] = seen
     assert frozen > 10_000
-    assert young == YOUNG_THRESHOLD
+    assert young == SERVER_YOUNG_THRESHOLD
