@@ -43,7 +43,7 @@ class Reply:
     finish_reason: str | None = None
     raw_chunks: list[dict[str, Any]] | None = None
     raw_message: dict[str, Any] | None = None
-    fail_after: tuple[int, str] | None = None  # (chunks, "error" | "drop" | "garbage")
+    fail_after: tuple[int, str] | None = None  # (chunks, "error" | "drop" | "garbage" | "truncate")
     stall_after: int | None = None
     call_ids: list[str] | None = None
     cut_after_chars: int | None = None
@@ -141,6 +141,9 @@ class FakeOpenAI:
                 self.send_response(200)
                 self.send_header("Content-Type", "text/event-stream")
                 self.send_header("Connection", "close")
+                if reply.fail_after is not None and reply.fail_after[1] == "truncate":
+                    # a body promised longer than it is: the transport sees it broken
+                    self.send_header("Content-Length", "1000000")
                 self.end_headers()
                 self.close_connection = True
                 budget = reply.cut_after_chars
@@ -170,7 +173,7 @@ class FakeOpenAI:
                     self.wfile.write(f"data: {json.dumps(error)}\n\n".encode())
                 elif how == "garbage":
                     self.wfile.write(b"data: {not json\n\n")
-                self.wfile.flush()  # "drop": the connection just closes
+                self.wfile.flush()  # "drop", "truncate": the connection just closes
 
         return Handler
 

@@ -31,7 +31,7 @@ from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, cast
 
-import httpx
+import httpx2
 import openai
 from openai.types.chat import ChatCompletion
 
@@ -131,7 +131,7 @@ class OpenAIProvider:
                 model=model,
                 url=self.url,
             ) from exc
-        except (openai.APITimeoutError, httpx.TimeoutException) as exc:
+        except (openai.APITimeoutError, httpx2.TimeoutException) as exc:
             if _refused(exc):  # the aiohttp transport reports a failed connect as a timeout
                 raise _unreachable(exc, model, self.url) from exc
             raise ProviderError(
@@ -145,7 +145,7 @@ class OpenAIProvider:
             raise ProviderError(f"model API failed: {_short(str(exc))}") from exc
         except ValueError as exc:  # a chunk that is not JSON
             raise ProviderError(f"model API sent a malformed reply: {_short(str(exc))}") from exc
-        except httpx.TransportError as exc:  # the connection broke mid-reply
+        except httpx2.TransportError as exc:  # the connection broke mid-reply
             raise _CutOff(f"the connection broke ({type(exc).__name__})") from exc
 
     @asynccontextmanager
@@ -214,23 +214,30 @@ class OpenAIProvider:
         calls = _CallAssembler()
         usage: Usage | None = None
         finish_reason: str | None = None
-        async with stream:  # closed at once when the run is cancelled mid-stream
-            async for chunk in stream:  # plain JSON as parsed: nothing built or walked per chunk
-                counted = _field(chunk, "usage")
-                if counted:
-                    usage = Usage(
-                        input_tokens=_count(counted, "prompt_tokens"),
-                        output_tokens=_count(counted, "completion_tokens"),
-                    )
-                for choice in _items(chunk, "choices"):
-                    finish_reason = _text(choice, "finish_reason") or finish_reason
-                    delta = _field(choice, "delta")
-                    content = _text(delta, "content")
-                    if content:
-                        text.append(content)
-                        on_text(content)
-                    for part in _items(delta, "tool_calls"):
-                        calls.add(part)
+        try:
+            async with stream:  # closed at once when the run is cancelled mid-stream
+                async for (
+                    chunk
+                ) in stream:  # plain JSON as parsed: nothing built or walked per chunk
+                    counted = _field(chunk, "usage")
+                    if counted:
+                        usage = Usage(
+                            input_tokens=_count(counted, "prompt_tokens"),
+                            output_tokens=_count(counted, "completion_tokens"),
+                        )
+                    for choice in _items(chunk, "choices"):
+                        finish_reason = _text(choice, "finish_reason") or finish_reason
+                        delta = _field(choice, "delta")
+                        content = _text(delta, "content")
+                        if content:
+                            text.append(content)
+                            on_text(content)
+                        for part in _items(delta, "tool_calls"):
+                            calls.add(part)
+        except (openai.APITimeoutError, httpx2.TimeoutException):
+            raise  # the server fell silent: ``complete`` says for how long
+        except (openai.APIConnectionError, httpx2.TransportError) as exc:
+            raise _CutOff(f"the connection broke ({type(exc).__name__})") from exc
         if finish_reason is None:
             received = sum(map(len, text)) + calls.characters
             raise _CutOff(f"the stream ended after {received} characters without a finish reason")

@@ -318,6 +318,7 @@ def test_finish_reason_length_is_reported(stream):
         ("error", "overloaded mid-stream"),
         ("garbage", "malformed"),
         ("drop", "cut off"),
+        ("truncate", "cut off.*connection broke"),
     ],
 )
 def test_stream_failing_midway_is_a_provider_error(how, message):
