@@ -17,13 +17,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 
 from neta.hosting.cluster import INTERRUPTED_NOTE, INTERRUPTED_REASON
 from tests.core.cli.cli_runner import run_neta
-from tests.core.hosting.server_harness import ASK, open_client
+from tests.core.hosting.server_harness import ASK, Client, open_client
 from tests.services import free_port, new_database
 
 LEASE_SECONDS = 1.5
@@ -94,6 +95,20 @@ class Worker:
         except subprocess.TimeoutExpired:
             self.proc.kill()
             self.proc.wait()
+
+
+async def asked_through_b(
+    a: Worker, b: Worker, text: str
+) -> tuple[Client, Client, str, dict[str, Any]]:
+    """A client of ``a`` starts a run that asks; a client of ``b`` on that session sees it.
+
+    Returns both clients, the session id and the question's frame.
+    """
+    on_a, ready = await open_client(a.ws())
+    sid = ready["sessionId"]
+    on_b, _ = await open_client(b.ws(sessionId=sid))
+    await on_a.send("user_message", sid, text=text)
+    return on_a, on_b, sid, await on_b.until("clarify_request")
 
 
 class SharedWorkers:
@@ -219,11 +234,7 @@ class TestTwoWorkers:
         a, b = workers.a, workers.b
 
         async def drive() -> None:
-            on_a, ready = await open_client(a.ws())
-            sid = ready["sessionId"]
-            on_b, _ = await open_client(b.ws(sessionId=sid))
-            await on_a.send("user_message", sid, text="pick a colour")
-            asked = await on_b.until("clarify_request")
+            on_a, on_b, sid, asked = await asked_through_b(a, b, "pick a colour")
             # refused by A (it runs the session): the error goes back to B's client alone
             await on_b.send("clarify_response", sid, requestId="nope", answer="blue")
             refused = await on_b.next()
@@ -263,18 +274,14 @@ class TestTwoWorkers:
         a, b = workers.a, workers.b
 
         async def drive() -> None:
-            on_a, ready = await open_client(a.ws())
-            sid = ready["sessionId"]
-            on_b, _ = await open_client(b.ws(sessionId=sid))
-            await on_a.send("user_message", sid, text="go")
-            asked = await on_b.until("clarify_request")
+            on_a, on_b, sid, asked = await asked_through_b(a, b, "go")
             last = asked["eventId"]
             await on_b.ws.close()  # B's client drops; the run goes on
             await on_a.send(
                 "clarify_response", sid, requestId=asked["data"]["requestId"], answer="x"
             )
             await on_a.until("run_finished")
-            again, ready = await open_client(b.ws(sessionId=sid, lastEventId=last))
+            again, _ = await open_client(b.ws(sessionId=sid, lastEventId=last))
             resolved = await again.until("clarify_resolved")
             assert resolved["data"]["outcome"] == "answered"
             finished = await again.until("run_finished")
@@ -289,11 +296,7 @@ class TestTwoWorkers:
         a, b = third([ASK, {"text": "done"}]), workers.b
 
         async def drive() -> None:
-            on_a, ready = await open_client(a.ws())
-            sid = ready["sessionId"]
-            on_b, _ = await open_client(b.ws(sessionId=sid))
-            await on_a.send("user_message", sid, text="pick a colour")
-            asked = await on_b.until("clarify_request")
+            _, on_b, sid, asked = await asked_through_b(a, b, "pick a colour")
             a.proc.send_signal(signal.SIGKILL)
             a.proc.wait()
             resolved = await on_b.until("clarify_resolved", timeout=LEASE_SECONDS * 4 + 5)
@@ -321,11 +324,8 @@ class TestTwoWorkers:
         a, b = workers.a, workers.b
 
         async def drive() -> None:
-            on_a, ready = await open_client(a.ws())
-            sid = ready["sessionId"]
-            on_b, _ = await open_client(b.ws(sessionId=sid))
-            await on_a.send("user_message", sid, text="take your time")
-            asked = await on_b.until("clarify_request")  # A's run goes on, waiting for the answer
+            # A's run goes on, waiting for the answer
+            on_a, on_b, sid, asked = await asked_through_b(a, b, "take your time")
             await asyncio.sleep(LEASE_SECONDS * 2)  # past the lease's time: only beats kept it
             await on_b.send("user_message", sid, text="mine now?")
             refused = await on_b.next()
