@@ -9,6 +9,7 @@ import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,6 +29,25 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
     computing: with one worker per core the cores stood idle about 40% of the run.
     """
     return min(8, 2 * len(os.sched_getaffinity(0)))
+
+
+SHARE_A_WORKER = ("tests/plugins/anthropic/",)
+"""Folders whose modules run on one xdist worker between them: they share a costly import
+(the anthropic SDK takes about 2 s of CPU), made once instead of by each worker."""
+
+
+def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
+    """``--dist loadfile``, a module's tests on one worker, with ``SHARE_A_WORKER`` added."""
+    if config.getoption("dist") != "loadfile":
+        return None
+    from xdist.scheduler import LoadFileScheduling
+
+    class SharingScheduling(LoadFileScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            shared = [folder for folder in SHARE_A_WORKER if nodeid.startswith(folder)]
+            return shared[0] if shared else super()._split_scope(nodeid)
+
+    return SharingScheduling(config, log)
 
 
 @pytest.fixture(autouse=True)
