@@ -215,10 +215,10 @@ class OpenAIProvider:
         usage: Usage | None = None
         finish_reason: str | None = None
         try:
-            async with stream:  # closed at once when the run is cancelled mid-stream
-                async for (
-                    chunk
-                ) in stream:  # plain JSON as parsed: nothing built or walked per chunk
+            # closed at once when the run is cancelled mid-stream; each chunk is plain JSON as
+            # the SDK parsed it, nothing built or walked per chunk
+            async with stream:
+                async for chunk in stream:
                     counted = _field(chunk, "usage")
                     if counted:
                         usage = Usage(
