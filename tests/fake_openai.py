@@ -29,7 +29,8 @@ class Reply:
     The rest plays servers that bend the protocol: ``finish_reason`` replaces the usual one;
     ``raw_chunks`` (streamed) are sent as they are, each merged into a chunk envelope;
     ``raw_message`` (whole) is the message as it is; a stream may ``fail_after`` some chunks
-    (an error event, a dropped connection or a malformed chunk) or ``stall_after`` some
+    (an error event, a dropped connection, a malformed chunk, or a body promised longer than
+    it is: ``truncate``, which a whole reply takes too, sending half of it) or ``stall_after`` some
     chunks until the server closes. ``call_ids`` replaces the ids of the tool calls (to play
     a model that reuses one); ``cut_after_chars`` closes the stream once that many characters
     of text and arguments went out, with neither a finish reason nor ``[DONE]``; ``trickle``
@@ -126,6 +127,15 @@ class FakeOpenAI:
                     self._send_json(reply.status, {"error": {"message": reply.text or "error"}})
                 elif body.get("stream"):
                     self._send_stream(body, reply)
+                elif reply.fail_after is not None and reply.fail_after[1] == "truncate":
+                    data = json.dumps(_completion(body, reply)).encode()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data) * 2))  # promised, not sent
+                    self.send_header("Connection", "close")
+                    self.end_headers()
+                    self.wfile.write(data[: len(data) // 2])
+                    self.close_connection = True
                 else:
                     self._send_json(200, _completion(body, reply))
 

@@ -63,6 +63,11 @@ ToolDefinition = dict[str, Any]
 class ModelRequest:
     """What the runtime sends a provider each turn.
 
+    A provider may keep what it derived from a message or tool definition (its encoded form)
+    and use it again for the same object on a later turn, so neither is changed in place once
+    sent: a changed message (a note in place of an answer, repaired tool calls) is a new
+    ``Message`` (``model_copy``), a changed tool list is built anew.
+
     Attributes:
         messages: the whole conversation, system prompt first (a ``Conversation`` view
             when the runtime sends it; copy it to keep it past the turn).

@@ -7,15 +7,21 @@ body it built, by the object's identity, and the next body reuses what it repeat
 encodes only what it adds. Tool definitions are shared by the sessions that offer the same
 tools, so their JSON is kept for the whole process (``SHARED_TOOLS`` of them at most), and a new
 session's first body encodes its own messages only. Messages are frozen and offered tool
-definitions are not changed, so an object seen again is the same JSON; whatever keeps an
-object's JSON holds the object too, so its identity cannot pass to another object meanwhile.
+definitions are not changed, so an object seen again is the same JSON (``ModelRequest`` asks
+callers to replace a message or tool definition, never to change one in place); whatever keeps
+an object's JSON holds the object too, so its identity cannot pass to another object meanwhile.
+A provider forgets its conversation's pieces when a run ends (``forget``): a session waiting for
+its next message should not hold its history twice.
 """
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from pydantic import BaseModel
 
 from neta.messages import Message
 
@@ -26,8 +32,26 @@ _tools: dict[int, tuple[object, bytes]] = {}
 
 
 def dumps(value: Any) -> bytes:
-    """``value`` as compact UTF-8 JSON, as the ``openai`` SDK writes request bodies."""
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"), allow_nan=False).encode()
+    """``value`` as compact UTF-8 JSON, as the ``openai`` SDK writes request bodies.
+
+    Raises:
+        ValueError: a value JSON cannot hold (NaN, infinity), or text that is not Unicode (a
+            lone surrogate).
+        TypeError: an object JSON has no form for.
+    """
+    text = json.dumps(
+        value, ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_plain
+    )
+    return text.encode()
+
+
+def _plain(value: object) -> object:
+    # what the SDK's own encoder accepts beside JSON's types
+    if isinstance(value, dt.date):
+        return value.isoformat()
+    if isinstance(value, BaseModel):
+        return value.model_dump(mode="json", exclude_unset=True, by_alias=True)
+    raise TypeError(f"{type(value).__name__} is not JSON")
 
 
 class BodyEncoder:
@@ -64,10 +88,14 @@ class BodyEncoder:
         self._kept = used
         return b"".join(parts)
 
+    def forget(self) -> None:
+        """Drop the kept JSON of the conversation's messages (the tools' stays shared)."""
+        self._kept = {}
+
     def _message(self, message: Message, used: dict[int, tuple[object, bytes]]) -> bytes:
         key = id(message)
-        kept = self._kept.get(key)
-        if kept is None or kept[0] is not message:
+        kept = self._kept.get(key)  # it holds the message: the id is that message's
+        if kept is None:
             kept = (message, dumps(message.to_openai()))
             self.encoded += 1
         used[key] = kept
@@ -75,8 +103,8 @@ class BodyEncoder:
 
     def _tool(self, tool: Mapping[str, Any]) -> bytes:
         key = id(tool)
-        kept = _tools.get(key)
-        if kept is None or kept[0] is not tool:
+        kept = _tools.get(key)  # it holds the definition: the id is that definition's
+        if kept is None:
             if len(_tools) >= SHARED_TOOLS:
                 _tools.clear()
             kept = _tools[key] = (tool, dumps(tool))

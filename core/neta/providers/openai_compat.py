@@ -112,12 +112,21 @@ class OpenAIProvider:
         """
         model = request.model or self.model
         extra = _STREAMED if self.stream else None
-        body = self._encoder.body(model, request.messages, request.tools, extra)
+        try:
+            body = self._encoder.body(model, request.messages, request.tools, extra)
+        except (ValueError, TypeError) as exc:  # NaN, a lone surrogate, an object JSON lacks
+            raise ProviderError(
+                f"the request cannot be sent as JSON: {_short(str(exc))}",
+                provider="openai",
+                model=model,
+                url=self.url,
+            ) from exc
         try:
             async with self._client() as client:
                 if self.stream:
-                    return await self._streamed(client, body, on_text)
-                return await self._whole(client, body, on_text)
+                    response = await self._streamed(client, body, on_text)
+                else:
+                    response = await self._whole(client, body, on_text)
         except openai.APIStatusError as exc:
             retryable = exc.status_code in (408, 409, 429) or exc.status_code >= 500
             error = exc.body if isinstance(exc.body, dict) else {}
@@ -140,13 +149,18 @@ class OpenAIProvider:
                 retryable=True,
             ) from exc
         except openai.APIConnectionError as exc:
+            if _mid_reply(exc):  # connected, then the reply broke off (a whole reply too)
+                raise _broken(exc) from exc
             raise _unreachable(exc, model, self.url) from exc
         except openai.OpenAIError as exc:  # e.g. an error event in the middle of a stream
             raise ProviderError(f"model API failed: {_short(str(exc))}") from exc
         except ValueError as exc:  # a chunk that is not JSON
             raise ProviderError(f"model API sent a malformed reply: {_short(str(exc))}") from exc
         except httpx2.TransportError as exc:  # the connection broke mid-reply
-            raise _CutOff(f"the connection broke ({type(exc).__name__})") from exc
+            raise _broken(exc) from exc
+        if not response.tool_calls:  # the run's answer: its next run starts from the history
+            self._encoder.forget()
+        return response
 
     @asynccontextmanager
     async def _client(self) -> AsyncIterator[openai.AsyncOpenAI]:
@@ -237,7 +251,7 @@ class OpenAIProvider:
         except (openai.APITimeoutError, httpx2.TimeoutException):
             raise  # the server fell silent: ``complete`` says for how long
         except (openai.APIConnectionError, httpx2.TransportError) as exc:
-            raise _CutOff(f"the connection broke ({type(exc).__name__})") from exc
+            raise _broken(exc) from exc
         if finish_reason is None:
             received = sum(map(len, text)) + calls.characters
             raise _CutOff(f"the stream ended after {received} characters without a finish reason")
@@ -328,6 +342,25 @@ def _refused(exc: BaseException) -> bool:
             return True
         seen = seen.__cause__ or seen.__context__
     return False
+
+
+def _mid_reply(exc: BaseException) -> bool:
+    """Whether the connection was made and the reply then broke off (not a failed connect)."""
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, httpx2.ReadError | httpx2.RemoteProtocolError):
+            return not _refused(exc)
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+def _broken(exc: BaseException) -> _CutOff:
+    """A cut-off reply, naming what broke it (the transport's error, not the SDK's wrapper)."""
+    cause = exc
+    while cause.__cause__ is not None:
+        cause = cause.__cause__
+    said = _short(" ".join(str(cause).split()), 120)  # on one line
+    return _CutOff(f"the connection broke ({type(cause).__name__}: {said})")
 
 
 def _unreachable(exc: Exception, model: str, url: str) -> ProviderError:

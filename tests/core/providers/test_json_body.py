@@ -71,14 +71,36 @@ def test_sessions_offering_the_same_tools_share_their_json():
     assert json.loads(body)["tools"] == offered
 
 
-def test_an_equal_but_different_object_is_encoded_for_itself():
+def test_a_message_replaced_by_a_copy_is_encoded_again():
     encoder = BodyEncoder()
-    first = [Message(role="user", content="a")]
-    encoder.body("m", first, [])
-    second = [Message(role="user", content="b")]  # the first may be gone: its id reusable
-    del first
-    body = encoder.body("m", second, [])
-    assert json.loads(body)["messages"] == [{"role": "user", "content": "b"}]
+    history = conversation(1)
+    encoder.body("m", history, [])
+    history[1] = history[1].model_copy(update={"content": "changed"})  # as the runtime does
+    body = encoder.body("m", history, [])
+    assert json.loads(body)["messages"][1] == {"role": "user", "content": "changed"}
+
+
+def test_forgetting_drops_the_conversation_and_keeps_nothing_of_it():
+    encoder = BodyEncoder()
+    history = conversation(2)
+    encoder.body("m", history, [])
+    encoder.forget()
+    before = encoder.encoded
+    encoder.body("m", history, [])
+    assert encoder.encoded - before == len(history)  # every message encoded again
+
+
+def test_dates_and_pydantic_models_are_encoded_as_the_sdk_encodes_them():
+    import datetime as dt
+
+    from neta.todos import TodoItem
+
+    item = TodoItem(id="1", content="paint", status="pending")
+    tools = [{"type": "function", "function": {"name": "t", "since": dt.date(2026, 12, 1)}}]
+    body = BodyEncoder().body("m", conversation(0), tools, {"example": item})
+    sent = json.loads(body)
+    assert sent["tools"][0]["function"]["since"] == "2026-12-01"
+    assert sent["example"] == item.model_dump(mode="json", exclude_unset=True)
 
 
 def test_two_conversations_in_turn_each_get_their_own_messages():

@@ -1,6 +1,7 @@
 """The openai provider through the real SDK against a fake server on a loopback port."""
 
 import asyncio
+import math
 
 import pytest
 
@@ -328,6 +329,34 @@ def test_stream_failing_midway_is_a_provider_error(how, message):
         with pytest.raises(neta.ProviderError, match=message):
             asyncio.run(provider.complete(request(), pieces.append))
     assert pieces == ["one ", "two "]
+
+
+def test_a_whole_reply_cut_short_is_a_cut_off_not_an_unreachable_server():
+    reply = Reply(text="one two three four", fail_after=(0, "truncate"))
+    with FakeOpenAI([reply]) as server:
+        provider = OpenAIProvider("m", base_url=server.base_url, stream=False, max_retries=0)
+        with pytest.raises(neta.ProviderError, match=r"cut off.*connection broke") as cut:
+            asyncio.run(provider.complete(request(), lambda _: None))
+    assert cut.value.retryable
+    assert "cannot reach" not in str(cut.value)
+
+
+@pytest.mark.parametrize(
+    ("messages", "tools"),
+    [
+        ([Message(role="user", content="hi")], [{"type": "function", "x": math.inf}]),
+        ([Message(role="user", content="half an emoji \ud83d")], []),
+    ],
+    ids=["infinity-in-a-schema", "lone-surrogate"],
+)
+def test_a_request_json_cannot_hold_is_a_provider_error_and_nothing_is_sent(messages, tools):
+    with FakeOpenAI([Reply(text="never")]) as server:
+        provider = OpenAIProvider("m", base_url=server.base_url, max_retries=0)
+        asked = ModelRequest(messages=messages, tools=tools, model="m")
+        with pytest.raises(neta.ProviderError, match="cannot be sent as JSON") as refused:
+            asyncio.run(provider.complete(asked, lambda _: None))
+    assert not refused.value.retryable
+    assert server.requests == []
 
 
 def test_end_to_end_stream_failing_midway_ends_the_run_with_outcome_error(tmp_path):
