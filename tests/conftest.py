@@ -22,13 +22,16 @@ from tests.services import (  # noqa: F401 (fixtures)
 )
 
 
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
-    """``-n auto``: two workers per core, at most eight.
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
+    """``-n auto``: two workers per core, at most eight (``PYTEST_XDIST_AUTO_NUM_WORKERS`` wins).
 
     Most of the suite's time is spent waiting (on a server, a subprocess, a timeout), not
     computing: with one worker per core the cores stood idle about 40% of the run.
     """
-    return min(8, 2 * len(os.sched_getaffinity(0)))
+    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") or config.option.numprocesses != "auto":
+        return None  # xdist's own answer: the variable, or -n logical
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    return min(8, 2 * (cores or 1))
 
 
 SHARE_A_WORKER = ("tests/plugins/anthropic/",)

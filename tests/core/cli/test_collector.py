@@ -31,14 +31,26 @@ def test_serve_settles_the_collector_once_the_app_is_built_and_before_it_serves(
     monkeypatch, tmp_path
 ):
     seen = []
+    steps = []
+    collect, freeze = gc.collect, gc.freeze
 
     def run(app, **options):
         seen.append((gc.get_freeze_count(), gc.get_threshold()[0]))
+
+    def collecting(*args):
+        steps.append("collect")
+        return collect(*args)
+
+    def freezing():
+        steps.append("freeze")
+        freeze()
 
     script = tmp_path / "script.json"
     script.write_text('{"turns": [{"text": "hi"}]}')
     threshold = gc.get_threshold()
     monkeypatch.setattr(uvicorn, "run", run)
+    monkeypatch.setattr(gc, "collect", collecting)
+    monkeypatch.setattr(gc, "freeze", freezing)
     monkeypatch.setattr(collector, "_owned", True)  # as in the neta command's own process
     try:
         done = neta_in_process(
@@ -51,3 +63,5 @@ def test_serve_settles_the_collector_once_the_app_is_built_and_before_it_serves(
     [(frozen, young)] = seen
     assert frozen > 10_000
     assert young == SERVER_YOUNG_THRESHOLD
+    # main's freeze once the plugins are loaded, then serve's: collect first, then freeze
+    assert steps[-2:] == ["collect", "freeze"]
