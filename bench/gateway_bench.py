@@ -6,7 +6,7 @@ its own process; it streams the same turns the script holds, chosen by how many 
 messages the request carries). Two kinds of run:
 
 - ``clarify``: the model asks (``clarify``), the user answers, the model answers: 2 model
-  turns, 1 tool call. The issue's goal is stated for this one.
+  turns, 1 tool call. The goal below is stated for this run.
 - ``work``: 6 model turns and 5 tool calls (todo, list_dir, clarify, read_file, todo).
 
 After a warm-up burst that is not counted (a server in service has its connections to the
