@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import os
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any, cast
@@ -334,24 +334,23 @@ def _count(value: Any, key: str) -> int:
     return found if isinstance(found, int) else 0
 
 
-def _refused(exc: BaseException) -> bool:
-    """Whether a connection could not be made at all (refused, unreachable), not timed out."""
+def _chain(exc: BaseException) -> Iterator[BaseException]:
+    """``exc`` and what it was raised from or during, innermost last."""
     seen: BaseException | None = exc
     while seen is not None:
-        if isinstance(seen, OSError) and not isinstance(seen, TimeoutError):
-            return True
+        yield seen
         seen = seen.__cause__ or seen.__context__
-    return False
+
+
+def _refused(exc: BaseException) -> bool:
+    """Whether a connection could not be made at all (refused, unreachable), not timed out."""
+    return any(isinstance(e, OSError) and not isinstance(e, TimeoutError) for e in _chain(exc))
 
 
 def _mid_reply(exc: BaseException) -> bool:
     """Whether the connection was made and the reply then broke off (not a failed connect)."""
-    seen: BaseException | None = exc
-    while seen is not None:
-        if isinstance(seen, httpx2.ReadError | httpx2.RemoteProtocolError):
-            return not _refused(exc)
-        seen = seen.__cause__ or seen.__context__
-    return False
+    broke = any(isinstance(e, httpx2.ReadError | httpx2.RemoteProtocolError) for e in _chain(exc))
+    return broke and not _refused(exc)
 
 
 def _broken(exc: BaseException) -> _CutOff:
