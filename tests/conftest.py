@@ -9,11 +9,11 @@ import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 import pytest
 
 import neta
+from tests import shares
 from tests.services import (  # noqa: F401 (fixtures)
     postgres_server,
     postgres_url,
@@ -34,23 +34,12 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     return min(8, 2 * (cores or 1))
 
 
-SHARE_A_WORKER = ("tests/plugins/anthropic/",)
-"""Folders whose modules run on one xdist worker between them: they share a costly import
-(the anthropic SDK takes about 2 s of CPU), made once instead of by each worker."""
+def pytest_addoption(parser: pytest.Parser) -> None:
+    shares.addoption(parser)
 
 
-def pytest_xdist_make_scheduler(config: pytest.Config, log: Any) -> Any:
-    """``--dist loadfile``, a module's tests on one worker, with ``SHARE_A_WORKER`` added."""
-    if config.getoption("dist") != "loadfile":
-        return None
-    from xdist.scheduler import LoadFileScheduling
-
-    class SharingScheduling(LoadFileScheduling):
-        def _split_scope(self, nodeid: str) -> str:
-            shared = [folder for folder in SHARE_A_WORKER if nodeid.startswith(folder)]
-            return shared[0] if shared else super()._split_scope(nodeid)
-
-    return SharingScheduling(config, log)
+def pytest_configure(config: pytest.Config) -> None:
+    shares.register(config)  # with -n, each worker collects and runs only its share
 
 
 @pytest.fixture(autouse=True)

@@ -1,0 +1,270 @@
+"""With ``-n``: each xdist worker collects, and runs, only its own share of the test modules.
+
+Left to itself, every xdist worker collects the whole suite before it runs a test: it imports
+all ~110 modules, rewrites their asserts and imports what they import (the MCP and OpenAI
+SDKs, FastAPI, the database clients). That took about 8 s of CPU per worker, a quarter of
+the suite's CPU with four workers, and no test ran until every worker was done.
+
+Here the controller splits the modules into one share per worker before the workers start,
+balancing the seconds each module took (``module_seconds.json``; a module not listed there
+counts as ``UNKNOWN_SECONDS``): the longest module goes to the share with the least so far. A
+worker collects its share only, skipping whole folders where it has nothing, and runs all of
+it as soon as it has collected it. A worker that crashes is replaced by one with the same
+share, which runs what the first had not.
+
+The price is that the shares are fixed before the run: a worker that ends early does not
+help the others. With more workers than cores that costs little, as the cores stay busy
+while any two workers have work. ``--store-module-seconds`` refreshes the file.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import heapq
+import json
+import zlib
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+MODULE_SECONDS = Path(__file__).with_name("module_seconds.json")
+UNKNOWN_SECONDS = 1.0
+SHARE_A_WORKER = ("tests/plugins/anthropic/",)
+"""Folders whose modules go to one share between them: they share a costly import (the
+anthropic SDK takes about 2 s of CPU), made once instead of by each worker."""
+
+
+def listed_modules(rootpath: Path, args: Iterable[str], patterns: Sequence[str]) -> list[str]:
+    """The test modules the command line names, as paths relative to ``rootpath``."""
+    found: set[str] = set()
+    for arg in args:
+        path = Path(arg.split("::")[0])
+        path = path if path.is_absolute() else rootpath / path
+        files = path.rglob("*.py") if path.is_dir() else [path]
+        for file in files:
+            if is_test_module(file, patterns) and file.is_relative_to(rootpath):
+                found.add(file.relative_to(rootpath).as_posix())
+    return sorted(found)
+
+
+def is_test_module(path: Path, patterns: Sequence[str]) -> bool:
+    return path.is_file() and any(fnmatch.fnmatch(path.name, pattern) for pattern in patterns)
+
+
+def _unit(module: str) -> str:
+    shared = [folder for folder in SHARE_A_WORKER if module.startswith(folder)]
+    return shared[0] if shared else module
+
+
+def split(modules: Iterable[str], count: int, seconds: dict[str, float]) -> dict[str, int]:
+    """Each module's share, ``0 .. count - 1``: the longest unit first, to the least loaded."""
+    units: dict[str, list[str]] = {}
+    for module in modules:
+        units.setdefault(_unit(module), []).append(module)
+    cost = {
+        unit: sum(seconds.get(module, UNKNOWN_SECONDS) for module in members)
+        for unit, members in units.items()
+    }
+    load = [(0.0, share) for share in range(count)]
+    shares: dict[str, int] = {}
+    for unit in sorted(units, key=lambda unit: (-cost[unit], unit)):
+        total, share = heapq.heappop(load)
+        shares.update(dict.fromkeys(units[unit], share))
+        heapq.heappush(load, (total + cost[unit], share))
+    return shares
+
+
+def share_of(module: str, shares: dict[str, int], count: int) -> int:
+    """The share a module belongs to; one the controller did not list goes by a stable hash."""
+    if module in shares:
+        return shares[module]
+    return zlib.crc32(_unit(module).encode()) % count
+
+
+class Controller:
+    """The controller's half: decides the shares, gives each worker its own, keeps the times."""
+
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.session: pytest.Session | None = None
+        self.shares: dict[str, int] | None = None
+        self.given: dict[int, int] = {}  # id(spec) -> share; a replacement worker keeps the spec
+        self.seconds: dict[str, float] = {}
+
+    def pytest_sessionstart(self, session: pytest.Session) -> None:
+        self.session = session
+
+    def pytest_configure_node(self, node: Any) -> None:
+        if self.shares is None:
+            seconds = json.loads(MODULE_SECONDS.read_text()) if MODULE_SECONDS.exists() else {}
+            patterns = self.config.getini("python_files")
+            modules = listed_modules(self.config.rootpath, self.config.args, patterns)
+            self.shares = split(modules, int(node.workerinput["workercount"]), seconds)
+        share = self.given.setdefault(id(node.gateway.spec), len(self.given))
+        node.workerinput["neta_share"] = share
+        node.workerinput["neta_shares"] = self.shares
+
+    def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> ShareScheduling:
+        return ShareScheduling(config, log, self)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        module = report.nodeid.split("::")[0]
+        self.seconds[module] = self.seconds.get(module, 0.0) + report.duration
+
+    def pytest_sessionfinish(self) -> None:
+        if self.config.getoption("store_module_seconds"):
+            store_seconds(self.config.rootpath, self.seconds)
+
+    def count_collected(self, collected: int) -> None:
+        # xdist takes the last worker's count for the session's: the progress column would
+        # pass 100%, and a last worker with nothing would end the run as "no tests collected"
+        if self.session is not None:
+            self.session.testscollected = collected
+
+
+class ShareScheduling:
+    """xdist's scheduler protocol: each worker runs all it collected, its share, starting as
+    soon as it has collected it rather than when the last worker has."""
+
+    def __init__(self, config: pytest.Config, log: Any, controller: Controller) -> None:
+        from xdist.workermanage import parse_tx_spec_config
+
+        self.log = log.sharesched
+        self.controller = controller
+        self.numnodes = len(parse_tx_spec_config(config))
+        self.first_collected = 0  # how many of the first workers have collected
+        self.collections: dict[Any, list[str]] = {}
+        self.sizes: dict[int, int] = {}  # id(spec) -> tests collected; a replacement's replace
+        self.pending: dict[Any, list[int]] = {}
+        self.started: set[Any] = set()
+        self.left_by: dict[int, list[str]] = {}  # id(spec) -> what a crashed worker did not run
+
+    @property
+    def nodes(self) -> list[Any]:
+        return list(self.pending)
+
+    @property
+    def collection_is_completed(self) -> bool:
+        return bool(self.collections)  # so xdist calls schedule() after each worker's collection
+
+    @property
+    def tests_finished(self) -> bool:
+        # a worker keeps its last test until told there is no more (xdist's protocol): < 2
+        everyone = self.first_collected >= self.numnodes and not self.left_by
+        return everyone and all(len(pending) < 2 for pending in self.pending.values())
+
+    @property
+    def has_pending(self) -> bool:
+        return any(self.pending.values())
+
+    def add_node(self, node: Any) -> None:
+        self.pending[node] = []
+
+    def add_node_collection(self, node: Any, collection: Sequence[str]) -> None:
+        self.collections[node] = list(collection)
+        left = self.left_by.pop(id(node.gateway.spec), None)
+        if left is None:
+            self.first_collected += 1
+            self.pending[node] = list(range(len(collection)))
+        else:
+            self.pending[node] = [i for i, test in enumerate(collection) if test in left]
+        self.sizes[id(node.gateway.spec)] = len(collection)
+        self.controller.count_collected(sum(self.sizes.values()))
+
+    def mark_test_complete(self, node: Any, item_index: int, duration: float = 0) -> None:
+        self.pending[node].remove(item_index)
+
+    def mark_test_pending(self, item: str) -> None:
+        raise NotImplementedError
+
+    def remove_pending_tests_from_node(self, node: Any, indices: Sequence[int]) -> None:
+        raise NotImplementedError
+
+    def remove_node(self, node: Any) -> str | None:
+        pending = self.pending.pop(node)
+        if not pending:
+            return None
+        collection = self.collections[node]
+        crashed = collection[pending.pop(0)]
+        if pending:
+            self.left_by[id(node.gateway.spec)] = [collection[i] for i in pending]
+        return crashed
+
+    def schedule(self) -> None:
+        for node in self.nodes:
+            if node in self.collections and node not in self.started:
+                self.started.add(node)
+                node.send_runtest_some(self.pending[node])
+                node.shutdown()  # it ends when these are done
+
+
+class Worker:
+    """A worker's half: collects its own share and skips the rest."""
+
+    def __init__(self, config: pytest.Config, workerinput: dict[str, Any]) -> None:
+        self.rootpath = config.rootpath
+        self.patterns = config.getini("python_files")
+        self.mine = int(workerinput["neta_share"])
+        self.count = int(workerinput["workercount"])
+        self.shares: dict[str, int] = workerinput["neta_shares"]
+        self.listed = {p.as_posix() for module in self.shares for p in Path(module).parents}
+        self.holding = {
+            parent.as_posix()
+            for module, share in self.shares.items()
+            if share == self.mine
+            for parent in Path(module).parents
+        }
+
+    def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
+        if not collection_path.is_relative_to(self.rootpath):
+            return None
+        relative = collection_path.relative_to(self.rootpath).as_posix()
+        if collection_path.is_dir():
+            # skipped whole, its conftest not even imported, when it holds none of this
+            # worker's modules; a folder the controller did not list is looked into
+            return True if relative in self.listed and relative not in self.holding else None
+        if not is_test_module(collection_path, self.patterns):
+            return None
+        return True if share_of(relative, self.shares, self.count) != self.mine else None
+
+    def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
+        # pytest asks no ignore hook about a module named on the command line, so every
+        # worker has collected it: each keeps its own share of those (not a deselection)
+        items[:] = [
+            item
+            for item in items
+            if share_of(item.nodeid.split("::")[0], self.shares, self.count) == self.mine
+        ]
+
+
+def store_seconds(rootpath: Path, measured: dict[str, float]) -> None:
+    """Write what each module took into ``MODULE_SECONDS``: the mean with what it held, so one
+    noisy run moves a share less; a module that no longer exists is dropped."""
+    seconds: dict[str, float] = (
+        json.loads(MODULE_SECONDS.read_text()) if MODULE_SECONDS.exists() else {}
+    )
+    for module, taken in measured.items():
+        seconds[module] = round((seconds.get(module, taken) + taken) / 2, 2)
+    kept = {module: taken for module, taken in seconds.items() if (rootpath / module).is_file()}
+    MODULE_SECONDS.write_text(json.dumps(dict(sorted(kept.items())), indent=1) + "\n")
+
+
+def addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--store-module-seconds",
+        action="store_true",
+        help="with -n: keep the seconds each test module took in tests/module_seconds.json, "
+        "by which the modules are shared out between the workers",
+    )
+
+
+def register(config: pytest.Config) -> None:
+    """Install the half this process needs, if this run shares its modules out (``-n``)."""
+    workerinput = getattr(config, "workerinput", None)
+    if workerinput is not None:
+        if "neta_share" in workerinput:
+            config.pluginmanager.register(Worker(config, workerinput), "neta-shares-worker")
+    elif config.getoption("numprocesses", None) and config.getoption("dist") == "loadfile":
+        config.pluginmanager.register(Controller(config), "neta-shares-controller")
