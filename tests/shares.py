@@ -5,23 +5,25 @@ all ~110 modules, rewrites their asserts and imports what they import (the MCP a
 SDKs, FastAPI, the database clients). That took about 8 s of CPU per worker, a quarter of
 the suite's CPU with four workers, and no test ran until every worker was done.
 
-Here the controller splits the modules into one share per worker before the workers start,
-balancing the seconds each module took (``module_seconds.json``; a module not listed there
-counts as ``UNKNOWN_SECONDS``): the longest module goes to the share with the least so far. A
-worker collects its share only, skipping whole folders where it has nothing, and runs all of
-it as soon as it has collected it. A worker that crashes is replaced by one with the same
-share, which runs what the first had not.
+Here the controller splits the modules into one share per worker before the workers start.
+It balances the seconds each module took (``module_seconds.json``; a module not listed there
+counts as ``UNKNOWN_SECONDS``), and keeps the modules that need the same costly thing
+(``FAMILIES``: an SDK's import, a PostgreSQL cluster) on as few workers as keep the shares
+even. A worker collects its share only, skipping whole folders where it has nothing, and runs
+all of it as soon as it has collected it. A worker that crashes is replaced by one with the
+same share, which runs what the first had not.
 
 The price is that the shares are fixed before the run: a worker that ends early does not
-help the others. With more workers than cores that costs little, as the cores stay busy
-while any two workers have work. ``--store-module-seconds`` refreshes the file.
+help the others. ``--store-module-seconds`` refreshes the file.
 """
 
 from __future__ import annotations
 
 import fnmatch
+import functools
 import heapq
 import json
+import re
 import zlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -31,9 +33,21 @@ import pytest
 
 MODULE_SECONDS = Path(__file__).with_name("module_seconds.json")
 UNKNOWN_SECONDS = 1.0
-SHARE_A_WORKER = ("tests/plugins/anthropic/",)
-"""Folders whose modules go to one share between them: they share a costly import (the
-anthropic SDK takes about 2 s of CPU), made once instead of by each worker."""
+FAMILIES = {
+    "anthropic": (re.compile(r"anthropic"), 5.0),
+    "postgres": (re.compile(r"postgres_(?:url|server)|new_database"), 3.0),
+    "openai": (re.compile(r"openai"), 2.0),
+    "mcp": (re.compile(r"\bmcp\b|neta_mcp"), 2.0),
+    "server": (re.compile(r"neta\.server|uvicorn|server_harness"), 1.0),
+}
+"""What a worker pays once, for the first of its modules that needs it, in the seconds of
+``MODULE_SECONDS``: an SDK's import (anthropic's is about 2 s of CPU, OpenAI's and MCP's
+about 0.8 s, FastAPI with uvicorn 0.5 s) or a session-scoped PostgreSQL cluster. Each
+pattern is looked for in the names of the modules a test module imports and of the fixtures
+it asks for (``families_of``)."""
+
+_PARAMETERS = re.compile(r"\bdef\s+\w+\s*\(([^)]*)\)")
+_IMPORTS = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w.]+))", re.MULTILINE)
 
 
 def listed_modules(rootpath: Path, args: Iterable[str], patterns: Sequence[str]) -> list[str]:
@@ -53,26 +67,76 @@ def is_test_module(path: Path, patterns: Sequence[str]) -> bool:
     return path.is_file() and any(fnmatch.fnmatch(path.name, pattern) for pattern in patterns)
 
 
-def _unit(module: str) -> str:
-    shared = [folder for folder in SHARE_A_WORKER if module.startswith(folder)]
-    return shared[0] if shared else module
+@functools.cache
+def _imports_of(source: Path) -> list[str]:
+    return [a or b for a, b in _IMPORTS.findall(source.read_text(errors="replace"))]
 
 
-def split(modules: Iterable[str], count: int, seconds: dict[str, float]) -> dict[str, int]:
-    """Each module's share, ``0 .. count - 1``: the longest unit first, to the least loaded."""
-    units: dict[str, list[str]] = {}
-    for module in modules:
-        units.setdefault(_unit(module), []).append(module)
-    cost = {
-        unit: sum(seconds.get(module, UNKNOWN_SECONDS) for module in members)
-        for unit, members in units.items()
+def families_of(rootpath: Path, module: str) -> frozenset[str]:
+    """The ``FAMILIES`` a module needs: what it, the ``tests.`` modules it imports and the
+    conftests above it import, and the fixtures its tests ask for."""
+    path = rootpath / module
+    names = _PARAMETERS.findall(path.read_text(errors="replace"))
+    seen: set[Path] = set()
+    pending = [folder / "conftest.py" for folder in path.parents if folder.is_relative_to(rootpath)]
+    pending.append(path)
+    while pending:
+        source = pending.pop()
+        if source in seen or not source.is_file():
+            continue
+        seen.add(source)
+        for name in _imports_of(source):
+            names.append(name)
+            if name.startswith("tests."):
+                pending.append(rootpath / f"{name.replace('.', '/')}.py")
+    text = "\n".join(names)
+    return frozenset(name for name, (pattern, _) in FAMILIES.items() if pattern.search(text))
+
+
+def split(
+    modules: Iterable[str],
+    count: int,
+    seconds: dict[str, float],
+    families: dict[str, frozenset[str]] | None = None,
+) -> dict[str, int]:
+    """Each module's share, ``0 .. count - 1``.
+
+    The modules needing a family (their costliest one) are bundled, as few bundles as keep
+    each within a fair share of the whole, so a family is paid for once or a few times rather
+    than by every worker. Then the longest bundle or module goes to the least loaded share.
+    """
+    families = families or {}
+    modules = sorted(modules, key=lambda module: (-seconds.get(module, UNKNOWN_SECONDS), module))
+    taken = {module: seconds.get(module, UNKNOWN_SECONDS) for module in modules}
+    family_of = {
+        module: max(needs, key=lambda name: (FAMILIES[name][1], name))
+        for module, needs in families.items()
+        if needs and module in taken
     }
+    setups = sum(FAMILIES[family][1] for family in set(family_of.values()))
+    fair = (sum(taken.values()) + setups) / count
+    units: list[tuple[float, list[str]]] = []
+    bundles: dict[str, list[tuple[float, list[str]]]] = {}
+    for module in modules:
+        if module not in family_of:
+            units.append((taken[module], [module]))
+            continue
+        family = family_of[module]
+        setup = FAMILIES[family][1]
+        packs = bundles.setdefault(family, [])
+        fits = [i for i, (total, _) in enumerate(packs) if total + taken[module] <= fair]
+        if fits:
+            total, members = packs[fits[0]]
+            packs[fits[0]] = (total + taken[module], [*members, module])
+        else:
+            packs.append((setup + taken[module], [module]))
+    units += [pack for packs in bundles.values() for pack in packs]
     load = [(0.0, share) for share in range(count)]
     shares: dict[str, int] = {}
-    for unit in sorted(units, key=lambda unit: (-cost[unit], unit)):
-        total, share = heapq.heappop(load)
-        shares.update(dict.fromkeys(units[unit], share))
-        heapq.heappush(load, (total + cost[unit], share))
+    for total, members in sorted(units, key=lambda unit: (-unit[0], unit[1])):
+        least, share = heapq.heappop(load)
+        shares.update(dict.fromkeys(members, share))
+        heapq.heappush(load, (least + total, share))
     return shares
 
 
@@ -80,7 +144,7 @@ def share_of(module: str, shares: dict[str, int], count: int) -> int:
     """The share a module belongs to; one the controller did not list goes by a stable hash."""
     if module in shares:
         return shares[module]
-    return zlib.crc32(_unit(module).encode()) % count
+    return zlib.crc32(module.encode()) % count
 
 
 class Controller:
@@ -100,8 +164,10 @@ class Controller:
         if self.shares is None:
             seconds = json.loads(MODULE_SECONDS.read_text()) if MODULE_SECONDS.exists() else {}
             patterns = self.config.getini("python_files")
-            modules = listed_modules(self.config.rootpath, self.config.args, patterns)
-            self.shares = split(modules, int(node.workerinput["workercount"]), seconds)
+            root = self.config.rootpath
+            modules = listed_modules(root, self.config.args, patterns)
+            families = {module: families_of(root, module) for module in modules}
+            self.shares = split(modules, int(node.workerinput["workercount"]), seconds, families)
         share = self.given.setdefault(id(node.gateway.spec), len(self.given))
         node.workerinput["neta_share"] = share
         node.workerinput["neta_shares"] = self.shares

@@ -34,11 +34,34 @@ def test_split_counts_an_unlisted_module_as_unknown_seconds_and_uses_every_share
     assert shares.split(modules, 3, {}) == split  # the same on every call, as on every worker
 
 
-def test_modules_of_a_shared_folder_go_to_one_share() -> None:
-    folder = shares.SHARE_A_WORKER[0]
-    modules = [f"{folder}test_{name}.py" for name in "abc"] + ["x.py", "y.py"]
-    split = shares.split(modules, 3, {})
-    assert len({split[m] for m in modules[:3]}) == 1
+def test_modules_needing_the_same_family_share_a_worker_within_a_fair_share() -> None:
+    families = {"a.py": frozenset({"anthropic", "server"}), "b.py": frozenset({"anthropic"})}
+    seconds = {"a.py": 2.0, "b.py": 2.0, "x.py": 5.0, "y.py": 5.0}
+    split = shares.split(seconds, 2, seconds, families)
+    assert split["a.py"] == split["b.py"]
+    assert split["x.py"] == split["y.py"] != split["a.py"]  # 9 s (5 of them the import) and 10 s
+    # together they would be more than a fair share (half of 13 s): each pays for its own
+    seconds = {"a.py": 6.0, "b.py": 6.0, "x.py": 1.0}
+    split = shares.split(seconds, 2, seconds, families)
+    assert split["a.py"] != split["b.py"]
+
+
+def test_families_come_from_imports_helpers_conftests_and_fixtures(tmp_path: Path) -> None:
+    def write(name: str, text: str) -> None:
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(textwrap.dedent(text))
+
+    write("tests/__init__.py", "")
+    write("tests/conftest.py", "from tests.services import postgres_url\n")
+    write("tests/services.py", "def postgres_url(): ...\n")
+    write("tests/harness.py", "import uvicorn\n")
+    write("tests/mcp/conftest.py", "from mcp import ClientSession\n")
+    write("tests/mcp/test_a.py", "def test_a(): ...\n")
+    write("tests/test_b.py", "from tests.harness import run\n\ndef test_b(postgres_url): ...\n")
+    write("tests/test_c.py", 'def test_c():\n    """Names openai and anthropic, imports none."""\n')
+    assert shares.families_of(tmp_path, "tests/mcp/test_a.py") == {"mcp"}
+    assert shares.families_of(tmp_path, "tests/test_b.py") == {"server", "postgres"}
+    assert shares.families_of(tmp_path, "tests/test_c.py") == set()
 
 
 def test_a_module_the_controller_did_not_list_has_one_stable_share_in_range() -> None:
