@@ -50,12 +50,13 @@ _PARAMETERS = re.compile(r"\bdef\s+\w+\s*\(([^)]*)\)")
 _IMPORTS = re.compile(r"^\s*(?:from\s+([\w.]+)\s+import|import\s+([\w.]+))", re.MULTILINE)
 
 
-def listed_modules(rootpath: Path, args: Iterable[str], patterns: Sequence[str]) -> list[str]:
-    """The test modules the command line names, as paths relative to ``rootpath``."""
+def listed_modules(
+    rootpath: Path, args: Iterable[str], patterns: Sequence[str], cwd: Path | None = None
+) -> list[str]:
+    """The test modules the command line (run in ``cwd``) names, relative to ``rootpath``."""
     found: set[str] = set()
     for arg in args:
-        path = Path(arg.split("::")[0])
-        path = path if path.is_absolute() else rootpath / path
+        path = (cwd or rootpath) / arg.split("::")[0]
         files = path.rglob("*.py") if path.is_dir() else [path]
         for file in files:
             if is_test_module(file, patterns) and file.is_relative_to(rootpath):
@@ -165,7 +166,8 @@ class Controller:
             seconds = json.loads(MODULE_SECONDS.read_text()) if MODULE_SECONDS.exists() else {}
             patterns = self.config.getini("python_files")
             root = self.config.rootpath
-            modules = listed_modules(root, self.config.args, patterns)
+            cwd = self.config.invocation_params.dir
+            modules = listed_modules(root, self.config.args, patterns, cwd)
             families = {module: families_of(root, module) for module in modules}
             self.shares = split(modules, int(node.workerinput["workercount"]), seconds, families)
         share = self.given.setdefault(id(node.gateway.spec), len(self.given))

@@ -82,6 +82,9 @@ def test_listed_modules_follow_python_files_and_the_command_line(tmp_path: Path)
     assert shares.listed_modules(tmp_path, ["b/test_three.py::test_x"], patterns) == [
         "b/test_three.py"
     ]
+    assert shares.listed_modules(tmp_path, ["test_three.py"], patterns, tmp_path / "b") == [
+        "b/test_three.py"
+    ]
 
 
 def test_stored_seconds_are_the_mean_with_the_old_and_a_deleted_module_is_dropped(
