@@ -175,7 +175,7 @@ class Controller:
         node.workerinput["neta_shares"] = self.shares
 
     def pytest_xdist_make_scheduler(self, config: pytest.Config, log: Any) -> ShareScheduling:
-        return ShareScheduling(config, log, self)
+        return ShareScheduling(config, self)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         module = report.nodeid.split("::")[0]
@@ -196,15 +196,14 @@ class ShareScheduling:
     """xdist's scheduler protocol: each worker runs all it collected, its share, starting as
     soon as it has collected it rather than when the last worker has."""
 
-    def __init__(self, config: pytest.Config, log: Any, controller: Controller) -> None:
+    def __init__(self, config: pytest.Config, controller: Controller) -> None:
         from xdist.workermanage import parse_tx_spec_config
 
-        self.log = log.sharesched
         self.controller = controller
         self.numnodes = len(parse_tx_spec_config(config))
         self.first_collected = 0  # how many of the first workers have collected
         self.collections: dict[Any, list[str]] = {}
-        self.sizes: dict[int, int] = {}  # id(spec) -> tests collected; a replacement's replace
+        self.sizes: dict[int, int] = {}  # id(spec) -> how many tests its latest worker collected
         self.pending: dict[Any, list[int]] = {}
         self.started: set[Any] = set()
         self.left_by: dict[int, list[str]] = {}  # id(spec) -> what a crashed worker did not run
