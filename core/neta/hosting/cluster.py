@@ -62,6 +62,12 @@ REPLY_SECONDS = 15.0
 """How long a worker waits for the owner's reply to a command it routed there."""
 
 
+def _report_stopped(task: asyncio.Task[None]) -> None:
+    """Log a loop of the cluster that ended other than by being cancelled: it is not restarted."""
+    if not task.cancelled() and task.exception() is not None:
+        _log.error("%s stopped", task.get_name(), exc_info=task.exception())
+
+
 def _stop_if_cancelled() -> None:
     """End a background loop whose task was cancelled, even if a call it made swallowed that.
 
@@ -123,6 +129,8 @@ class Cluster:
                 asyncio.create_task(self._serve_inbox(), name="neta-bus-inbox"),
                 asyncio.create_task(self._read_streams(), name="neta-bus-read"),
             ]
+            for task in self._tasks:
+                task.add_done_callback(_report_stopped)
 
     async def close(self) -> None:
         """Publish what is queued, stop the tasks and close the bus."""
@@ -214,6 +222,10 @@ class Cluster:
                 _log.warning("could not read frames: %s", exc)
                 await asyncio.sleep(0.5)
                 continue
+            except Exception:  # the reader must go on: without it no client here gets a frame
+                _log.exception("reading the session streams failed")
+                await asyncio.sleep(0.5)
+                continue
             for session_id, event_id, item in frames:
                 for follower in list(self._followers.get(session_id, ())):
                     if id_key(event_id) > id_key(follower.last):
@@ -288,7 +300,13 @@ class Cluster:
                 _log.warning("could not read this worker's commands: %s", exc)
                 await asyncio.sleep(0.5)
                 continue
-            if command is None:
+            except Exception:  # the inbox must go on: other workers wait on it for replies
+                _log.exception("reading this worker's commands failed")
+                await asyncio.sleep(0.5)
+                continue
+            if not isinstance(command, dict):
+                if command is not None:
+                    _log.warning("a command that is not an object was dropped: %r", command)
                 continue
             if command.get("type") == "reply":
                 waiting = self._replies.get(str(command.get("ticket")))
