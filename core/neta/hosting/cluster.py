@@ -260,6 +260,7 @@ class Cluster:
             answer = await asyncio.wait_for(reply, REPLY_SECONDS)
         except TimeoutError:
             message = f"the worker running this session did not answer in {REPLY_SECONDS:g} s"
+            _log.warning("%s: worker %s, %s command", message, owner, command.get("type"))
             raise HostError(message, code="owner_unreachable") from None
         finally:
             self._replies.pop(ticket, None)

@@ -180,6 +180,17 @@ def third(workers):
 class TestTwoWorkers:
     """What clients of a session see through either of two workers, and when one dies."""
 
+    @pytest.fixture(autouse=True)
+    def _workers_logs(self, workers):
+        """What the pair logged during the test (warnings, errors): shown if the test fails."""
+        logs = [workers.a.log, workers.b.log]
+        sizes = [log.stat().st_size for log in logs]
+        yield
+        for log, size in zip(logs, sizes, strict=True):
+            with log.open(errors="replace") as lines:
+                lines.seek(size)
+                print(f"--- {log.name} during this test ---\n{lines.read()}")
+
     def test_a_question_asked_on_one_worker_is_answered_through_another(self, workers):
         a, b = workers.a, workers.b
         first = a.log.read_text()
