@@ -9,6 +9,7 @@ import socket
 import threading
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -41,6 +42,18 @@ def builtin_pm(*extra: Any) -> neta.NetaPluginManager:
             ("interaction", neta_interaction.plugin),
             *extra,
         ],
+    )
+
+
+def scripted_hub(workspace: Path) -> SessionHub:
+    """A hub in ``workspace`` (its home inside) whose sessions' model says "hi"."""
+    return SessionHub(
+        HostConfig(
+            workspace=workspace,
+            home=workspace / "home",
+            provider_factory=lambda: ScriptedProvider([{"text": "hi"}]),
+            plugin_manager=builtin_pm(),
+        )
     )
 
 

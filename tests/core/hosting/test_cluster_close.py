@@ -7,10 +7,7 @@ import asyncio
 from neta.errors import StorageUnavailable
 from neta.hosting.bus import Command, LocalBus
 from neta.hosting.cluster import Cluster
-from neta.hosting.config import HostConfig
-from neta.hosting.hub import SessionHub
-from neta.providers.scripted import ScriptedProvider
-from tests.core.hosting.server_harness import builtin_pm
+from tests.core.hosting.server_harness import scripted_hub
 
 
 class CutOnCancel(LocalBus):
@@ -37,14 +34,7 @@ class CutOnCancel(LocalBus):
 
 def test_closing_stops_the_loops_even_when_a_cancelled_bus_call_fails_instead(tmp_path):
     async def main() -> None:
-        hub = SessionHub(
-            HostConfig(
-                workspace=tmp_path,
-                home=tmp_path / "home",
-                provider_factory=lambda: ScriptedProvider([{"text": "hi"}]),
-                plugin_manager=builtin_pm(),
-            )
-        )
+        hub = scripted_hub(tmp_path)
         cluster = Cluster(hub, CutOnCancel())
         cluster.start()
         follower = cluster.follow("s1", _Nowhere(), None)

@@ -15,10 +15,7 @@ import pytest
 
 from neta.hosting.bus import Command, LocalBus
 from neta.hosting.cluster import Cluster
-from neta.hosting.config import HostConfig
-from neta.hosting.hub import SessionHub
-from neta.providers.scripted import ScriptedProvider
-from tests.core.hosting.server_harness import builtin_pm
+from tests.core.hosting.server_harness import scripted_hub
 
 
 class FailsOnce(LocalBus):
@@ -58,14 +55,7 @@ def test_the_inbox_and_stream_loops_go_on_after_an_unforeseen_failure(
     tmp_path, caplog: pytest.LogCaptureFixture
 ) -> None:
     async def main() -> None:
-        hub = SessionHub(
-            HostConfig(
-                workspace=tmp_path,
-                home=tmp_path / "home",
-                provider_factory=lambda: ScriptedProvider([{"text": "hi"}]),
-                plugin_manager=builtin_pm(),
-            )
-        )
+        hub = scripted_hub(tmp_path)
         bus = FailsOnce()
         cluster = Cluster(hub, bus)
         cluster.start()
@@ -104,14 +94,7 @@ def test_a_loop_that_stops_anyway_is_logged_not_silent(
     tmp_path, caplog: pytest.LogCaptureFixture
 ) -> None:
     async def main() -> None:
-        hub = SessionHub(
-            HostConfig(
-                workspace=tmp_path,
-                home=tmp_path / "home",
-                provider_factory=lambda: ScriptedProvider([{"text": "hi"}]),
-                plugin_manager=builtin_pm(),
-            )
-        )
+        hub = scripted_hub(tmp_path)
         cluster = Cluster(hub, CannotPublish())
         cluster.start()
         cluster.publish("s1", {"type": "pong", "sessionId": "s1", "data": {}})
