@@ -69,15 +69,19 @@ def is_test_module(path: Path, patterns: Sequence[str]) -> bool:
 
 
 @functools.cache
+def _source(path: Path) -> str:
+    return path.read_text(errors="replace")
+
+
 def _imports_of(source: Path) -> list[str]:
-    return [a or b for a, b in _IMPORTS.findall(source.read_text(errors="replace"))]
+    return [a or b for a, b in _IMPORTS.findall(_source(source))]
 
 
 def families_of(rootpath: Path, module: str) -> frozenset[str]:
     """The ``FAMILIES`` a module needs: what it, the ``tests.`` modules it imports and the
     conftests above it import, and the fixtures its tests ask for."""
     path = rootpath / module
-    names = _PARAMETERS.findall(path.read_text(errors="replace"))
+    names = _PARAMETERS.findall(_source(path))
     seen: set[Path] = set()
     pending = [folder / "conftest.py" for folder in path.parents if folder.is_relative_to(rootpath)]
     pending.append(path)
@@ -163,7 +167,7 @@ class Controller:
 
     def pytest_configure_node(self, node: Any) -> None:
         if self.shares is None:
-            seconds = json.loads(MODULE_SECONDS.read_text()) if MODULE_SECONDS.exists() else {}
+            seconds = stored_seconds()
             patterns = self.config.getini("python_files")
             root = self.config.rootpath
             cwd = self.config.invocation_params.dir
@@ -306,12 +310,15 @@ class Worker:
         ]
 
 
+def stored_seconds() -> dict[str, float]:
+    """What ``MODULE_SECONDS`` holds: each module's seconds (none if there is no file)."""
+    return json.loads(MODULE_SECONDS.read_text()) if MODULE_SECONDS.exists() else {}
+
+
 def store_seconds(rootpath: Path, measured: dict[str, float]) -> None:
     """Write what each module took into ``MODULE_SECONDS``: the mean with what it held, so one
     noisy run moves a share less; a module that no longer exists is dropped."""
-    seconds: dict[str, float] = (
-        json.loads(MODULE_SECONDS.read_text()) if MODULE_SECONDS.exists() else {}
-    )
+    seconds = stored_seconds()
     for module, taken in measured.items():
         seconds[module] = round((seconds.get(module, taken) + taken) / 2, 2)
     kept = {module: taken for module, taken in seconds.items() if (rootpath / module).is_file()}
