@@ -59,6 +59,7 @@ from neta.providers.base import ModelRequest, ModelResponse, Provider, ProviderS
 from neta.providers.client_pool import ClientPool, active_pool
 from neta.providers.retry import RetryPolicy, parse_retry_after
 from neta.providers.scripted import ScriptedProvider
+from neta.providers.tls import client_context as tls_client_context
 from neta.runtime.agent import Agent, AgentSession, RunResult
 from neta.session import ClarifyFn, EntryKind, EventSink, SessionCapabilities, SessionContext
 from neta.session_tools import BoundTool, build_session_tools, resolve_session_toolsets
@@ -168,5 +169,6 @@ __all__ = [
     "resolve_in_workspace",
     "resolve_session_toolsets",
     "resolve_toolsets",
+    "tls_client_context",
     "write_text",
 ]

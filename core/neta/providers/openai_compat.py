@@ -41,6 +41,7 @@ from neta.providers.base import ModelRequest, ModelResponse, TextSink
 from neta.providers.client_pool import active_pool
 from neta.providers.json_body import BodyEncoder
 from neta.providers.retry import parse_retry_after
+from neta.providers.tls import client_context
 from neta.tools import ToolCall
 
 _COMPLETIONS = "/chat/completions"
@@ -175,8 +176,10 @@ class OpenAIProvider:
 
     def _new_client(self) -> openai.AsyncOpenAI:
         # The SDK's aiohttp transport: httpx's pool probes every idle connection's socket on
-        # each request, a cost that grows with the sessions a host serves at once.
-        return openai.AsyncOpenAI(**self._client_options, http_client=openai.DefaultAioHttpClient())
+        # each request, a cost that grows with the sessions a host serves at once. The TLS
+        # context is the process's one (``neta.providers.tls``), not a new one per client.
+        http = openai.DefaultAioHttpClient(verify=client_context())
+        return openai.AsyncOpenAI(**self._client_options, http_client=http)
 
     async def _whole(
         self, client: openai.AsyncOpenAI, body: bytes, on_text: TextSink

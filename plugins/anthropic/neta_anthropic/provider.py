@@ -24,6 +24,7 @@ from neta import (
     TextSink,
     active_pool,
     parse_retry_after,
+    tls_client_context,
 )
 from neta_anthropic.history import system_blocks, to_anthropic, tool_definitions
 from neta_anthropic.reply import ReplyAssembler, whole_reply
@@ -132,11 +133,16 @@ class AnthropicProvider:
         """The host's pooled client for this configuration, or one made for this call alone."""
         pool = active_pool()
         if pool is None:
-            async with anthropic.AsyncAnthropic(**self._client_options) as client:
+            async with self._new_client() as client:
                 yield client
             return
         key = ("anthropic", *sorted(self._client_options.items()))
-        yield pool.get(key, lambda: anthropic.AsyncAnthropic(**self._client_options), _close)
+        yield pool.get(key, self._new_client, _close)
+
+    def _new_client(self) -> anthropic.AsyncAnthropic:
+        # the process's TLS context (``tls_client_context``), not a new one for each client
+        http = anthropic.DefaultAsyncHttpxClient(verify=tls_client_context())
+        return anthropic.AsyncAnthropic(**self._client_options, http_client=http)
 
     def _status_error(self, exc: anthropic.APIStatusError, model: str) -> ProviderError:
         body = exc.body if isinstance(exc.body, dict) else {}

@@ -446,7 +446,7 @@ def test_a_long_conversation_with_many_tools_costs_little_cpu_per_call():
 def test_a_run_without_a_host_makes_one_client_for_all_its_turns_and_closes_it(
     tmp_path, monkeypatch
 ):
-    # Each client costs tens of milliseconds of CPU (an SSL context, even for http://).
+    # Each client costs CPU to make and its own connections; a run needs only one.
     made = []
     new_client = OpenAIProvider._new_client
 
@@ -463,3 +463,28 @@ def test_a_run_without_a_host_makes_one_client_for_all_its_turns_and_closes_it(
     assert (first.turns, second.outcome) == (3, "completed")
     assert len(made) == 2  # one per run (each asyncio.run is a new event loop)
     assert all(client.is_closed() for client in made)
+
+
+def test_clients_share_one_tls_context_loaded_once_per_process(tmp_path, monkeypatch):
+    # Loading the CA certificates costs ~40 ms of CPU; every run without a host makes a client.
+    import ssl
+
+    from neta.providers import tls
+
+    loaded = []
+    load = ssl.SSLContext.load_verify_locations
+
+    def counted(self, *args, **kwargs):
+        loaded.append(args)
+        return load(self, *args, **kwargs)
+
+    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counted)
+    tls.client_context.cache_clear()
+    with FakeOpenAI([Reply(text="one"), Reply(text="two"), Reply(text="three")]) as server:
+        agent = kit_agent(server, tmp_path)
+        for prompt in ("one", "two", "three"):
+            assert asyncio.run(agent.run(prompt)).outcome == "completed"
+    assert len(loaded) <= 1
+    context = tls.client_context()
+    assert context.verify_mode == ssl.CERT_REQUIRED
+    assert context.check_hostname
