@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import weakref
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -63,10 +64,9 @@ class ToolSchema(BaseModel):
         """The JSON schema of the arguments (strict: OpenAI strict-mode compatible)."""
         if self.json_schema is not None:
             schema = copy.deepcopy(self.json_schema)
-        else:
-            assert self.args is not None  # one of the two, checked at construction
-            schema = self.args.model_json_schema()
-        return _strict_schema(schema) if strict else schema
+            return _strict_schema(schema) if strict else schema
+        assert self.args is not None  # one of the two, checked at construction
+        return copy.deepcopy(_model_schema(self.args, strict))
 
     def validate_arguments(self, data: dict[str, Any]) -> Any:
         """Check a call's decoded arguments: the ``args`` instance, or the checked ``dict``.
@@ -171,6 +171,25 @@ class Catalog:
 
     def __len__(self) -> int:
         return len(self._schemas)
+
+
+_MODEL_SCHEMAS: weakref.WeakKeyDictionary[type[BaseModel], dict[bool, dict[str, Any]]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _model_schema(args: type[BaseModel], strict: bool) -> dict[str, Any]:
+    """The JSON schema of ``args``, made once per model (callers get copies of it).
+
+    Each plugin manager registers every schema and each request sends them; generating a
+    model's schema costs pydantic about a millisecond, copying it a twentieth of that.
+    """
+    made = _MODEL_SCHEMAS.setdefault(args, {})
+    if False not in made:
+        made[False] = args.model_json_schema()
+    if strict and True not in made:
+        made[True] = _strict_schema(made[False])
+    return made[strict]
 
 
 def _strict_schema(schema: dict[str, Any]) -> dict[str, Any]:

@@ -138,3 +138,33 @@ def test_arguments_without_a_json_schema_are_refused_at_registration_naming_the_
         catalog.register_schema(bad, plugin="gadgets")
     assert caught.value.plugin == "gadgets"
     assert "opaque" not in catalog
+
+
+def test_a_model_is_turned_into_json_schema_once_and_each_caller_gets_its_own_copy(
+    monkeypatch,
+):
+    # Every plugin manager registers every schema, and every request sends them: pydantic's
+    # schema generation (~1 ms a model) was paid each time.
+    class Greeting(BaseModel):
+        name: str
+        loud: bool = False
+
+    made = []
+    generate = Greeting.model_json_schema
+
+    def counted(*args, **kwargs):
+        made.append(args)
+        return generate(*args, **kwargs)
+
+    monkeypatch.setattr(Greeting, "model_json_schema", counted)
+    for _ in range(3):
+        catalog = neta.Catalog()
+        schema = neta.ToolSchema(name="greet", toolset="t", description="Greet.", args=Greeting)
+        catalog.register_schema(schema)
+        first = schema.parameters()
+        first["properties"]["name"]["type"] = "number"  # a caller's own copy
+        strict = schema.openai_tool(strict=True)["function"]["parameters"]
+        strict["required"].clear()
+    assert len(made) == 1
+    assert schema.parameters()["properties"]["name"]["type"] == "string"
+    assert schema.openai_tool(strict=True)["function"]["parameters"]["required"] == ["name", "loud"]

@@ -36,16 +36,19 @@ class CountingPlugin:
         return [neta.Tool(name="note", execute=lambda a: "noted")]
 
 
-def test_tool_schemas_are_built_once_per_session_not_per_run_or_turn(tmp_path):
-    pm = neta.create_plugin_manager(load_entrypoints=False, plugins=[("counted", CountingPlugin())])
-    pm.catalog()  # registration checks each schema once
+def test_tool_schemas_are_built_once_at_registration_not_per_session_run_or_turn(tmp_path):
+    BUILT.clear()
+    for _ in range(2):  # a second plugin manager, as a host or a test makes, builds none
+        pm = neta.create_plugin_manager(
+            load_entrypoints=False, plugins=[("counted", CountingPlugin())]
+        )
+        pm.catalog()  # registration checks each schema
+    assert BUILT == ["CountedArgs"]  # no other test registers this model
     call = {"tool_calls": [{"name": "note", "arguments": {"text": "x"}}]}
     provider = ScriptedProvider([call, call, {"text": "one"}, call, {"text": "two"}])
     agent = Agent(provider=provider, plugin_manager=pm, workspace=tmp_path, toolsets=["counted"])
-    session = agent.new_session()
-    BUILT.clear()
     for message in ("first", "second"):
-        asyncio.run(agent.run(message, session=session))
+        asyncio.run(agent.run(message, session=agent.new_session()))
     assert len(provider.received) == 5
     assert BUILT == ["CountedArgs"]
     assert all(r.tools == provider.received[0].tools for r in provider.received)
