@@ -14,13 +14,13 @@ import sys
 import time
 from dataclasses import dataclass, field
 
-import httpx
 import httpx2
 import mcp_types
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+from tests import http_clients
 from tests.core.cli.cli_runner import neta_in_process
 
 PLAN = [{"id": "1", "content": "write tests", "status": "in_progress"}]
@@ -233,7 +233,7 @@ def test_http_refuses_a_client_without_the_token(http_server):
     with pytest.raises(ExceptionGroup):  # the SDK's client cannot even initialize
         over_http(http_server, None, [])
     for headers in ({}, {"Authorization": "Bearer wrong"}):
-        raw = httpx.post(http_server, json={"jsonrpc": "2.0"}, headers=headers, timeout=30)
+        raw = http_clients.post(http_server, json={"jsonrpc": "2.0"}, headers=headers, timeout=30)
         assert raw.status_code == 401
         assert raw.json() == {"error": "missing or wrong token"}
 

@@ -19,6 +19,7 @@ from neta.cli.run_cmd import AWAITING_HINT
 from neta.events import RunFinished, RunStarted, TextDelta, ToolCallStart, ToolResultEvent
 from neta.providers.scripted import ScriptedProvider
 from neta.runtime.agent import Agent
+from tests import http_clients
 from tests.core.cli.cli_runner import neta_in_process
 from tests.core.cli.test_serve_cmd import free_port
 from tests.fake_openai import FakeOpenAI, Reply
@@ -122,7 +123,7 @@ def test_serve_turn_timeout_reaches_every_session(tmp_path):
     )  # fmt: skip
     try:
         deadline = time.monotonic() + 30
-        with httpx.Client(base_url=base, timeout=30) as http:  # one client for all the polls
+        with http_clients.client(base_url=base, timeout=30) as http:  # one client for all the polls
             while True:
                 try:
                     sid = http.post("/v1/sessions", timeout=1).json()["sessionId"]

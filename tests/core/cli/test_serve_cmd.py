@@ -15,6 +15,7 @@ import pytest
 from neta.errors import ConfigError
 from neta.hosting.auth import check_exposure
 from neta.hosting.sqlite_store import SqliteStore
+from tests import http_clients
 from tests.core.cli.cli_runner import neta_in_process
 
 
@@ -81,7 +82,7 @@ def start_serve(tmp_path, turns, *extra):
     log.close()
     base = f"http://127.0.0.1:{port}"
     deadline = time.monotonic() + 30
-    with httpx.Client(timeout=1) as http:  # one client: each new one loads the CA bundle
+    with http_clients.client(timeout=1) as http:  # one client for all the polls
         while True:
             try:
                 http.get(f"{base}/openapi.json")
@@ -104,22 +105,22 @@ def default_serve(tmp_path_factory):
 
 def test_serve_answers_rest_with_the_scripted_provider(default_serve):
     root, base = default_serve
-    sid = httpx.post(f"{base}/v1/sessions").json()["sessionId"]
-    reply = httpx.post(f"{base}/v1/sessions/{sid}/messages", json={"text": "hi"}, timeout=30)
+    sid = http_clients.post(f"{base}/v1/sessions").json()["sessionId"]
+    reply = http_clients.post(f"{base}/v1/sessions/{sid}/messages", json={"text": "hi"}, timeout=30)
     assert reply.json()["reply"] == "served"
     assert (root / "home" / "neta.db").exists()
 
 
 def _post_ignoring_the_end(url, body):
     with contextlib.suppress(httpx.HTTPError):  # the server goes away while it waits
-        httpx.post(url, json=body, timeout=60)
+        http_clients.post(url, json=body, timeout=60)
 
 
 def test_stopping_serve_does_not_wait_for_a_long_run_and_keeps_its_message(tmp_path):
     proc, base = start_serve(tmp_path, [{"text": "much later", "delay": 120}])
     try:
-        sid = httpx.post(f"{base}/v1/sessions").json()["sessionId"]
-        with httpx.Client(base_url=base, timeout=30) as http:
+        sid = http_clients.post(f"{base}/v1/sessions").json()["sessionId"]
+        with http_clients.client(base_url=base, timeout=30) as http:
             pending = threading.Thread(  # a client waiting on the run
                 target=_post_ignoring_the_end,
                 args=(f"{base}/v1/sessions/{sid}/messages", {"text": "take your time"}),

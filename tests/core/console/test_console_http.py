@@ -4,12 +4,12 @@ import asyncio
 import base64
 import json
 
-import httpx
 import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import InvalidStatus
 
 from neta.console import STATIC
+from tests import http_clients
 from tests.core.console.harness import serve
 
 HELLO = {"hello": [{"text": "Hi."}]}
@@ -41,14 +41,14 @@ async def first_frame(url, **kwargs):
 
 
 def test_page_and_its_modules_are_served_with_a_strict_policy(server):
-    page = httpx.get(server.url)
+    page = http_clients.get(server.url)
     assert page.status_code == 200
     assert page.headers["content-type"].startswith("text/html")
     assert '<script type="module" src="/console/main.js">' in page.text
     policy = page.headers["content-security-policy"]
     assert "script-src 'self'" in policy
     assert "unsafe-inline" not in policy
-    with httpx.Client() as http:  # one client: each new one loads the CA bundle again
+    with http_clients.client() as http:
         modules = {
             path.name: http.get(f"{server.url}console/{path.name}")
             for path in sorted(STATIC.glob("*.js"))
@@ -58,39 +58,41 @@ def test_page_and_its_modules_are_served_with_a_strict_policy(server):
         assert module.headers["content-type"].startswith("text/javascript")
         assert "http://" not in module.text
         assert "https://" not in module.text.replace("[links](https://...)", "")
-    style = httpx.get(f"{server.url}console/console.css")
+    style = http_clients.get(f"{server.url}console/console.css")
     assert style.headers["content-type"].startswith("text/css")
 
 
 def test_only_the_consoles_own_files_are_served(server):
     for path in ("console/..%2Fserver.py", "console/__init__.py", "console/nothing.js"):
-        assert httpx.get(server.url + path).status_code == 404, path
+        assert http_clients.get(server.url + path).status_code == 404, path
 
 
 def test_config_says_whether_a_token_is_needed(server, token_server):
-    open_config = httpx.get(f"{server.url}console/config.json").json()
+    open_config = http_clients.get(f"{server.url}console/config.json").json()
     assert open_config["tokenRequired"] is False
     assert open_config["clarifyTimeout"] == 20.0
     assert open_config["tokenProtocol"] == "neta.bearer."
-    guarded = httpx.get(f"{token_server.url}console/config.json").json()
+    guarded = http_clients.get(f"{token_server.url}console/config.json").json()
     assert guarded["tokenRequired"] is True
     assert "s3cret" not in json.dumps(guarded)
 
 
 def test_without_a_token_a_foreign_web_page_cannot_load_the_console(server):
-    refused = httpx.get(server.url, headers={"Origin": "http://evil.example"})
+    refused = http_clients.get(server.url, headers={"Origin": "http://evil.example"})
     assert refused.status_code == 403
-    assert httpx.get(server.url, headers={"Origin": f"http://localhost:{server.port}"}).is_success
+    assert http_clients.get(
+        server.url, headers={"Origin": f"http://localhost:{server.port}"}
+    ).is_success
 
 
 def test_without_a_token_the_console_answers_only_loopback_host_names(server, token_server):
     for host in ("evil.example", f"evil.example:{server.port}", "10.0.0.7"):
-        response = httpx.get(f"{server.url}console/config.json", headers={"Host": host})
+        response = http_clients.get(f"{server.url}console/config.json", headers={"Host": host})
         assert response.status_code == 403, host
     for host in (f"localhost:{server.port}", f"[::1]:{server.port}", "127.0.0.1"):
-        assert httpx.get(server.url, headers={"Host": host}).is_success, host
+        assert http_clients.get(server.url, headers={"Host": host}).is_success, host
     # with a token the token decides: the page loads under any name and asks for it
-    assert httpx.get(token_server.url, headers={"Host": "neta.example"}).is_success
+    assert http_clients.get(token_server.url, headers={"Host": "neta.example"}).is_success
 
 
 def test_websocket_accepts_the_token_as_a_subprotocol(token_server):

@@ -4,11 +4,11 @@ import asyncio
 import contextlib
 import json
 
-import httpx
 import pytest
 from websockets.asyncio.client import connect
 from websockets.exceptions import ConnectionClosed, ConnectionClosedOK, InvalidStatus
 
+from tests import http_clients
 from tests.core.gateway import path_plugin
 from tests.core.hosting.server_harness import (
     ASK,
@@ -278,7 +278,7 @@ def test_deleting_a_session_tells_and_closes_its_connections(serve):
         sid = ready["data"]["sessionId"]
         await client.send("user_message", sid, text="go")
         await client.until("clarify_request")
-        async with httpx.AsyncClient(base_url=server.http) as http:
+        async with http_clients.async_client(base_url=server.http) as http:
             assert (await http.delete(f"/v1/sessions/{sid}")).status_code == 204
         assert (await client.until("clarify_resolved"))["data"]["outcome"] == "cancelled"
         assert (await client.until("error"))["data"]["code"] == "session_deleted"

@@ -13,6 +13,7 @@ from neta.hosting.config import HostConfig
 from neta.hosting.sqlite_store import SqliteStore
 from neta.providers.scripted import ScriptedProvider
 from neta.server import create_app
+from tests import http_clients
 from tests.core.hosting.server_harness import builtin_pm
 
 
@@ -31,11 +32,11 @@ def test_request_arriving_off_loopback_without_a_token_is_refused_before_any_sta
     async def scenario():
         transport = httpx.ASGITransport(app=app)
         try:
-            async with httpx.AsyncClient(
+            async with http_clients.async_client(
                 transport=transport, base_url="http://192.168.1.20:8765"
             ) as lan:
                 refused = await lan.post("/v1/sessions")
-            async with httpx.AsyncClient(
+            async with http_clients.async_client(
                 transport=transport, base_url="http://127.0.0.1:8765"
             ) as local:
                 created = await local.post("/v1/sessions")
@@ -89,7 +90,7 @@ def test_without_a_token_a_request_for_another_host_name_is_refused(serve):
     # DNS rebinding: a page of evil.example whose name now resolves to 127.0.0.1 makes
     # same-origin requests; they arrive on loopback, with no Origin, but Host: evil.example
     server = serve([])
-    with httpx.Client(base_url=server.http, timeout=30) as http:
+    with http_clients.client(base_url=server.http, timeout=30) as http:
         for path in ("/v1/sessions/nope", "/docs", "/openapi.json"):
             refused = http.get(path, headers={"Host": "evil.example:8765"})
             assert refused.status_code == 403, path
@@ -110,7 +111,7 @@ def test_without_a_token_a_request_for_another_host_name_is_refused(serve):
 
 def test_with_a_token_the_api_docs_need_it_too(serve):
     server = serve([], token="s3cret")
-    with httpx.Client(base_url=server.http, timeout=30) as http:
+    with http_clients.client(base_url=server.http, timeout=30) as http:
         for path in ("/docs", "/redoc", "/openapi.json"):
             assert http.get(path).status_code == 401, path
             bearer = http.get(path, headers={"Authorization": "Bearer s3cret"})

@@ -9,9 +9,9 @@ from __future__ import annotations
 import asyncio
 import threading
 
-import httpx
 import psycopg
 
+from tests import http_clients
 from tests.core.hosting.server_harness import drive, open_client
 
 HELD_SECONDS = 2.0
@@ -57,7 +57,7 @@ def test_a_connection_opening_a_session_while_the_database_waits_holds_up_no_oth
     async def scenario() -> None:
         busy, ready = await open_client(server.ws_url())
         other = ready["sessionId"]
-        async with httpx.AsyncClient(base_url=server.http) as http:
+        async with http_clients.async_client(base_url=server.http) as http:
             quiet = (await http.post("/v1/sessions")).json()["sessionId"]
         holder, done = _hold_table(postgres_url, "leases")  # claiming a session waits for it
         opening = asyncio.create_task(open_client(server.ws_url(sessionId=quiet)))
@@ -82,7 +82,7 @@ def test_a_request_opening_a_session_while_the_database_waits_holds_up_no_connec
     async def scenario() -> None:
         busy, ready = await open_client(server.ws_url())
         other = ready["sessionId"]
-        async with httpx.AsyncClient(base_url=server.http, timeout=10) as http:
+        async with http_clients.async_client(base_url=server.http, timeout=10) as http:
             quiet = (await http.post("/v1/sessions")).json()["sessionId"]
             holder, done = _hold_table(postgres_url, "leases")
             message = asyncio.create_task(
@@ -107,7 +107,7 @@ def test_a_connection_and_a_request_opening_one_session_at_once_share_it(serve, 
     server = serve([{"text": "done"}, {"text": "done"}], database_url=postgres_url)
 
     async def scenario() -> None:
-        async with httpx.AsyncClient(timeout=10) as http:
+        async with http_clients.async_client(timeout=10) as http:
             made = await http.post(f"{maker.http}/v1/sessions")
             shared = made.json()["sessionId"]  # on disk only, for ``server``
             holder, done = _hold_table(postgres_url, "todos", "ACCESS EXCLUSIVE")  # loading waits
@@ -166,7 +166,7 @@ def test_reading_and_deleting_a_session_while_the_database_waits_hold_up_no_conn
 
     async def scenario() -> None:
         busy, ready = await open_client(server.ws_url())
-        async with httpx.AsyncClient(base_url=server.http, timeout=10) as http:
+        async with http_clients.async_client(base_url=server.http, timeout=10) as http:
             quiet = (await http.post("/v1/sessions")).json()["sessionId"]
             for method, table, mode, status in (
                 ("GET", "messages", "ACCESS EXCLUSIVE", 200),  # reading waits

@@ -1,11 +1,11 @@
 """The protocol seam: every host error code has one HTTP status, and both hosts use it."""
 
-import httpx
 import pytest
 
 import neta.errors
 from neta.errors import HostError
 from neta.hosting.protocol import HTTP_STATUS, error_frame, http_status
+from tests import http_clients
 
 
 def host_error_classes():
@@ -30,6 +30,6 @@ def test_an_error_frame_and_a_rest_refusal_carry_the_same_code(serve):
     }
     assert http_status(refused) == 409
     server = serve([{"text": "slow", "delay": 2}])
-    with httpx.Client(base_url=server.http, timeout=30) as http:
+    with http_clients.client(base_url=server.http, timeout=30) as http:
         missing = http.post("/v1/sessions/nope/messages", json={"text": "hi"})
         assert (missing.status_code, missing.json()["code"]) == (404, "unknown_session")

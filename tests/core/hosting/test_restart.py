@@ -2,12 +2,11 @@
 
 import time
 
-import httpx
-
 from neta.hosting.sqlite_store import SqliteStore
 from neta.hosting.store import StoredQuestion
 from neta.messages import Message
 from neta.tools import ToolCall
+from tests import http_clients
 from tests.core.hosting.server_harness import ASK, drive, open_client
 
 
@@ -45,7 +44,7 @@ def test_a_question_pending_at_a_restart_is_resolved_as_server_restarted(serve):
         assert finished["data"]["outcome"] == "completed", finished["data"]["reason"]
 
     drive(reconnect())
-    with httpx.Client(base_url=again.http, timeout=30) as http:
+    with http_clients.client(base_url=again.http, timeout=30) as http:
         messages = http.get(f"/v1/sessions/{sid}").json()["messages"]
     note = next(m for m in messages if m["role"] == "tool")
     assert "server restarted" in note["content"]
@@ -69,7 +68,7 @@ def test_a_question_left_by_a_crashed_server_is_noted_and_told_at_start(serve, t
     time.sleep(0.1)
 
     again = serve([{"text": "Red.", "expect": {"last_message_contains": "red"}}])
-    with httpx.Client(base_url=again.http, timeout=30) as http:
+    with http_clients.client(base_url=again.http, timeout=30) as http:
         messages = http.get("/v1/sessions/s1").json()["messages"]
     assert [m["role"] for m in messages] == ["user", "assistant", "tool"]
     assert "server restarted" in messages[2]["content"]

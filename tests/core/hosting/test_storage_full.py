@@ -10,6 +10,7 @@ from websockets.asyncio.client import connect
 from neta.hosting.config import HostConfig
 from neta.providers.scripted import ScriptedProvider
 from neta.server import create_app
+from tests import http_clients
 from tests.core.hosting.server_harness import builtin_pm, drive, open_client
 
 BIG = "x" * 6000
@@ -53,7 +54,7 @@ def saved_history(tmp_path, session_id):
 def test_new_sessions_on_a_full_disk_are_refused_with_storage_unavailable(serve):
     server = serve([])
     fill_disk(server.hub)
-    with httpx.Client(base_url=server.http, timeout=30) as http:
+    with http_clients.client(base_url=server.http, timeout=30) as http:
         for _ in range(100):  # a few may still fit in the room left inside the file's pages
             created = http.post("/v1/sessions")
             if created.status_code != 201:
@@ -78,7 +79,7 @@ def test_a_rest_message_that_cannot_be_saved_is_503_runs_nothing_and_keeps_what_
 ):
     model = ScriptedProvider([{"text": "first answer"}, {"text": "never said"}])
     server = serve([], provider_factory=lambda: model)
-    with httpx.Client(base_url=server.http, timeout=30) as http:
+    with http_clients.client(base_url=server.http, timeout=30) as http:
         sid = http.post("/v1/sessions").json()["sessionId"]
         assert (
             http.post(f"/v1/sessions/{sid}/messages", json={"text": "remember me"}).json()["reply"]
@@ -95,7 +96,7 @@ def test_a_rest_message_that_cannot_be_saved_is_503_runs_nothing_and_keeps_what_
     server.stop()
 
     again = serve([{"text": "back"}])
-    with httpx.Client(base_url=again.http, timeout=30) as http:
+    with http_clients.client(base_url=again.http, timeout=30) as http:
         messages = http.get(f"/v1/sessions/{sid}").json()["messages"]
     assert [m["content"] for m in messages] == ["remember me", "first answer"]
 

@@ -5,12 +5,12 @@ import json
 import sqlite3
 import time
 
-import httpx
 from websockets.asyncio.client import connect
 
 from neta.hosting.config import HostConfig
 from neta.hosting.hub import SessionHub
 from neta.providers.scripted import ScriptedProvider
+from tests import http_clients
 from tests.core.hosting.server_harness import ASK, builtin_pm, drive, open_client
 
 
@@ -31,7 +31,7 @@ def test_a_session_in_use_on_one_server_is_refused_by_the_other(serve):
         client, ready = await open_client(first.ws_url())
         sid = ready["data"]["sessionId"]
         assert (await refused_attach(second, sid))["code"] == "session_owned"
-        async with httpx.AsyncClient(base_url=second.http, timeout=30) as http:
+        async with http_clients.async_client(base_url=second.http, timeout=30) as http:
             stolen = await http.post(f"/v1/sessions/{sid}/messages", json={"text": "mine now"})
             assert stolen.status_code == 409
             assert stolen.json()["code"] == "session_owned"
@@ -45,7 +45,7 @@ def test_a_session_in_use_on_one_server_is_refused_by_the_other(serve):
 
     sid = drive(scenario())
     # once the first server's client has left, the second one may take the session over
-    with httpx.Client(base_url=second.http, timeout=30) as http:
+    with http_clients.client(base_url=second.http, timeout=30) as http:
         deadline = time.monotonic() + 5
         while (
             reply := http.post(f"/v1/sessions/{sid}/messages", json={"text": "hi"})
@@ -83,7 +83,7 @@ def test_turns_taken_on_two_servers_in_turn_are_all_kept(serve):
     second_model = ScriptedProvider([{"text": "two"}])
     first = serve([], provider_factory=lambda: first_model)
     second = serve([], provider_factory=lambda: second_model)
-    with httpx.Client(timeout=30) as http:
+    with http_clients.client(timeout=30) as http:
         sid = http.post(f"{first.http}/v1/sessions").json()["sessionId"]
         for server, text in ((first, "1"), (second, "2"), (first, "3")):
             reply = http.post(f"{server.http}/v1/sessions/{sid}/messages", json={"text": text})

@@ -23,6 +23,7 @@ import httpx
 import pytest
 
 from neta.hosting.cluster import INTERRUPTED_NOTE, INTERRUPTED_REASON
+from tests import http_clients
 from tests.core.cli.cli_runner import run_neta
 from tests.core.hosting.server_harness import ASK, Client, open_client
 from tests.services import free_port, new_database
@@ -71,7 +72,7 @@ class Worker:
         deadline = time.monotonic() + 30
         while True:
             try:
-                httpx.get(f"{self.http}/openapi.json", timeout=1)
+                http_clients.get(f"{self.http}/openapi.json", timeout=1)
                 return self
             except httpx.TransportError:
                 assert self.proc.poll() is None, self.log.read_text()
@@ -225,7 +226,7 @@ class TestTwoWorkers:
             assert ids == sorted(ids, key=lambda i: tuple(map(int, i.split("-"))))
 
             # a REST message to worker B for the session worker A holds runs on A
-            async with httpx.AsyncClient(timeout=30) as http:
+            async with http_clients.async_client(timeout=30) as http:
                 reply = await http.post(
                     f"{b.http}/v1/sessions/{sid}/messages", json={"text": "again"}
                 )
@@ -254,7 +255,7 @@ class TestTwoWorkers:
             await on_b.send("user_message", sid, text="and now?")
             refused = await on_b.next()
             assert (refused["type"], refused["data"]["code"]) == ("error", "busy")
-            async with httpx.AsyncClient(timeout=30) as http:
+            async with http_clients.async_client(timeout=30) as http:
                 busy = await http.post(f"{b.http}/v1/sessions/{sid}/messages", json={"text": "hi"})
             assert (busy.status_code, busy.json()["code"]) == (409, "busy")
             await on_b.send(
@@ -318,7 +319,7 @@ class TestTwoWorkers:
             finished = await on_b.until("run_finished")
             assert finished["data"]["outcome"] == "interrupted"
             assert finished["data"]["reason"] == INTERRUPTED_REASON
-            async with httpx.AsyncClient(timeout=30) as http:
+            async with http_clients.async_client(timeout=30) as http:
                 saved = (await http.get(f"{b.http}/v1/sessions/{sid}")).json()
             roles = [m["role"] for m in saved["messages"]]
             assert roles == ["user", "assistant", "tool", "assistant"]
@@ -364,7 +365,7 @@ class TestTwoWorkers:
 
         async def drive() -> None:
             limits = httpx.Limits(max_connections=20)
-            async with httpx.AsyncClient(timeout=60, limits=limits) as http:
+            async with http_clients.async_client(timeout=60, limits=limits) as http:
 
                 async def one(n: int) -> tuple[str, str]:
                     base = (a, b)[n % 2].http
@@ -393,7 +394,7 @@ class TestTwoWorkers:
         async def drive() -> None:
             on_a, ready = await open_client(a.ws())
             sid = ready["sessionId"]
-            async with httpx.AsyncClient(timeout=60) as http:
+            async with http_clients.async_client(timeout=60) as http:
                 # a REST message through B for the session A holds runs on A, and waits for its end
                 routed = asyncio.create_task(
                     http.post(f"{b.http}/v1/sessions/{sid}/messages", json={"text": "think hard"})
@@ -430,7 +431,7 @@ class TestTwoWorkers:
         async def drive() -> None:
             on_b, ready = await open_client(b.ws())
             sid = ready["sessionId"]
-            async with httpx.AsyncClient(timeout=30) as http:
+            async with http_clients.async_client(timeout=30) as http:
                 reply = await http.post(f"{a.http}/v1/sessions/{sid}/messages", json={"text": "hi"})
                 assert reply.json()["reply"] == "ok"  # run by B, which holds the session
                 started = await on_b.until("run_started")
@@ -498,13 +499,15 @@ def test_serve_with_two_uvicorn_workers_shares_redis_and_sqlite(tmp_path, redis_
         deadline = time.monotonic() + 30
         while True:
             try:
-                sid = httpx.post(f"{base}/v1/sessions", timeout=2).json()["sessionId"]
+                sid = http_clients.post(f"{base}/v1/sessions", timeout=2).json()["sessionId"]
                 break
             except httpx.TransportError:
                 assert proc.poll() is None, log_path.read_text()
                 assert time.monotonic() < deadline, log_path.read_text()
                 time.sleep(0.2)
-        reply = httpx.post(f"{base}/v1/sessions/{sid}/messages", json={"text": "hi"}, timeout=30)
+        reply = http_clients.post(
+            f"{base}/v1/sessions/{sid}/messages", json={"text": "hi"}, timeout=30
+        )
         assert reply.json()["reply"] == "from a worker"
         printed = log_path.read_text()
         assert f"store: SQLite {tmp_path / 'home' / 'neta.db'}; bus: Redis" in printed

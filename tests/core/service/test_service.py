@@ -10,6 +10,7 @@ from neta.hosting.hub import SessionHub
 from neta.hosting.sqlite_store import SqliteStore
 from neta.hosting.store import StoredQuestion
 from neta.providers.scripted import ScriptedProvider
+from tests import http_clients
 from tests.core.hosting.server_harness import (
     ASK,
     ExplodingOnce,
@@ -33,7 +34,7 @@ def test_rest_clarify_degrades_and_the_next_message_answers(serve):
             {"text": "Editing b.txt.", "expect": {"last_message_contains": "b.txt please"}},
         ]
     )
-    with httpx.Client(base_url=server.http, timeout=30) as http:
+    with http_clients.client(base_url=server.http, timeout=30) as http:
         created = http.post("/v1/sessions")
         assert created.status_code == 201
         sid = created.json()["sessionId"]
@@ -52,7 +53,7 @@ def test_rest_clarify_degrades_and_the_next_message_answers(serve):
 
 def test_rest_offers_patch_and_a_degraded_clarify(serve):
     server = serve([{"text": "ok", "expect": {"tools_include": ["patch", "clarify", "todo"]}}])
-    with httpx.Client(base_url=server.http, timeout=30) as http:
+    with http_clients.client(base_url=server.http, timeout=30) as http:
         sid = http.post("/v1/sessions").json()["sessionId"]
         reply = http.post(f"/v1/sessions/{sid}/messages", json={"text": "hi"}).json()
     assert reply["outcome"] == "completed", reply["reason"]
@@ -70,7 +71,7 @@ def test_rest_returns_todos_and_events(serve):
         ]
     }
     server = serve([plan, {"text": "planned"}])
-    with httpx.Client(base_url=server.http, timeout=30) as http:
+    with http_clients.client(base_url=server.http, timeout=30) as http:
         sid = http.post("/v1/sessions").json()["sessionId"]
         reply = http.post(f"/v1/sessions/{sid}/messages", json={"text": "plan"}).json()
         assert [t["content"] for t in reply["todos"]] == ["Write tests"]
@@ -80,7 +81,7 @@ def test_rest_returns_todos_and_events(serve):
 
 def test_rest_unknown_session_is_404_and_empty_text_is_422(serve):
     server = serve([{"text": "x"}])
-    with httpx.Client(base_url=server.http, timeout=30) as http:
+    with http_clients.client(base_url=server.http, timeout=30) as http:
         assert http.get("/v1/sessions/nope").status_code == 404
         sid = http.post("/v1/sessions").json()["sessionId"]
         assert http.post(f"/v1/sessions/{sid}/messages", json={"text": ""}).status_code == 422
@@ -90,7 +91,7 @@ def test_rest_unknown_session_is_404_and_empty_text_is_422(serve):
 
 def test_rest_token_is_checked(serve):
     server = serve([{"text": "x"}], token="tok")
-    with httpx.Client(base_url=server.http, timeout=30) as http:
+    with http_clients.client(base_url=server.http, timeout=30) as http:
         assert http.post("/v1/sessions").status_code == 401
         assert http.post("/v1/sessions", headers={"Authorization": "Bearer bad"}).status_code == 401
         assert server.hub._live == {}
@@ -101,13 +102,13 @@ def test_rest_token_is_checked(serve):
 def test_restart_with_the_same_home_keeps_the_history(serve):
     turns = [{"text": "first answer"}, {"text": "second answer"}]
     server = serve(turns)
-    with httpx.Client(base_url=server.http, timeout=30) as http:
+    with http_clients.client(base_url=server.http, timeout=30) as http:
         sid = http.post("/v1/sessions").json()["sessionId"]
         http.post(f"/v1/sessions/{sid}/messages", json={"text": "remember me"})
     server.stop()
 
     again = serve([{"text": "I remember.", "expect": {"last_message_contains": "still there?"}}])
-    with httpx.Client(base_url=again.http, timeout=30) as http:
+    with http_clients.client(base_url=again.http, timeout=30) as http:
         history = http.get(f"/v1/sessions/{sid}").json()["messages"]
         assert [m["content"] for m in history] == ["remember me", "first answer"]
         reply = http.post(f"/v1/sessions/{sid}/messages", json={"text": "still there?"}).json()
@@ -131,7 +132,7 @@ def test_question_pending_at_restart_is_noted_and_the_rest_session_continues(ser
 
     again = serve([{"text": "Green, noted.", "expect": {"last_message_contains": "green"}}])
     assert len(again.hub.questions) == 0  # nothing waits on a question nobody can answer live
-    with httpx.Client(base_url=again.http, timeout=30) as http:
+    with http_clients.client(base_url=again.http, timeout=30) as http:
         reply = http.post(f"/v1/sessions/{sid}/messages", json={"text": "green"}).json()
         assert reply["outcome"] == "completed", reply["reason"]
         messages = http.get(f"/v1/sessions/{sid}").json()["messages"]
@@ -148,14 +149,14 @@ def test_deleting_a_session_leaves_no_question_or_task_behind(serve):
         await client.send("user_message", sid, text="go")
         rid = (await client.until("clarify_request"))["data"]["requestId"]
         live = server.hub._live[sid]
-        async with httpx.AsyncClient(base_url=server.http) as http:
+        async with http_clients.async_client(base_url=server.http) as http:
             assert (await http.delete(f"/v1/sessions/{sid}")).status_code == 204
         resolved = await client.until("clarify_resolved")
         assert resolved["data"] == {"requestId": rid, "outcome": "cancelled"}
         assert live.run.done()
         assert sid not in server.hub._live
         assert len(server.hub.questions) == 0
-        async with httpx.AsyncClient(base_url=server.http) as http:
+        async with http_clients.async_client(base_url=server.http) as http:
             assert (await http.get(f"/v1/sessions/{sid}")).status_code == 404
 
     drive(scenario())
@@ -188,7 +189,7 @@ def test_deleting_a_session_while_a_rest_message_runs_answers_404_and_leaves_not
     server = serve([{"text": "slow", "delay": 2}])
 
     async def scenario():
-        async with httpx.AsyncClient(base_url=server.http, timeout=10) as http:
+        async with http_clients.async_client(base_url=server.http, timeout=10) as http:
             sid = (await http.post("/v1/sessions")).json()["sessionId"]
             message = asyncio.create_task(
                 http.post(f"/v1/sessions/{sid}/messages", json={"text": "hi"})
@@ -213,7 +214,7 @@ def test_rest_message_on_a_gateway_session_while_its_websocket_run_runs_is_409(s
         sid = ready["data"]["sessionId"]
         await client.send("user_message", sid, text="one")
         await client.until("run_started")
-        async with httpx.AsyncClient(base_url=server.http, timeout=10) as http:
+        async with http_clients.async_client(base_url=server.http, timeout=10) as http:
             busy = await http.post(f"/v1/sessions/{sid}/messages", json={"text": "two"})
             assert busy.status_code == 409
             assert (await http.get(f"/v1/sessions/{sid}")).json()["running"] is True
@@ -224,7 +225,7 @@ def test_rest_message_on_a_gateway_session_while_its_websocket_run_runs_is_409(s
 
 def test_idle_sessions_leave_memory_but_not_the_disk(serve):
     server = serve([{"text": "hello"}], max_idle_sessions=2)
-    with httpx.Client(base_url=server.http, timeout=30) as http:
+    with http_clients.client(base_url=server.http, timeout=30) as http:
         sids = [http.post("/v1/sessions").json()["sessionId"] for _ in range(5)]
         for sid in sids:
             reply = http.post(f"/v1/sessions/{sid}/messages", json={"text": "hi"}).json()
@@ -242,7 +243,7 @@ def test_idle_sessions_leave_memory_but_not_the_disk(serve):
 
 def test_rest_run_that_fails_with_a_bug_is_outcome_error_not_a_500(serve):
     server = serve([], provider_factory=lambda: ExplodingOnce([{"text": "recovered"}]))
-    with httpx.Client(base_url=server.http, timeout=30) as http:
+    with http_clients.client(base_url=server.http, timeout=30) as http:
         sid = http.post("/v1/sessions").json()["sessionId"]
         failed = http.post(f"/v1/sessions/{sid}/messages", json={"text": "hi"})
         assert failed.status_code == 200
@@ -254,7 +255,7 @@ def test_rest_run_that_fails_with_a_bug_is_outcome_error_not_a_500(serve):
 
 def test_rest_refuses_text_that_cannot_be_stored_and_pages_of_other_sites(serve):
     server = serve([{"text": "x"}])
-    with httpx.Client(base_url=server.http, timeout=30) as http:
+    with http_clients.client(base_url=server.http, timeout=30) as http:
         sid = http.post("/v1/sessions").json()["sessionId"]
         bad = http.post(
             f"/v1/sessions/{sid}/messages",
@@ -271,7 +272,7 @@ def test_rest_refuses_text_that_cannot_be_stored_and_pages_of_other_sites(serve)
 
 def test_rest_body_over_the_frame_limit_is_413_and_runs_nothing(serve):
     server = serve([{"text": "never"}], max_frame_bytes=64 * 1024)
-    with httpx.Client(base_url=server.http, timeout=30) as http:
+    with http_clients.client(base_url=server.http, timeout=30) as http:
         sid = http.post("/v1/sessions").json()["sessionId"]
         big = http.post(f"/v1/sessions/{sid}/messages", json={"text": "x" * (100 * 1024)})
         assert big.status_code == 413
@@ -285,7 +286,7 @@ def test_client_that_sends_its_whole_oversized_body_reads_the_413_not_a_reset(se
     # Closing a connection with unread request bytes resets it, and the reset can destroy the
     # 413 before the client reads it; the server reads and drops the body first.
     server = serve([{"text": "never"}], max_frame_bytes=64 * 1024)
-    with httpx.Client(base_url=server.http, timeout=30) as http:
+    with http_clients.client(base_url=server.http, timeout=30) as http:
         sid = http.post("/v1/sessions").json()["sessionId"]
     body = b'{"text": "' + b"x" * (1024 * 1024) + b'"}'
     head = (
@@ -313,7 +314,7 @@ def test_chunked_rest_body_over_the_limit_is_413_as_it_streams_and_runs_nothing(
             yield b"x" * 4096
         yield b'"}'
 
-    with httpx.Client(base_url=server.http, timeout=30) as http:
+    with http_clients.client(base_url=server.http, timeout=30) as http:
         sid = http.post("/v1/sessions").json()["sessionId"]
         try:
             big = http.post(
@@ -337,7 +338,7 @@ def test_message_text_has_a_maximum_length_on_rest_and_websocket(serve):
     model = ScriptedProvider([{"text": "never"}])
     server = serve([], provider_factory=lambda: model, max_frame_bytes=4 * MAX_TEXT_CHARS)
     too_long = "y" * (MAX_TEXT_CHARS + 1)
-    with httpx.Client(base_url=server.http, timeout=30) as http:
+    with http_clients.client(base_url=server.http, timeout=30) as http:
         sid = http.post("/v1/sessions").json()["sessionId"]
         refused = http.post(f"/v1/sessions/{sid}/messages", json={"text": too_long})
         assert refused.status_code == 422

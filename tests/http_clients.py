@@ -1,0 +1,36 @@
+"""HTTP clients for the tests' own servers, all on one TLS context.
+
+An httpx client builds a TLS context of its own unless given one, loading the CA certificates
+(~40 ms of CPU), though the servers here speak plain HTTP on 127.0.0.1. These clients share
+the process's context (``neta.tls_client_context``), as neta's model API clients do.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+
+import neta
+
+
+def client(**options: Any) -> httpx.Client:
+    """``httpx.Client(**options)`` on the shared TLS context."""
+    return httpx.Client(verify=neta.tls_client_context(), **options)
+
+
+def async_client(**options: Any) -> httpx.AsyncClient:
+    """``httpx.AsyncClient(**options)`` on the shared TLS context."""
+    return httpx.AsyncClient(verify=neta.tls_client_context(), **options)
+
+
+def get(url: str, **options: Any) -> httpx.Response:
+    """``httpx.get`` on the shared TLS context."""
+    with client() as http:
+        return http.get(url, **options)
+
+
+def post(url: str, **options: Any) -> httpx.Response:
+    """``httpx.post`` on the shared TLS context."""
+    with client() as http:
+        return http.post(url, **options)
