@@ -145,6 +145,24 @@ def split(
     return shares
 
 
+def longest_first(collection: Sequence[str], seconds: dict[str, float]) -> list[int]:
+    """The indices of ``collection`` (test ids) to run: whole modules, the longest first.
+
+    A worker that ends with its longest module (the two-worker cluster, the browser) keeps the
+    run going with little to overlap its waits; ended with short ones, the workers finish
+    closer together.
+    """
+    first: dict[str, int] = {}
+    for index, test in enumerate(collection):
+        first.setdefault(test.split("::")[0], index)
+
+    def order(index: int) -> tuple[float, int, int]:
+        module = collection[index].split("::")[0]
+        return (-seconds.get(module, UNKNOWN_SECONDS), first[module], index)
+
+    return sorted(range(len(collection)), key=order)
+
+
 def share_of(module: str, shares: dict[str, int], count: int) -> int:
     """The share a module belongs to; one the controller did not list goes by a stable hash."""
     if module in shares:
@@ -161,13 +179,14 @@ class Controller:
         self.shares: dict[str, int] | None = None
         self.given: dict[int, int] = {}  # id(spec) -> share; a replacement worker keeps the spec
         self.seconds: dict[str, float] = {}
+        self.stored = stored_seconds()
 
     def pytest_sessionstart(self, session: pytest.Session) -> None:
         self.session = session
 
     def pytest_configure_node(self, node: Any) -> None:
         if self.shares is None:
-            seconds = stored_seconds()
+            seconds = self.stored
             patterns = self.config.getini("python_files")
             root = self.config.rootpath
             cwd = self.config.invocation_params.dir
@@ -238,7 +257,7 @@ class ShareScheduling:
         left = self.left_by.pop(id(node.gateway.spec), None)
         if left is None:
             self.first_collected += 1
-            self.pending[node] = list(range(len(collection)))
+            self.pending[node] = longest_first(collection, self.controller.stored)
         else:
             self.pending[node] = [i for i, test in enumerate(collection) if test in left]
         self.sizes[id(node.gateway.spec)] = len(collection)

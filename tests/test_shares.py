@@ -64,6 +64,13 @@ def test_families_come_from_imports_helpers_conftests_and_fixtures(tmp_path: Pat
     assert shares.families_of(tmp_path, "tests/test_c.py") == set()
 
 
+def test_a_worker_runs_whole_modules_the_longest_first() -> None:
+    collection = ["a.py::t1", "a.py::t2", "b.py::t1", "c.py::t1", "c.py::t2", "d.py::t1"]
+    seconds = {"a.py": 1.0, "b.py": 9.0, "c.py": 4.0}  # d.py unknown: UNKNOWN_SECONDS
+    order = [collection[i] for i in shares.longest_first(collection, seconds)]
+    assert order == ["b.py::t1", "c.py::t1", "c.py::t2", "a.py::t1", "a.py::t2", "d.py::t1"]
+
+
 def test_a_module_the_controller_did_not_list_has_one_stable_share_in_range() -> None:
     found = {shares.share_of(f"tests/new/test_{i}.py", {}, 4) for i in range(40)}
     assert found <= {0, 1, 2, 3}
