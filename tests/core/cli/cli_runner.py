@@ -8,11 +8,14 @@ import locale
 import os
 import subprocess
 import sys
+import unittest.mock
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 import pytest
 import typer
+import typer.main
 
 from neta.cli.app import app, main
 
@@ -31,6 +34,49 @@ def _typers(root: typer.Typer) -> Iterator[typer.Typer]:
             yield from _typers(group.typer_instance)
 
 
+def _behaviour(callback: Any) -> tuple[object, ...]:
+    """What a command's callback does: its code and what its closure holds.
+
+    Plugins add their commands anew in each ``main`` call (``neta_commands``), as closures
+    over the same objects: the same behaviour, a different function each time.
+    """
+    if callback is None:
+        return (None,)
+    cells = getattr(callback, "__closure__", None) or ()
+    return (getattr(callback, "__code__", callback), *(id(c.cell_contents) for c in cells))
+
+
+def _shape(root: typer.Typer) -> tuple[object, ...]:
+    """What the click commands built from ``root`` depend on: each command and group it has."""
+    return tuple(
+        (
+            id(t),
+            tuple((c.name, _behaviour(c.callback)) for c in t.registered_commands),
+            tuple((g.name, id(g.typer_instance)) for g in t.registered_groups),
+        )
+        for t in _typers(root)
+    )
+
+
+_BUILT: dict[tuple[object, ...], Any] = {}  # typer's own click commands, by the app's shape
+_build_command = typer.main.get_command
+
+
+def _built_once(root: typer.Typer) -> Any:
+    """``typer.main.get_command``, once for each shape of the app in this process.
+
+    A real ``neta`` process turns the app into click commands once; each in-process run did it
+    again (~35 ms of CPU: typer reads every command's signature). The commands are reused only
+    for the same callbacks over the same objects; click makes a new context for each run.
+    """
+    key = _shape(root)
+    if key not in _BUILT:
+        if len(_BUILT) >= 16:  # the plugins some tests make add commands of their own
+            _BUILT.clear()
+        _BUILT[key] = _build_command(root)
+    return _BUILT[key]
+
+
 @contextlib.contextmanager
 def _app_as_started() -> Iterator[None]:
     """Undo the commands plugins add to the app (``neta_commands``) during one ``main`` call.
@@ -40,7 +86,8 @@ def _app_as_started() -> Iterator[None]:
     """
     saved = [(t, list(t.registered_commands), list(t.registered_groups)) for t in _typers(app)]
     try:
-        yield
+        with unittest.mock.patch.object(typer.main, "get_command", _built_once):
+            yield
     finally:
         for t, commands, groups in saved:
             t.registered_commands[:] = commands
