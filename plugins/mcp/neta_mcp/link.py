@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 from neta import __version__ as neta_version
+from neta import tls_client_context
 from neta_mcp.config import ServerConfig
 
 if TYPE_CHECKING:
@@ -174,7 +175,11 @@ class ServerLink:
         from mcp.client.streamable_http import streamable_http_client
 
         http = await stack.enter_async_context(
-            httpx2.AsyncClient(headers=self.config.headers, timeout=httpx2.Timeout(30, read=300))
+            httpx2.AsyncClient(
+                headers=self.config.headers,
+                timeout=httpx2.Timeout(30, read=300),
+                verify=tls_client_context(),  # the process's: not loaded again for each link
+            )
         )
         return streamable_http_client(str(self.config.url), http_client=http)
 
