@@ -76,29 +76,20 @@ class Terminal:
         raise AssertionError(f"neta chat did not end; saw:\n{ANSI.sub('', self.seen)}")
 
 
-def test_chat_has_line_editing_and_a_one_line_banner(tmp_path):
+def test_chat_has_line_editing_a_one_line_banner_and_a_history_kept_in_neta_home(tmp_path):
+    # two sessions, the fewest that show a history kept across them (each costs a process)
     turns = [{"text": "Hi Ada.", "expect": {"last_message_contains": "I am Ada"}}]
-    term = Terminal(tmp_path, turns)
-    screen = term.expect("you>")
+    first = Terminal(tmp_path, turns)
+    screen = first.expect("you>")
     [banner] = [line for line in screen.splitlines() if "neta chat · " in line]
     assert "scripted · ws · toolsets: base, crew" in banner
     assert len(screen.splitlines()) == 2  # the banner is one line
-    term.type("I am Aa" + LEFT + "d\r")  # ← moves the cursor: it is not sent as text
-    term.expect("Hi Ada.")
-    term.expect("you>")
-    term.type(CTRL_D)
-    assert term.wait() == 0
-
-
-def test_chat_history_is_kept_across_sessions_in_neta_home(tmp_path):
-    first = Terminal(tmp_path, [{"text": "noted"}])
-    first.expect("you>")
-    first.type("remember the colour blue\r")
-    first.expect("noted")
+    first.type("I am Aa" + LEFT + "d\r")  # ← moves the cursor: it is not sent as text
+    first.expect("Hi Ada.")
     first.expect("you>")
     first.type(CTRL_D)
     assert first.wait() == 0
-    turns = [{"text": "again", "expect": {"last_message_contains": "remember the colour blue"}}]
+    turns = [{"text": "again", "expect": {"last_message_contains": "I am Ada"}}]
     second = Terminal(tmp_path, turns)
     second.expect("you>")
     second.type(UP + "\r")  # the previous session's line, from the history file
