@@ -172,13 +172,6 @@ def wait_for(driver: Any, condition: Callable[[Any], Any], timeout: float = 10) 
     return WebDriverWait(driver, timeout, poll_frequency=0.05).until(condition)
 
 
-def text_of(driver: Any, css: str) -> str:
-    """The visible text of every element matching ``css``, joined by newlines."""
-    from selenium.webdriver.common.by import By
-
-    return "\n".join(e.text for e in driver.find_elements(By.CSS_SELECTOR, css))
-
-
 def full_page_screenshot(driver: Any, path: Path) -> None:
     """Save the whole page (not only the window) as a PNG."""
     width, height = driver.execute_script(
