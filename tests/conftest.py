@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 import os
+import ssl
 import subprocess
 import sys
 import textwrap
@@ -135,6 +136,22 @@ class PluginDir:
             timeout=60,
             check=False,
         )
+
+
+@pytest.fixture
+def certificate_loads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[object, ...]]:
+    """Each loading of CA certificates into a TLS context from here on (its arguments), with
+    the process's shared context (``neta.tls_client_context``) made anew."""
+    loads: list[tuple[object, ...]] = []
+    load = ssl.SSLContext.load_verify_locations
+
+    def counted(context: ssl.SSLContext, *args: object, **kwargs: object) -> None:
+        loads.append(args)
+        load(context, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counted)
+    neta.tls_client_context.cache_clear()
+    return loads
 
 
 @pytest.fixture

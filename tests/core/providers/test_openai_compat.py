@@ -465,26 +465,15 @@ def test_a_run_without_a_host_makes_one_client_for_all_its_turns_and_closes_it(
     assert all(client.is_closed() for client in made)
 
 
-def test_clients_share_one_tls_context_loaded_once_per_process(tmp_path, monkeypatch):
+def test_clients_share_one_tls_context_loaded_once_per_process(tmp_path, certificate_loads):
     # Loading the CA certificates costs ~40 ms of CPU; every run without a host makes a client.
     import ssl
 
-    from neta.providers import tls
-
-    loaded = []
-    load = ssl.SSLContext.load_verify_locations
-
-    def counted(self, *args, **kwargs):
-        loaded.append(args)
-        return load(self, *args, **kwargs)
-
-    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counted)
-    tls.client_context.cache_clear()
     with FakeOpenAI([Reply(text="one"), Reply(text="two"), Reply(text="three")]) as server:
         agent = kit_agent(server, tmp_path)
         for prompt in ("one", "two", "three"):
             assert asyncio.run(agent.run(prompt)).outcome == "completed"
-    assert len(loaded) <= 1
-    context = tls.client_context()
+    assert len(certificate_loads) <= 1
+    context = neta.tls_client_context()
     assert context.verify_mode == ssl.CERT_REQUIRED
     assert context.check_hostname

@@ -223,25 +223,14 @@ def test_a_host_shares_one_client_per_configuration_and_closes_it():
     assert alone.text == "d"
 
 
-def test_calls_without_a_host_share_one_tls_context(monkeypatch):
+def test_calls_without_a_host_share_one_tls_context(certificate_loads):
     # each call without a host's pool makes a client; the CA certificates are loaded once
-    import ssl
-
-    loaded = []
-    load = ssl.SSLContext.load_verify_locations
-
-    def counted(self, *args, **kwargs):
-        loaded.append(args)
-        return load(self, *args, **kwargs)
-
-    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counted)
-    neta.tls_client_context.cache_clear()
     with FakeAnthropic([Reply(text="a"), Reply(text="b"), Reply(text="c")]) as server:
         texts = [
             asyncio.run(provider(server).complete(request(), lambda _: None)).text for _ in range(3)
         ]
     assert texts == ["a", "b", "c"]
-    assert len(loaded) <= 1
+    assert len(certificate_loads) <= 1
 
 
 def test_choosing_the_provider_without_the_sdk_says_what_to_install(monkeypatch, make_pm):

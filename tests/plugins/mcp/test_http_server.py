@@ -49,28 +49,15 @@ def test_elicitation_is_asked_through_clarify_with_the_enum_as_choices(workspace
     assert person.asked == [("Which colour for the shed?", ["red", "green", "blue"])]
 
 
-def test_links_to_http_servers_share_one_tls_context(workspace, asking, monkeypatch):
+def test_links_to_http_servers_share_one_tls_context(workspace, asking, certificate_loads):
     # a session's link makes an HTTP client; the CA certificates are loaded once a process
-    import ssl
-
-    import neta
-
-    loaded = []
-    load = ssl.SSLContext.load_verify_locations
-
-    def counted(self, *args, **kwargs):
-        loaded.append(args)
-        return load(self, *args, **kwargs)
-
-    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counted)
-    neta.tls_client_context.cache_clear()
     for _ in range(3):
         agent, session = open_session(workspace, asking)
         try:
             assert not invoke(session, "forecast", {"city": "Oslo"}).is_error
         finally:
             agent.end_session(session)
-    assert len(loaded) <= 1
+    assert len(certificate_loads) <= 1
 
 
 def test_each_field_of_an_elicitation_is_asked_and_converted_to_its_type(workspace, asking):
