@@ -38,12 +38,20 @@ def _behaviour(callback: Any) -> tuple[object, ...]:
     """What a command's callback does: its code and what its closure holds.
 
     Plugins add their commands anew in each ``main`` call (``neta_commands``), as closures
-    over the same objects: the same behaviour, a different function each time.
+    over the same objects: the same behaviour, a different function each time. (Their option
+    defaults are made anew too, by the same code; the commands built first keep the first.)
     """
     if callback is None:
         return (None,)
     cells = getattr(callback, "__closure__", None) or ()
-    return (getattr(callback, "__code__", callback), *(id(c.cell_contents) for c in cells))
+    return (getattr(callback, "__code__", callback), *(_held(cell) for cell in cells))
+
+
+def _held(cell: Any) -> object:
+    try:
+        return id(cell.cell_contents)
+    except ValueError:  # a cell not filled yet: never the same key, so always built
+        return object()
 
 
 def _shape(root: typer.Typer) -> tuple[object, ...]:
