@@ -15,7 +15,14 @@ import ssl
 
 @functools.cache
 def client_context() -> ssl.SSLContext:
-    """The process's TLS context for model API clients: certificates and host names checked."""
+    """The process's TLS context for model API clients: certificates and host names checked.
+
+    For HTTP/1.1 clients, which all of Neta's are (the context offers only ``http/1.1``):
+    httpx sets the protocols a context offers each time it connects, so an HTTP/2 client
+    needs a context of its own.
+    """
     import httpx2  # loaded with the SDKs that use it, not with ``neta``
 
-    return httpx2.create_ssl_context()
+    context = httpx2.create_ssl_context()
+    context.set_alpn_protocols(["http/1.1"])
+    return context
