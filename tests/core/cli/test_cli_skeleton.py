@@ -19,12 +19,13 @@ def test_core_alone_cli_runs_every_listing_without_error(plugin_dir):
 
 def test_temp_plugin_appears_in_tools_list_and_tools_call_runs_it(plugin_dir):
     plugin_dir.add("neta-tools-parrot", "neta_tmp_parrot", echo_source("parrot", "birds"))
-    listed = plugin_dir.neta_process("tools", "list", "--json")
+    listed = plugin_dir.neta("tools", "list", "--json")
     assert listed.returncode == 0, listed.stderr
     rows = {row["name"]: row for row in json.loads(listed.stdout)}
     assert rows["parrot"]["plugin"] == "neta_tmp_parrot"
     assert rows["parrot"]["toolset"] == "birds"
 
+    # a new process finds the installed plugin through its entry point and runs its tool
     called = plugin_dir.neta_process("tools", "call", "parrot", "--args", '{"text": "polly"}')
     assert called.returncode == 0, called.stderr
     assert called.stdout == "parrot says polly\n"
