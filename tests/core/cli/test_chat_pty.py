@@ -99,27 +99,21 @@ def test_chat_has_line_editing_a_one_line_banner_and_a_history_kept_in_neta_home
     assert second.wait() == 0
 
 
-def test_chat_multi_line_with_a_trailing_backslash_and_esc_enter(tmp_path):
+def test_chat_takes_multi_line_entries_and_answers_slash_commands_itself(tmp_path):
     turns = [
         {"text": "got two", "expect": {"last_message_contains": "line one\nline two"}},
         {"text": "got three", "expect": {"last_message_contains": "a\nb"}},
     ]
     term = Terminal(tmp_path, turns)
     term.expect("you>")
-    term.type("line one\\\r")
+    term.type("line one\\\r")  # a trailing backslash goes on to the next line
     term.type("line two\r")
     term.expect("got two")
     term.expect("you>")
-    term.type("a\x1b\rb\r")
+    term.type("a\x1b\rb\r")  # Esc-Enter starts a new line
     term.expect("got three")
     term.expect("you>")
-    term.type(CTRL_D)
-    assert term.wait() == 0
-
-
-def test_slash_commands_are_answered_locally(tmp_path):
-    term = Terminal(tmp_path, [])  # no turns: anything sent to the model would fail the run
-    term.expect("you>")
+    # the script has no turn left: a line sent to the model from here would fail the run
     term.type("/nope\r")
     term.expect("Unknown command /nope; /help lists the commands.")
     term.expect("you>")
