@@ -10,6 +10,7 @@ import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -139,18 +140,18 @@ class PluginDir:
 
 
 @pytest.fixture
-def certificate_loads(monkeypatch: pytest.MonkeyPatch) -> list[tuple[object, ...]]:
-    """Each loading of CA certificates into a TLS context from here on (its arguments), with
-    the process's shared context (``neta.tls_client_context``) made anew."""
-    loads: list[tuple[object, ...]] = []
-    load = ssl.SSLContext.load_verify_locations
+def certificate_loads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Each loading of CA certificates into a TLS context from here on: a file or folder given
+    (``load_verify_locations``) or OpenSSL's defaults (``set_default_verify_paths``)."""
+    loads: list[str] = []
+    for name in ("load_verify_locations", "set_default_verify_paths"):
+        method = getattr(ssl.SSLContext, name)
 
-    def counted(context: ssl.SSLContext, *args: object, **kwargs: object) -> None:
-        loads.append(args)
-        load(context, *args, **kwargs)  # type: ignore[arg-type]
+        def counted(context: ssl.SSLContext, *args: Any, _m: Any = method, **kwargs: Any) -> Any:
+            loads.append(_m.__name__)
+            return _m(context, *args, **kwargs)
 
-    monkeypatch.setattr(ssl.SSLContext, "load_verify_locations", counted)
-    neta.tls_client_context.cache_clear()
+        monkeypatch.setattr(ssl.SSLContext, name, counted)
     return loads
 
 

@@ -182,7 +182,10 @@ def _model_schema(args: type[BaseModel], strict: bool) -> dict[str, Any]:
     """The JSON schema of ``args``, made once per model (callers get copies of it).
 
     Each plugin manager registers every schema and each request sends them; generating a
-    model's schema costs pydantic about a millisecond, copying it a twentieth of that.
+    model's schema costs pydantic about a millisecond, copying it a twentieth of that. A
+    model's schema is therefore fixed for the process once made: a model whose schema should
+    change at run time is a new model (a tool with a schema known only at run time gives
+    ``json_schema`` instead).
     """
     made = _MODEL_SCHEMAS.setdefault(args, {})
     if False not in made:

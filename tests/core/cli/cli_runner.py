@@ -35,16 +35,21 @@ def _typers(root: typer.Typer) -> Iterator[typer.Typer]:
 
 
 def _behaviour(callback: Any) -> tuple[object, ...]:
-    """What a command's callback does: its code and what its closure holds.
+    """What a callback does: the very code object, its module's globals, what its closure holds.
 
-    Plugins add their commands anew in each ``main`` call (``neta_commands``), as closures
-    over the same objects: the same behaviour, a different function each time. (Their option
-    defaults are made anew too, by the same code; the commands built first keep the first.)
+    Plugins add their commands anew in each ``main`` call (``neta_commands``): a new function
+    from the same ``def`` over the same objects, the same behaviour. Ids are safe to compare:
+    the commands built for a key keep its code, globals and cells alive. (Option defaults are
+    made anew by the same code too; the commands built first keep the first ones.)
     """
     if callback is None:
         return (None,)
     cells = getattr(callback, "__closure__", None) or ()
-    return (getattr(callback, "__code__", callback), *(_held(cell) for cell in cells))
+    return (
+        id(getattr(callback, "__code__", callback)),
+        id(getattr(callback, "__globals__", None)),
+        *(_held(cell) for cell in cells),
+    )
 
 
 def _held(cell: Any) -> object:
@@ -54,13 +59,23 @@ def _held(cell: Any) -> object:
         return object()
 
 
+def _settings(info: Any) -> tuple[object, ...]:
+    """A command's or group's own settings (help, hidden...), everything but its callback."""
+    return tuple(
+        (name, repr(value))
+        for name, value in sorted(vars(info).items())
+        if name not in ("callback", "typer_instance")
+    )
+
+
 def _shape(root: typer.Typer) -> tuple[object, ...]:
     """What the click commands built from ``root`` depend on: each command and group it has."""
     return tuple(
         (
             id(t),
-            tuple((c.name, _behaviour(c.callback)) for c in t.registered_commands),
-            tuple((g.name, id(g.typer_instance)) for g in t.registered_groups),
+            _behaviour(t.registered_callback.callback if t.registered_callback else None),
+            tuple((_settings(c), _behaviour(c.callback)) for c in t.registered_commands),
+            tuple((_settings(g), id(g.typer_instance)) for g in t.registered_groups),
         )
         for t in _typers(root)
     )
