@@ -62,9 +62,8 @@ class ToolSchema(BaseModel):
 
     def parameters(self, *, strict: bool = False) -> dict[str, Any]:
         """The JSON schema of the arguments (strict: OpenAI strict-mode compatible)."""
-        if self.json_schema is not None:
-            schema = copy.deepcopy(self.json_schema)
-            return _strict_schema(schema) if strict else schema
+        if self.json_schema is not None:  # _strict_schema works on a copy of its own
+            return _strict_schema(self.json_schema) if strict else copy.deepcopy(self.json_schema)
         assert self.args is not None  # one of the two, checked at construction
         return copy.deepcopy(_model_schema(self.args, strict))
 
