@@ -152,15 +152,21 @@ def longest_first(collection: Sequence[str], seconds: dict[str, float]) -> list[
     run going with little to overlap its waits; ended with short ones, the workers finish
     closer together.
     """
+    modules = [module_of(test) for test in collection]
     first: dict[str, int] = {}
-    for index, test in enumerate(collection):
-        first.setdefault(test.split("::")[0], index)
+    for index, module in enumerate(modules):
+        first.setdefault(module, index)
 
     def order(index: int) -> tuple[float, int, int]:
-        module = collection[index].split("::")[0]
+        module = modules[index]
         return (-seconds.get(module, UNKNOWN_SECONDS), first[module], index)
 
     return sorted(range(len(collection)), key=order)
+
+
+def module_of(nodeid: str) -> str:
+    """The module a test id belongs to (its path, relative to the root)."""
+    return nodeid.split("::")[0]
 
 
 def share_of(module: str, shares: dict[str, int], count: int) -> int:
@@ -186,13 +192,13 @@ class Controller:
 
     def pytest_configure_node(self, node: Any) -> None:
         if self.shares is None:
-            seconds = self.stored
             patterns = self.config.getini("python_files")
             root = self.config.rootpath
             cwd = self.config.invocation_params.dir
             modules = listed_modules(root, self.config.args, patterns, cwd)
             families = {module: families_of(root, module) for module in modules}
-            self.shares = split(modules, int(node.workerinput["workercount"]), seconds, families)
+            count = int(node.workerinput["workercount"])
+            self.shares = split(modules, count, self.stored, families)
         share = self.given.setdefault(id(node.gateway.spec), len(self.given))
         node.workerinput["neta_share"] = share
         node.workerinput["neta_shares"] = self.shares
@@ -201,7 +207,7 @@ class Controller:
         return ShareScheduling(config, self)
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        module = report.nodeid.split("::")[0]
+        module = module_of(report.nodeid)
         self.seconds[module] = self.seconds.get(module, 0.0) + report.duration
 
     def pytest_sessionfinish(self) -> None:
@@ -325,7 +331,7 @@ class Worker:
         items[:] = [
             item
             for item in items
-            if share_of(item.nodeid.split("::")[0], self.shares, self.count) == self.mine
+            if share_of(module_of(item.nodeid), self.shares, self.count) == self.mine
         ]
 
 

@@ -107,9 +107,6 @@ def test_stored_seconds_are_the_mean_with_the_old_and_a_deleted_module_is_droppe
 
 
 PROJECT_CONFTEST = """
-    import os
-    from pathlib import Path
-
     from tests import shares
 
 
