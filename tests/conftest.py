@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 
 import neta
-from tests import shares
+from tests import bytecode, shares
 from tests.services import (  # noqa: F401 (fixtures)
     postgres_server,
     postgres_url,
@@ -41,6 +41,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    if not hasattr(config, "workerinput"):  # the controller, before any worker starts
+        bytecode.compile_sources(config.rootpath)
     shares.register(config)  # with -n, each worker collects and runs only its share
 
 
