@@ -10,11 +10,10 @@ import sys
 import textwrap
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
-import neta
 from tests import bytecode, shares
 from tests.services import (  # noqa: F401 (fixtures)
     postgres_server,
@@ -22,6 +21,9 @@ from tests.services import (  # noqa: F401 (fixtures)
     redis_server,
     redis_url,
 )
+
+if TYPE_CHECKING:  # the xdist controller runs no test: it need not import neta
+    import neta
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
@@ -58,6 +60,8 @@ def _own_neta_home(
 def make_pm() -> Callable[..., neta.NetaPluginManager]:
     """Build a plugin manager holding exactly the given ``name=plugin`` pairs (no entry points)."""
 
+    import neta
+
     def build(**plugins: object) -> neta.NetaPluginManager:
         return neta.create_plugin_manager(load_entrypoints=False, plugins=plugins.items())
 
@@ -67,6 +71,8 @@ def make_pm() -> Callable[..., neta.NetaPluginManager]:
 @pytest.fixture
 def session(tmp_path: Path) -> neta.SessionContext:
     """A terminal session rooted at a fresh temporary workspace."""
+    import neta
+
     workspace = tmp_path / "workspace"
     workspace.mkdir()
     return neta.SessionContext(workspace=workspace, entry="cli")
