@@ -130,13 +130,18 @@ def test_chat_takes_multi_line_entries_and_answers_slash_commands_itself(tmp_pat
     assert "scripted provider" not in ANSI.sub("", term.seen)
 
 
-def test_ctrl_c_during_a_turn_cancels_it_and_keeps_the_conversation(tmp_path):
+def test_ctrl_c_cancels_a_turn_then_a_question_and_at_an_empty_prompt_exits_130(tmp_path):
+    # Ctrl-C's three meanings, in one session (each session costs a process)
+    ask = {"question": "Which colour?", "choices": ["red", "blue"]}
     turns = [
         {"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 30"}}]},
+        {"tool_calls": [{"name": "clarify", "arguments": ask}]},
+        {"text": "going on without it"},
         {"text": "still here", "expect": {"last_message_contains": "are you there"}},
     ]
     term = Terminal(tmp_path, turns)
     term.expect("you>")
+    # during a turn: the turn is cancelled (its tool killed), the conversation kept
     term.type("run something slow\r")
     term.expect("→ bash")
     started = time.monotonic()
@@ -144,38 +149,17 @@ def test_ctrl_c_during_a_turn_cancels_it_and_keeps_the_conversation(tmp_path):
     term.expect("Turn cancelled; the conversation so far is kept.")
     assert time.monotonic() - started < 10
     term.expect("you>")
-    term.type("are you there\r")
-    term.expect("still here")
-    term.expect("you>")
-    term.type("quit\r")
-    assert term.wait() == 0
-
-
-def test_ctrl_c_at_an_empty_prompt_exits_130_at_once(tmp_path):
-    term = Terminal(tmp_path, [])
-    term.expect("you>")
-    term.type("some text" + CTRL_C)  # with text: Ctrl-C clears the line only
-    term.type(CTRL_C)
-    assert term.wait() == 130
-
-
-def test_ctrl_c_at_the_clarify_prompt_cancels_just_the_question(tmp_path):
-    ask = {"question": "Which colour?", "choices": ["red", "blue"]}
-    turns = [
-        {"tool_calls": [{"name": "clarify", "arguments": ask}]},
-        {"text": "going on without it"},
-        {"text": "still talking", "expect": {"last_message_contains": "next"}},
-    ]
-    term = Terminal(tmp_path, turns)
-    term.expect("you>")
+    # at the clarify prompt: just the question is cancelled, the run goes on
     term.type("paint it\r")
     term.expect("answer>")
     term.type(CTRL_C)
     term.expect("(question cancelled with Ctrl-C; the agent goes on)")
     term.expect("going on without it")
     term.expect("you>")
-    term.type("next\r")
-    term.expect("still talking")
+    term.type("are you there\r")
+    term.expect("still here")
     term.expect("you>")
-    term.type(CTRL_D)
-    assert term.wait() == 0
+    # at the prompt: with text, Ctrl-C clears the line only; on an empty one it exits
+    term.type("some text" + CTRL_C)
+    term.type(CTRL_C)
+    assert term.wait() == 130
