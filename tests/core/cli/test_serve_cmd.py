@@ -111,42 +111,6 @@ def test_serve_answers_rest_with_the_scripted_provider(default_serve):
     assert (root / "home" / "neta.db").exists()
 
 
-def _post_ignoring_the_end(url, body):
-    with contextlib.suppress(httpx.HTTPError):  # the server goes away while it waits
-        http_clients.post(url, json=body, timeout=60)
-
-
-def test_stopping_serve_does_not_wait_for_a_long_run_and_keeps_its_message(tmp_path):
-    proc, base = start_serve(tmp_path, [{"text": "much later", "delay": 120}])
-    try:
-        sid = http_clients.post(f"{base}/v1/sessions").json()["sessionId"]
-        with http_clients.client(base_url=base, timeout=30) as http:
-            pending = threading.Thread(  # a client waiting on the run
-                target=_post_ignoring_the_end,
-                args=(f"{base}/v1/sessions/{sid}/messages", {"text": "take your time"}),
-                daemon=True,
-            )
-            pending.start()
-            deadline = time.monotonic() + 15
-            while not http.get(f"/v1/sessions/{sid}").json()["running"]:
-                assert time.monotonic() < deadline
-                time.sleep(0.05)
-        started = time.monotonic()
-        proc.terminate()
-        proc.wait(timeout=20)
-        assert time.monotonic() - started < 10
-        pending.join(timeout=20)
-        assert not pending.is_alive()
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
-    store = SqliteStore(tmp_path / "home" / "neta.db")
-    history = store.load(sid).history
-    store.close()
-    assert [m.content for m in history] == ["take your time"]
-
-
 def _get_on(sock):
     """Send a keep-alive GET on ``sock``; the status line of the answer, or b"" if it was closed."""
     sock.sendall(b"GET /v1/sessions/nope HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
@@ -175,6 +139,54 @@ def _closed_by_peer(sock, within):
         return False
 
 
+def _post_ignoring_the_end(url, body):
+    with contextlib.suppress(httpx.HTTPError):  # the server goes away while it waits
+        http_clients.post(url, json=body, timeout=60)
+
+
+def test_serve_closes_idle_connections_after_its_keep_alive_and_stops_without_waiting_for_a_run(
+    tmp_path,
+):
+    # one server for both (each costs a process): --timeout-keep-alive, then stopping it
+    proc, base = start_serve(
+        tmp_path, [{"text": "much later", "delay": 120}], "--timeout-keep-alive", "1"
+    )
+    port = int(base.rsplit(":", 1)[1])
+    try:
+        with socket.create_connection(("127.0.0.1", port)) as sock:
+            assert _get_on(sock) == b"HTTP/1.1 404 Not Found"
+            started = time.monotonic()
+            assert _closed_by_peer(sock, within=5)
+            assert 0.5 < time.monotonic() - started < 3
+        # stopping it does not wait for a long run, and keeps the run's message
+        sid = http_clients.post(f"{base}/v1/sessions").json()["sessionId"]
+        with http_clients.client(base_url=base, timeout=30) as http:
+            pending = threading.Thread(  # a client waiting on the run
+                target=_post_ignoring_the_end,
+                args=(f"{base}/v1/sessions/{sid}/messages", {"text": "take your time"}),
+                daemon=True,
+            )
+            pending.start()
+            deadline = time.monotonic() + 15
+            while not http.get(f"/v1/sessions/{sid}").json()["running"]:
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+        started = time.monotonic()
+        proc.terminate()
+        proc.wait(timeout=20)
+        assert time.monotonic() - started < 10
+        pending.join(timeout=20)
+        assert not pending.is_alive()
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    store = SqliteStore(tmp_path / "home" / "neta.db")
+    history = store.load(sid).history
+    store.close()
+    assert [m.content for m in history] == ["take your time"]
+
+
 def test_idle_keep_alive_connections_outlive_the_clients_pool_expiry_by_default(default_serve):
     # httpx drops an idle pooled connection after 5 s; a server closing at the same moment
     # races it, and the client's next request on that connection fails with ReadError
@@ -184,17 +196,3 @@ def test_idle_keep_alive_connections_outlive_the_clients_pool_expiry_by_default(
         assert _get_on(sock) == b"HTTP/1.1 404 Not Found"
         assert not _closed_by_peer(sock, within=httpx.Limits().keepalive_expiry + 0.5)
         assert _get_on(sock) == b"HTTP/1.1 404 Not Found"
-
-
-def test_timeout_keep_alive_option_closes_idle_connections_after_that_long(tmp_path):
-    proc, base = start_serve(tmp_path, [], "--timeout-keep-alive", "1")
-    port = int(base.rsplit(":", 1)[1])
-    try:
-        with socket.create_connection(("127.0.0.1", port)) as sock:
-            assert _get_on(sock) == b"HTTP/1.1 404 Not Found"
-            started = time.monotonic()
-            assert _closed_by_peer(sock, within=5)
-            assert 0.5 < time.monotonic() - started < 3
-    finally:
-        proc.terminate()
-        proc.wait(timeout=15)
