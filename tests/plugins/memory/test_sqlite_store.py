@@ -244,48 +244,16 @@ def test_store_unusable_path_raises_a_tool_error(tmp_path):
         SQLiteMemoryStore(blocker / "memory.db").save("fact")
 
 
-def _python(code, neta_home):
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        env={**os.environ, "NETA_HOME": str(neta_home)},
-        timeout=60,
-        check=False,
-    )
-
-
-def test_saved_memory_survives_into_a_new_process(neta_home):
-    saved = _python(
-        """
-        from neta_memory.sqlite_store import SQLiteMemoryStore
-        memory = SQLiteMemoryStore.for_scope("default").save("The staging host is db-7.", ["infra"])
-        print(memory.id)
-        """,
-        neta_home,
-    )
-    assert saved.returncode == 0, saved.stderr
-    recalled = _python(
-        """
-        from neta_memory.sqlite_store import SQLiteMemoryStore
-        for memory in SQLiteMemoryStore.for_scope("default").recall("staging host"):
-            print(memory.id, memory.content, ",".join(memory.tags))
-        """,
-        neta_home,
-    )
-    assert recalled.returncode == 0, recalled.stderr
-    assert recalled.stdout.splitlines() == [
-        f"{saved.stdout.strip()} The staging host is db-7. infra"
-    ]
-
-
-def test_parallel_writer_processes_lose_no_memory(neta_home):
+def test_parallel_writer_processes_lose_no_memory_and_another_process_recalls_it(neta_home):
+    # the writers are other processes: what this one recalls survived into a new process
     writers, saves = 4, 50
     code = textwrap.dedent(
         f"""
         import sys
         from neta_memory.sqlite_store import SQLiteMemoryStore
         store = SQLiteMemoryStore.for_scope("default")
+        if sys.argv[1] == "0":
+            store.save("The staging host is db-7.", ["infra"])
         for n in range({saves}):
             store.save(f"writer {{sys.argv[1]}} fact {{n}}", ["parallel"])
         """
@@ -305,6 +273,8 @@ def test_parallel_writer_processes_lose_no_memory(neta_home):
         _out, err = process.communicate(timeout=60)
         assert process.returncode == 0, err
     store = SQLiteMemoryStore.for_scope("default")
-    assert store.count() == writers * saves
+    assert store.count() == writers * saves + 1
+    [staging] = store.recall("staging host")
+    assert (staging.content, staging.tags) == ("The staging host is db-7.", ("infra",))
     assert len(store.recall("parallel", limit=50)) == 50
     assert len(store.recall("writer 3 fact 17", limit=1)) == 1
