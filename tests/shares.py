@@ -6,12 +6,13 @@ SDKs, FastAPI, the database clients). That took about 8 s of CPU per worker, a q
 the suite's CPU with four workers, and no test ran until every worker was done.
 
 Here the controller splits the modules into one share per worker before the workers start.
-It balances the seconds each module took (``module_seconds.json``; a module not listed there
-counts as ``UNKNOWN_SECONDS``), and keeps the modules that need the same costly thing
-(``FAMILIES``: an SDK's import, a PostgreSQL cluster) on as few workers as keep the shares
-even. A worker collects its share only, skipping whole folders where it has nothing, and runs
-all of it as soon as it has collected it. A worker that crashes is replaced by one with the
-same share, which runs what the first had not.
+It balances the seconds each module took, to collect (import it, rewrite its asserts) and to
+run (``module_seconds.json``; a module not listed there counts as ``UNKNOWN_SECONDS``), and
+keeps the modules that need the same costly thing (``FAMILIES``: an SDK's import, a
+PostgreSQL cluster) on as few workers as keep the shares even. A worker collects its share
+only, skipping whole folders where it has nothing, and runs all of it as soon as it has
+collected it. A worker that crashes is replaced by one with the same share, which runs what
+the first had not.
 
 The price is that the shares are fixed before the run: a worker that ends early does not
 help the others. ``--store-module-seconds`` refreshes the file.
@@ -24,6 +25,7 @@ import functools
 import heapq
 import json
 import re
+import time
 import zlib
 from collections.abc import Iterable, Sequence
 from pathlib import Path
@@ -32,6 +34,7 @@ from typing import Any
 import pytest
 
 MODULE_SECONDS = Path(__file__).with_name("module_seconds.json")
+COLLECTING_KEY = "neta_collecting_seconds"
 UNKNOWN_SECONDS = 1.0
 FAMILIES = {
     "anthropic": (re.compile(r"anthropic"), 5.0),
@@ -210,6 +213,12 @@ class Controller:
         module = module_of(report.nodeid)
         self.seconds[module] = self.seconds.get(module, 0.0) + report.duration
 
+    def pytest_testnodedown(self, node: Any, error: object) -> None:
+        # what the worker took to collect each module (a crashed worker tells nothing)
+        collecting = getattr(node, "workeroutput", {}).get(COLLECTING_KEY, {})
+        for module, taken in collecting.items():
+            self.seconds[module] = self.seconds.get(module, 0.0) + taken
+
     def pytest_sessionfinish(self) -> None:
         if self.config.getoption("store_module_seconds"):
             store_seconds(self.config.rootpath, self.seconds)
@@ -312,6 +321,7 @@ class Worker:
             if share == self.mine
             for parent in Path(module).parents
         }
+        self.collecting: dict[str, float] = {}  # module -> seconds its collection took
 
     def pytest_ignore_collect(self, collection_path: Path) -> bool | None:
         if not collection_path.is_relative_to(self.rootpath):
@@ -324,6 +334,19 @@ class Worker:
         if not is_test_module(collection_path, self.patterns):
             return None
         return True if share_of(relative, self.shares, self.count) != self.mine else None
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_make_collect_report(self, collector: pytest.Collector) -> Any:
+        if not isinstance(collector, pytest.Module):
+            return (yield)
+        started = time.perf_counter()
+        try:
+            return (yield)
+        finally:
+            self.collecting[module_of(collector.nodeid)] = time.perf_counter() - started
+
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        session.config.workeroutput[COLLECTING_KEY] = self.collecting  # type: ignore[attr-defined]
 
     def pytest_collection_modifyitems(self, items: list[pytest.Item]) -> None:
         # pytest asks no ignore hook about a module named on the command line, so every

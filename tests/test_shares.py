@@ -107,7 +107,11 @@ def test_stored_seconds_are_the_mean_with_the_old_and_a_deleted_module_is_droppe
 
 
 PROJECT_CONFTEST = """
+    from pathlib import Path
+
     from tests import shares
+
+    shares.MODULE_SECONDS = Path(__file__).with_name("module_seconds.json")  # not the suite's
 
 
     def pytest_addoption(parser):
@@ -136,6 +140,9 @@ RECORDING_TEST = """
     def test_b():
         record("{module}::test_b")
 """
+
+
+SLOW_IMPORT = 0.3
 
 
 def write_project(root: Path) -> list[str]:
@@ -196,7 +203,9 @@ def test_each_worker_runs_its_share_once_and_a_crashed_workers_rest_runs_on_its_
         + "\n\ndef test_crash():\n    os._exit(3)\n\n\ndef test_after_the_crash():\n"
         + f"    record('{modules[0]}::test_after_the_crash')\n"
     )
-    result = run_pytest(root, "-n", "2")
+    slow = root / modules[1]  # slow to import: collecting it is part of what it takes
+    slow.write_text(f"import time\n\ntime.sleep({SLOW_IMPORT})\n" + slow.read_text())
+    result = run_pytest(root, "-n", "2", "--store-module-seconds")
     assert "crashed while running 'suite/a/test_0.py::test_crash'" in result.stdout
     assert "1 failed, 17 passed" in result.stdout, result.stdout + result.stderr
     tests = ran(root)
@@ -213,6 +222,9 @@ def test_each_worker_runs_its_share_once_and_a_crashed_workers_rest_runs_on_its_
     assert all(len(workers_of[m]) == 1 for m in modules[1:])
     assert {w for _, w in tests} == {"gw0", "gw1", "gw2"}
     assert (root / "conftest.log").read_text().split() == list(workers_of["suite/b/test_0.py"])
+    # the seconds kept for each module count its collection too (its import, its asserts)
+    stored = json.loads((root / "module_seconds.json").read_text())
+    assert stored[modules[1]] >= SLOW_IMPORT > max(stored[m] for m in modules[2:])
 
 
 def test_without_n_nothing_is_shared_out(project: tuple[Path, list[str]]) -> None:
