@@ -37,7 +37,7 @@ def test_sources_are_compiled_once_even_where_python_writes_no_bytecode(
     assert bytecode.compile_sources(tmp_path) == 1
 
 
-def test_this_runs_processes_find_the_projects_sources_compiled() -> None:
+def test_the_projects_sources_are_compiled_for_the_processes_of_this_run() -> None:
     for module in (neta.catalog, neta_base):
         assert module.__file__ is not None
         assert cached(Path(module.__file__)).is_file(), module.__name__
