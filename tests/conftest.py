@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import itertools
 import os
 import ssl
 import subprocess
@@ -14,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests import bytecode, shares
+from tests import bytecode, freezing, shares
 from tests.services import (  # noqa: F401 (fixtures)
     postgres_server,
     postgres_url,
@@ -48,12 +49,27 @@ def pytest_configure(config: pytest.Config) -> None:
     shares.register(config)  # with -n, each worker collects and runs only its share
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> object:
+    outcome = yield
+    freezing.after_test(item.path, nextitem.path if nextitem else None)
+    return outcome
+
+
+_HOMES = itertools.count()
+
+
 @pytest.fixture(autouse=True)
 def _own_neta_home(
     tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """Every test gets its own NETA_HOME: no test reads or writes another's (or the user's)."""
-    monkeypatch.setenv("NETA_HOME", str(tmp_path_factory.mktemp("neta-home")))
+    """Every test gets its own NETA_HOME: no test reads or writes another's (or the user's).
+
+    It is not made: Neta makes it when it first keeps something there, as for a new user. Most
+    tests never do, and making a numbered folder per test first scanned all those before it.
+    """
+    home = tmp_path_factory.getbasetemp() / "neta-homes" / f"{os.getpid()}-{next(_HOMES)}"
+    monkeypatch.setenv("NETA_HOME", str(home))
 
 
 @pytest.fixture

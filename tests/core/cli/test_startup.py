@@ -78,10 +78,12 @@ def test_a_neta_process_keeps_its_start_up_objects_out_of_later_collections(tmp_
 
 
 def test_main_called_from_python_leaves_the_callers_collector_alone():
-    before = gc.get_freeze_count()
+    frozen, threshold = gc.get_freeze_count(), gc.get_threshold()
     done = neta_in_process("--version")
     assert done.returncode == 0, done.stderr
-    assert gc.get_freeze_count() == before
+    # nothing more is frozen (what the suite froze may be freed meanwhile: the count can fall)
+    assert gc.get_freeze_count() <= frozen
+    assert gc.get_threshold() == threshold
 
 
 def test_a_host_loading_the_plugins_loads_no_command_line_framework():

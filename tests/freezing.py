@@ -1,0 +1,22 @@
+"""Keep a test worker's cycle collector off what its earlier test modules left alive.
+
+A worker imports the SDKs, FastAPI and the server, collects its tests and starts session
+fixtures; nearly all of that lives until the worker ends. Every full collection walked it all
+again, a second or more of CPU per worker over a run. After a module's last test (its module
+fixtures torn down) the worker collects once, then freezes what is left (``gc.freeze``): later
+collections look only at what later tests make, and still free it as before.
+"""
+
+from __future__ import annotations
+
+import gc
+from pathlib import Path
+
+
+def after_test(module: Path, next_module: Path | None) -> bool:
+    """Collect and freeze if that was the last test of ``module``; whether it did."""
+    if next_module == module:
+        return False
+    gc.collect()
+    gc.freeze()
+    return True

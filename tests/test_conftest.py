@@ -1,0 +1,51 @@
+"""What the suite's own conftest gives every test: its own NETA_HOME, a lighter collector."""
+
+from __future__ import annotations
+
+import gc
+import os
+import weakref
+from pathlib import Path
+
+import pytest
+
+from tests import freezing
+
+HOMES: list[str] = []
+
+
+@pytest.mark.parametrize("turn", [1, 2])
+def test_each_test_has_its_own_neta_home_made_only_when_used(turn, tmp_path_factory):
+    home = Path(os.environ["NETA_HOME"])
+    assert not home.exists()  # Neta makes it, as for a new user
+    assert home.is_relative_to(tmp_path_factory.getbasetemp())
+    assert home.as_posix() not in HOMES
+    HOMES.append(home.as_posix())
+
+
+class Cycle:
+    def __init__(self) -> None:
+        self.me = self
+
+
+def test_after_a_modules_last_test_cycles_are_freed_and_what_lives_is_frozen():
+    gc.disable()  # no collection but the ones under test
+    try:
+        garbage = Cycle()
+        gone = weakref.ref(garbage)
+        del garbage
+        kept = Cycle()
+        frozen = gc.get_freeze_count()
+
+        assert not freezing.after_test(Path("tests/a.py"), Path("tests/a.py"))  # not its last
+        assert gone() is not None
+        assert gc.get_freeze_count() == frozen
+
+        assert freezing.after_test(Path("tests/a.py"), Path("tests/b.py"))
+        assert gone() is None
+        assert gc.get_freeze_count() > frozen
+        assert not any(obj is kept for obj in gc.get_objects())  # out of every generation
+
+        assert freezing.after_test(Path("tests/b.py"), None)  # the worker's last test
+    finally:
+        gc.enable()
