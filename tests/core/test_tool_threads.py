@@ -5,6 +5,7 @@ import threading
 import time
 
 import neta
+import neta.tools
 from neta.providers.scripted import ScriptedProvider
 from neta.runtime.agent import Agent
 from neta.tool_threads import BUSY_NAME, IDLE_NAME, MAX_IDLE, ToolThreads
@@ -23,7 +24,11 @@ def wait_until(condition, seconds=5.0):
         time.sleep(0.01)
 
 
-def test_plain_function_calls_one_after_another_reuse_one_worker_thread(tmp_path):
+def test_plain_function_calls_one_after_another_reuse_one_worker_thread(tmp_path, monkeypatch):
+    # the process's pool may hold idle workers of earlier tests, and any of them may take a
+    # call: with a pool of its own, only the worker that ran a call and, if the next call came
+    # before it was idle again, a second one can
+    monkeypatch.setattr(neta.tools, "TOOL_THREADS", ToolThreads())
     kit.RAN_IN.clear()
     turns = [{"tool_calls": [{"name": "whoami", "arguments": {}}]} for _ in range(20)]
     result = asyncio.run(kit_agent(tmp_path, [*turns, {"text": "done"}]).run("go"))
