@@ -21,6 +21,7 @@ import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -40,6 +41,40 @@ def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
         return int(sock.getsockname()[1])
+
+
+def wait_until_serving(
+    base: str, proc: subprocess.Popen[Any], log: Path | None = None, seconds: float = 30
+) -> None:
+    """Wait until the HTTP server ``proc`` started at ``base`` answers, whatever the status.
+
+    Fails with the process's ``log`` if it exits first or does not answer within ``seconds``.
+    The probe asks for a path no route has: a 404 (or a 401 from a server wanting a token)
+    costs the server next to nothing, where ``/openapi.json`` made it build its whole schema.
+    """
+    import httpx
+
+    from tests import http_clients
+
+    def printed() -> str:
+        return log.read_text(errors="replace") if log is not None and log.exists() else ""
+
+    deadline = time.monotonic() + seconds
+    with http_clients.client(timeout=1) as http:  # one client for all the polls
+        while True:
+            try:
+                http.get(f"{base}/not-a-route")
+                return
+            except httpx.TransportError:
+                if proc.poll() is not None:
+                    raise AssertionError(
+                        f"the server exited with {proc.returncode} before it served:\n{printed()}"
+                    ) from None
+                if time.monotonic() > deadline:
+                    raise AssertionError(
+                        f"the server did not answer within {seconds:g} s:\n{printed()}"
+                    ) from None
+                time.sleep(0.05)
 
 
 def _wait_for_port(port: int, proc: subprocess.Popen[bytes], what: str) -> None:

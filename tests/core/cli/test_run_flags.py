@@ -10,7 +10,6 @@ import subprocess
 import sys
 import time
 
-import httpx
 import pytest
 from rich.console import Console
 
@@ -21,8 +20,8 @@ from neta.providers.scripted import ScriptedProvider
 from neta.runtime.agent import Agent
 from tests import http_clients
 from tests.core.cli.cli_runner import neta_in_process
-from tests.core.cli.test_serve_cmd import free_port
 from tests.fake_openai import FakeOpenAI, Reply
+from tests.services import free_port, wait_until_serving
 
 
 def env():
@@ -111,6 +110,7 @@ def test_serve_turn_timeout_reaches_every_session(tmp_path):
     port = str(free_port())
     base = f"http://127.0.0.1:{port}"
     turns = [{"text": "much later", "delay": 30}]
+    log = (tmp_path / "serve.log").open("w")
     serve = subprocess.Popen(
         [
             sys.executable, "-m", "neta", "serve", "--port", port, "-p", "scripted",
@@ -118,19 +118,14 @@ def test_serve_turn_timeout_reaches_every_session(tmp_path):
             "--turn-timeout", "1", "--model-timeout", "5",
         ],
         env={**env(), "NETA_HOME": str(tmp_path / "home")},
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )  # fmt: skip
+    log.close()
     try:
-        deadline = time.monotonic() + 30
-        with http_clients.client(base_url=base, timeout=30) as http:  # one client for all the polls
-            while True:
-                try:
-                    sid = http.post("/v1/sessions", timeout=1).json()["sessionId"]
-                    break
-                except httpx.TransportError:
-                    assert time.monotonic() < deadline
-                    time.sleep(0.1)
+        wait_until_serving(base, serve, tmp_path / "serve.log")
+        with http_clients.client(base_url=base, timeout=30) as http:
+            sid = http.post("/v1/sessions").json()["sessionId"]
             reply = http.post(f"/v1/sessions/{sid}/messages", json={"text": "hi"})
     finally:
         serve.terminate()

@@ -17,6 +17,7 @@ from neta.hosting.auth import check_exposure
 from neta.hosting.sqlite_store import SqliteStore
 from tests import http_clients
 from tests.core.cli.cli_runner import neta_in_process
+from tests.services import free_port, wait_until_serving
 
 
 def env():
@@ -47,12 +48,6 @@ def test_loopback_needs_no_token(host):
     check_exposure(host, None)
 
 
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def start_serve(tmp_path, turns, *extra):
     """``neta serve`` with a scripted provider on a free port; returns the process and URL."""
     script = tmp_path / "script.json"
@@ -81,16 +76,8 @@ def start_serve(tmp_path, turns, *extra):
     )
     log.close()
     base = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 30
-    with http_clients.client(timeout=1) as http:  # one client for all the polls
-        while True:
-            try:
-                http.get(f"{base}/openapi.json")
-                return proc, base
-            except httpx.TransportError:
-                assert proc.poll() is None, (tmp_path / "serve.log").read_text()
-                assert time.monotonic() < deadline
-                time.sleep(0.1)
+    wait_until_serving(base, proc, tmp_path / "serve.log")
+    return proc, base
 
 
 @pytest.fixture(scope="module")

@@ -15,7 +15,6 @@ import secrets
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +25,7 @@ from neta.hosting.cluster import INTERRUPTED_NOTE, INTERRUPTED_REASON
 from tests import http_clients
 from tests.core.cli.cli_runner import run_neta
 from tests.core.hosting.server_harness import ASK, Client, open_client
-from tests.services import free_port, new_database
+from tests.services import free_port, new_database, wait_until_serving
 
 LEASE_SECONDS = 1.5
 A_TURNS = [ASK, {"text": "blue it is"}, {"text": "again, from A"}]
@@ -69,15 +68,8 @@ class Worker:
         self.interrupted = False
 
     def ready(self) -> Worker:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                http_clients.get(f"{self.http}/openapi.json", timeout=1)
-                return self
-            except httpx.TransportError:
-                assert self.proc.poll() is None, self.log.read_text()
-                assert time.monotonic() < deadline, self.log.read_text()
-                time.sleep(0.05)
+        wait_until_serving(self.http, self.proc, self.log)
+        return self
 
     def ws(self, **query: str) -> str:
         params = "&".join(f"{k}={v}" for k, v in query.items())
@@ -496,15 +488,8 @@ def test_serve_with_two_uvicorn_workers_shares_redis_and_sqlite(tmp_path, redis_
         )
     try:
         base = f"http://127.0.0.1:{port}"
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                sid = http_clients.post(f"{base}/v1/sessions", timeout=2).json()["sessionId"]
-                break
-            except httpx.TransportError:
-                assert proc.poll() is None, log_path.read_text()
-                assert time.monotonic() < deadline, log_path.read_text()
-                time.sleep(0.2)
+        wait_until_serving(base, proc, log_path)
+        sid = http_clients.post(f"{base}/v1/sessions").json()["sessionId"]
         reply = http_clients.post(
             f"{base}/v1/sessions/{sid}/messages", json={"text": "hi"}, timeout=30
         )
