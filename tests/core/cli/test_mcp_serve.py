@@ -8,10 +8,8 @@ every HTTP client. Three ``neta`` processes in all.
 import asyncio
 import contextlib
 import os
-import socket
 import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 
 import httpx2
@@ -22,6 +20,7 @@ from mcp.client.streamable_http import streamable_http_client
 
 from tests import http_clients
 from tests.core.cli.cli_runner import neta_in_process
+from tests.services import free_port, wait_until_serving
 
 PLAN = [{"id": "1", "content": "write tests", "status": "in_progress"}]
 CHOICE = {"question": "Tabs or spaces?", "choices": ["tabs", "spaces"]}
@@ -161,12 +160,6 @@ def test_toolset_rules_decide_what_is_served(dirs):
     assert set(served.tools) == {"todo"}
 
 
-def free_port():
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def neta_env(home):
     env = {k: v for k, v in os.environ.items() if not k.startswith("NETA_")}
     env["NETA_HOME"] = str(home)
@@ -177,24 +170,19 @@ def neta_env(home):
 def http_server(dirs):
     workspace, home = dirs
     port = free_port()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "neta", "mcp", "serve", "-w", str(workspace),
-         "--http", f"127.0.0.1:{port}", "--token", "s3cret"],
-        env=neta_env(home), stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-    )  # fmt: skip
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-            break
-        except OSError:
-            assert process.poll() is None, process.stderr.read().decode()
-            assert time.monotonic() < deadline, "neta mcp serve --http did not start"
-            time.sleep(0.1)
-    yield f"http://127.0.0.1:{port}/mcp"
-    process.terminate()
-    process.wait(timeout=15)
-    process.stderr.close()
+    log = workspace.parent / "http-server.log"
+    with log.open("w") as printed:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "neta", "mcp", "serve", "-w", str(workspace),
+             "--http", f"127.0.0.1:{port}", "--token", "s3cret"],
+            env=neta_env(home), stdout=printed, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    try:
+        wait_until_serving(f"http://127.0.0.1:{port}", process, log, seconds=60)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
 
 
 def over_http(url, token, calls, **options):
