@@ -28,7 +28,8 @@ def test_plain_function_calls_one_after_another_reuse_one_worker_thread(tmp_path
     # the process's pool may hold idle workers of earlier tests, and any of them may take a
     # call: with a pool of its own, only the worker that ran a call and, if the next call came
     # before it was idle again, a second one can
-    monkeypatch.setattr(neta.tools, "TOOL_THREADS", ToolThreads())
+    pool = ToolThreads(idle_seconds=2)
+    monkeypatch.setattr(neta.tools, "TOOL_THREADS", pool)
     kit.RAN_IN.clear()
     turns = [{"tool_calls": [{"name": "whoami", "arguments": {}}]} for _ in range(20)]
     result = asyncio.run(kit_agent(tmp_path, [*turns, {"text": "done"}]).run("go"))
@@ -37,6 +38,8 @@ def test_plain_function_calls_one_after_another_reuse_one_worker_thread(tmp_path
     assert len({id(thread) for thread in kit.RAN_IN}) <= 2
     assert all(thread.daemon for thread in kit.RAN_IN)
     assert {e.content for e in result.events if e.type == "tool_result"} == {BUSY_NAME}
+    # its workers end: a later test counting the process's idle workers does not see them
+    wait_until(lambda: pool.idle == 0 and not any(t.is_alive() for t in kit.RAN_IN))
 
 
 def test_after_five_timed_out_calls_no_worker_stays_busy_and_idle_ones_are_bounded(tmp_path):
