@@ -5,7 +5,10 @@ instead, with two bounds: at most ``MAX_IDLE`` wait for work at any time (more a
 only while all are busy, e.g. held by calls that timed out but still run), and an idle one
 ends after ``IDLE_SECONDS``. Every worker is a daemon thread; an idle one holds no reference to
 any call and is named ``neta-tool-idle`` (``neta-tool`` while it runs one), so that a thread
-still blocked in a tool is easy to tell from one waiting harmlessly for work.
+still blocked in a tool is easy to tell from one waiting harmlessly for work. A worker counts
+as free again before its caller hears that the call is done (``then`` of ``submit``), so calls
+one after another run in one worker, even when the machine is too busy to run that worker
+again before the next call comes.
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ IDLE_NAME = "neta-tool-idle"
 """The name of a worker while it waits for work."""
 
 Job = Callable[[], None]
+_Task = tuple[Job, Job | None]
 
 
 class ToolThreads:
@@ -40,7 +44,7 @@ class ToolThreads:
     def __init__(self, *, max_idle: int = MAX_IDLE, idle_seconds: float = IDLE_SECONDS) -> None:
         self.max_idle = max_idle
         self.idle_seconds = idle_seconds
-        self._jobs: queue.SimpleQueue[Job] = queue.SimpleQueue()
+        self._jobs: queue.SimpleQueue[_Task] = queue.SimpleQueue()
         self._lock = threading.Lock()
         self._idle = 0
 
@@ -49,30 +53,65 @@ class ToolThreads:
         """How many workers wait for work now."""
         return self._idle
 
-    def submit(self, job: Job) -> None:
-        """Run ``job`` in a worker: an idle one when there is one, else a new one."""
+    def submit(self, job: Job, then: Job | None = None) -> None:
+        """Run ``job`` in a worker: an idle one when there is one, else a new one.
+
+        ``then`` runs in the same worker after ``job``, once the worker counts as waiting for
+        work again: whoever learns from ``then`` that the job is done (an event loop handed its
+        result) and submits the next job at once finds this worker free, rather than starting
+        another. Neither should raise; if ``then`` does, the worker ends, and a job handed to it
+        meanwhile goes to a new one.
+        """
         with self._lock:
             if self._idle > 0:
                 self._idle -= 1
-                self._jobs.put(job)  # under the lock: a worker leaving sees it (see _next)
+                self._jobs.put((job, then))  # under the lock: a worker leaving sees it (_next)
                 return
-        threading.Thread(target=self._work, args=(job,), name=BUSY_NAME, daemon=True).start()
+        self._start((job, then))
 
-    def _work(self, job: Job | None) -> None:
+    def _start(self, task: _Task) -> None:
+        threading.Thread(target=self._work, args=(task,), name=BUSY_NAME, daemon=True).start()
+
+    def _work(self, task: _Task | None) -> None:
         me = threading.current_thread()
-        while job is not None:
+        while task is not None:
+            job, then = task
+            task = None
             job()
-            job = None  # an idle worker keeps nothing of the call it ran
             me.name = IDLE_NAME
-            job = self._next()
+            waits = self._wait_for_work()
+            try:
+                if then is not None:
+                    then()
+            except BaseException:
+                if waits:
+                    self._stop_waiting()
+                raise
+            finally:
+                del job, then  # an idle worker keeps nothing of the call it ran
+            task = self._next() if waits else None
             me.name = BUSY_NAME
 
-    def _next(self) -> Job | None:
-        """The next job for this worker, or ``None`` when it should end."""
+    def _wait_for_work(self) -> bool:
+        """Count this worker as waiting for work; ``False`` if enough do (it ends instead)."""
         with self._lock:
             if self._idle >= self.max_idle:
-                return None
+                return False
             self._idle += 1
+            return True
+
+    def _stop_waiting(self) -> None:
+        """Stop counting this worker as waiting; a job already handed to it goes to a new one."""
+        with self._lock:
+            try:
+                task = self._jobs.get_nowait()
+            except queue.Empty:
+                self._idle -= 1
+                return
+        self._start(task)
+
+    def _next(self) -> _Task | None:
+        """The next task for this waiting worker, or ``None`` when it should end."""
         try:
             return self._jobs.get(timeout=self.idle_seconds)
         except queue.Empty:

@@ -121,13 +121,18 @@ async def _in_thread(function: Callable[[Any], Any], argument: Any) -> Any:
         else:
             done.set_result(outcome)
 
+    ended: list[tuple[Any, BaseException | None]] = []
+
     def work() -> None:
         try:
-            outcome, error = context.run(function, argument), None
+            ended.append((context.run(function, argument), None))
         except BaseException as exc:  # handed to the awaiting task, which decides
-            outcome, error = None, exc
+            ended.append((None, exc))
+
+    def tell() -> None:  # once the worker is free again: the next call can have it
+        outcome, error = ended.pop()
         with contextlib.suppress(RuntimeError):  # the loop closed while the call ran on
             loop.call_soon_threadsafe(settle, outcome, error)
 
-    TOOL_THREADS.submit(work)
+    TOOL_THREADS.submit(work, then=tell)
     return await done

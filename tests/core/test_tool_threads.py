@@ -24,22 +24,37 @@ def wait_until(condition, seconds=5.0):
         time.sleep(0.01)
 
 
+def slow_to_wait(monkeypatch):
+    """Make every worker slow to wait for work again after a job, as on a loaded machine."""
+    wait = ToolThreads._next
+
+    def slowly(self):
+        time.sleep(0.05)
+        return wait(self)
+
+    monkeypatch.setattr(ToolThreads, "_next", slowly)
+
+
 def test_plain_function_calls_one_after_another_reuse_one_worker_thread(tmp_path, monkeypatch):
     # the process's pool may hold idle workers of earlier tests, and any of them may take a
-    # call: with a pool of its own, only the worker that ran a call and, if the next call came
-    # before it was idle again, a second one can
+    # call: in a pool of its own, the worker that ran a call is free again before the run hears
+    # of its result, so it takes the next call too
     pool = ToolThreads(idle_seconds=2)
     monkeypatch.setattr(neta.tools, "TOOL_THREADS", pool)
+    slow_to_wait(monkeypatch)
     kit.RAN_IN.clear()
     turns = [{"tool_calls": [{"name": "whoami", "arguments": {}}]} for _ in range(20)]
-    result = asyncio.run(kit_agent(tmp_path, [*turns, {"text": "done"}]).run("go"))
-    assert result.outcome == "completed"
-    assert len(kit.RAN_IN) == 20
-    assert len({id(thread) for thread in kit.RAN_IN}) <= 2
-    assert all(thread.daemon for thread in kit.RAN_IN)
-    assert {e.content for e in result.events if e.type == "tool_result"} == {BUSY_NAME}
-    # its workers end: a later test counting the process's idle workers does not see them
-    wait_until(lambda: pool.idle == 0 and not any(t.is_alive() for t in kit.RAN_IN))
+    try:
+        result = asyncio.run(kit_agent(tmp_path, [*turns, {"text": "done"}]).run("go"))
+        assert result.outcome == "completed"
+        assert len(kit.RAN_IN) == 20
+        assert len({id(thread) for thread in kit.RAN_IN}) == 1
+        assert all(thread.daemon for thread in kit.RAN_IN)
+        assert {e.content for e in result.events if e.type == "tool_result"} == {BUSY_NAME}
+    finally:  # its workers end: the next test counts the process's idle workers
+        deadline = time.monotonic() + 5
+        while any(t.is_alive() for t in kit.RAN_IN) and time.monotonic() < deadline:
+            time.sleep(0.01)
 
 
 def test_after_five_timed_out_calls_no_worker_stays_busy_and_idle_ones_are_bounded(tmp_path):
@@ -91,3 +106,42 @@ def test_work_handed_to_an_idle_worker_runs_in_that_worker():
     threads.submit(lambda: ran.append(threading.current_thread()))
     wait_until(lambda: len(ran) == 2)
     assert ran[0] is ran[1]
+
+
+def test_then_runs_in_the_worker_once_it_is_free_so_a_job_submitted_there_reuses_it(
+    monkeypatch,
+):
+    slow_to_wait(monkeypatch)
+    threads = ToolThreads(max_idle=1, idle_seconds=5)
+    ran, idle_in_then = [], []
+
+    def then():
+        idle_in_then.append(threads.idle)
+        threads.submit(lambda: ran.append(threading.current_thread()))
+
+    threads.submit(lambda: ran.append(threading.current_thread()), then=then)
+    wait_until(lambda: len(ran) == 2)
+    assert idle_in_then == [1]
+    assert ran[0] is ran[1]
+
+
+def test_a_then_that_raises_ends_its_worker_and_a_job_handed_to_it_runs_in_another(monkeypatch):
+    raised = []
+    monkeypatch.setattr(threading, "excepthook", lambda args: raised.append(args.exc_value))
+    threads = ToolThreads(max_idle=1, idle_seconds=5)
+    ran = []
+
+    def then():
+        threads.submit(lambda: ran.append(threading.current_thread()))  # handed to this worker
+        raise RuntimeError("then failed")
+
+    threads.submit(lambda: ran.append(threading.current_thread()), then=then)
+    wait_until(lambda: len(ran) == 2 and threads.idle == 1)
+    assert ran[0] is not ran[1]
+    wait_until(lambda: not ran[0].is_alive())
+    assert [str(exc) for exc in raised] == ["then failed"]
+    # the second worker takes the next job; with nothing handed to it when its ``then``
+    # fails, it stops counting as idle and ends
+    threads.submit(lambda: None, then=lambda: 1 / 0)
+    wait_until(lambda: len(raised) == 2 and not ran[1].is_alive())
+    assert threads.idle == 0
