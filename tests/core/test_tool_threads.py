@@ -29,7 +29,7 @@ def slow_to_wait(monkeypatch):
     wait = ToolThreads._next
 
     def slowly(self):
-        time.sleep(0.05)
+        time.sleep(0.02)  # the caller's next job comes within a millisecond
         return wait(self)
 
     monkeypatch.setattr(ToolThreads, "_next", slowly)
@@ -39,7 +39,7 @@ def test_plain_function_calls_one_after_another_reuse_one_worker_thread(tmp_path
     # the process's pool may hold idle workers of earlier tests, and any of them may take a
     # call: in a pool of its own, the worker that ran a call is free again before the run hears
     # of its result, so it takes the next call too
-    pool = ToolThreads(idle_seconds=2)
+    pool = ToolThreads(idle_seconds=1)
     monkeypatch.setattr(neta.tools, "TOOL_THREADS", pool)
     slow_to_wait(monkeypatch)
     kit.RAN_IN.clear()
