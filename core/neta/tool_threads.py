@@ -42,9 +42,15 @@ class ToolThreads:
     """
 
     def __init__(self, *, max_idle: int = MAX_IDLE, idle_seconds: float = IDLE_SECONDS) -> None:
+        if max_idle < 0 or idle_seconds < 0:
+            raise ValueError(
+                f"max_idle ({max_idle}) and idle_seconds ({idle_seconds}) cannot be negative"
+            )
         self.max_idle = max_idle
         self.idle_seconds = idle_seconds
-        self._jobs: queue.SimpleQueue[_Task] = queue.SimpleQueue()
+        # not a SimpleQueue: up to Python 3.12 its get(timeout=...) can wait for ever when
+        # another worker takes the job it was woken for, and the worker would never end
+        self._jobs: queue.Queue[_Task] = queue.Queue()
         self._lock = threading.Lock()
         self._idle = 0
 
@@ -70,16 +76,19 @@ class ToolThreads:
         self._start((job, then))
 
     def _start(self, task: _Task) -> None:
-        threading.Thread(target=self._work, args=(task,), name=BUSY_NAME, daemon=True).start()
+        # handed in a list the worker empties: a thread keeps its arguments until it ends
+        threading.Thread(target=self._work, args=([task],), name=BUSY_NAME, daemon=True).start()
 
-    def _work(self, task: _Task | None) -> None:
+    def _work(self, handed: list[_Task]) -> None:
         me = threading.current_thread()
+        task: _Task | None = handed.pop()
         while task is not None:
             job, then = task
             task = None
             job()
-            me.name = IDLE_NAME
             waits = self._wait_for_work()
+            if waits:
+                me.name = IDLE_NAME
             try:
                 if then is not None:
                     then()

@@ -126,6 +126,10 @@ async def _in_thread(function: Callable[[Any], Any], argument: Any) -> Any:
     def work() -> None:
         try:
             ended.append((context.run(function, argument), None))
+        except StopIteration as exc:  # a future refuses one: the call would never end
+            error = RuntimeError(f"the tool raised StopIteration: {exc}")
+            error.__cause__ = exc
+            ended.append((None, error))
         except BaseException as exc:  # handed to the awaiting task, which decides
             ended.append((None, exc))
 

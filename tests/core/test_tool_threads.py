@@ -1,8 +1,12 @@
 """The worker threads plain-function tools run in: reused, bounded, harmless when idle."""
 
 import asyncio
+import gc
 import threading
 import time
+import weakref
+
+import pytest
 
 import neta
 import neta.tools
@@ -145,3 +149,63 @@ def test_a_then_that_raises_ends_its_worker_and_a_job_handed_to_it_runs_in_anoth
     threads.submit(lambda: None, then=lambda: 1 / 0)
     wait_until(lambda: len(raised) == 2 and not ran[1].is_alive())
     assert threads.idle == 0
+
+
+def test_an_idle_worker_holds_nothing_of_the_first_call_it_ran():
+    # a thread keeps what it was started with until it ends: the first call must not be that
+    threads = ToolThreads(max_idle=1, idle_seconds=5)
+
+    class Argument:
+        pass
+
+    argument = Argument()
+    gone = weakref.ref(argument)
+    threads.submit(lambda argument=argument: None)
+    del argument
+    wait_until(lambda: threads.idle == 1)
+    gc.collect()
+    assert gone() is None
+
+
+def test_idle_workers_end_after_their_idle_time_even_after_bursts_of_jobs():
+    # workers woken for a job another took first still end on time (a SimpleQueue's timed get
+    # could wait for ever then, up to Python 3.12)
+    threads = ToolThreads(max_idle=3, idle_seconds=0.001)
+    for _ in range(20):
+        until = time.monotonic() + 0.01
+
+        def burst(until=until):
+            while time.monotonic() < until:
+                threads.submit(lambda: None)
+
+        submitters = [threading.Thread(target=burst) for _ in range(2)]
+        for submitter in submitters:
+            submitter.start()
+        for submitter in submitters:
+            submitter.join()
+        wait_until(lambda: threads.idle == 0, seconds=2)
+
+
+def test_a_worker_that_will_not_wait_for_work_is_never_named_idle():
+    names = []
+    for max_idle in (0, 1):
+        threads = ToolThreads(max_idle=max_idle, idle_seconds=5)
+        threads.submit(lambda: None, then=lambda: names.append(threading.current_thread().name))
+        wait_until(lambda max_idle=max_idle: len(names) == max_idle + 1)
+    assert names == [BUSY_NAME, IDLE_NAME]
+
+
+def test_a_pool_with_a_negative_bound_is_refused():
+    with pytest.raises(ValueError, match="cannot be negative"):
+        ToolThreads(idle_seconds=-1)
+    with pytest.raises(ValueError, match="cannot be negative"):
+        ToolThreads(max_idle=-1)
+
+
+def test_a_plain_function_tool_raising_stop_iteration_ends_its_call_with_an_error():
+    def ends(args):
+        raise StopIteration("the iterator ran dry")
+
+    tool = neta.Tool(name="ends", execute=ends)
+    with pytest.raises(RuntimeError, match="the tool raised StopIteration: the iterator ran dry"):
+        asyncio.run(asyncio.wait_for(tool.invoke(None), 5))
