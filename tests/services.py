@@ -52,9 +52,9 @@ def wait_until_serving(
     The probe asks for a path no route has: a 404 (or a 401 from a server wanting a token)
     costs the server next to nothing, where ``/openapi.json`` made it build its whole schema.
     """
-    import httpx
+    import httpx  # here, not at the top: the controller loads this module and runs no test
 
-    from tests import http_clients
+    from tests import http_clients  # (it imports neta)
 
     def printed() -> str:
         return log.read_text(errors="replace") if log is not None and log.exists() else ""

@@ -110,18 +110,17 @@ def test_serve_turn_timeout_reaches_every_session(tmp_path):
     port = str(free_port())
     base = f"http://127.0.0.1:{port}"
     turns = [{"text": "much later", "delay": 30}]
-    log = (tmp_path / "serve.log").open("w")
-    serve = subprocess.Popen(
-        [
-            sys.executable, "-m", "neta", "serve", "--port", port, "-p", "scripted",
-            "--script", script(tmp_path, turns), "-w", str(tmp_path),
-            "--turn-timeout", "1", "--model-timeout", "5",
-        ],
-        env={**env(), "NETA_HOME": str(tmp_path / "home")},
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )  # fmt: skip
-    log.close()
+    with (tmp_path / "serve.log").open("w") as log:
+        serve = subprocess.Popen(
+            [
+                sys.executable, "-m", "neta", "serve", "--port", port, "-p", "scripted",
+                "--script", script(tmp_path, turns), "-w", str(tmp_path),
+                "--turn-timeout", "1", "--model-timeout", "5",
+            ],
+            env={**env(), "NETA_HOME": str(tmp_path / "home")},
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )  # fmt: skip
     try:
         wait_until_serving(base, serve, tmp_path / "serve.log")
         with http_clients.client(base_url=base, timeout=30) as http:
