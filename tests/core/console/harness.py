@@ -1,13 +1,16 @@
 """A real server and a real headless Chromium for the console's tests (and its screenshot).
 
-The browser is the distribution's ``chromium`` driven through its ``chromedriver``, both named
-by path, so Selenium Manager never runs and nothing is downloaded. ``browser_missing()`` says
-why the browser tests cannot run on this machine.
+The browser is the distribution's Chromium driven through its ``chromedriver``, both named by
+path, so Selenium Manager never runs and nothing is downloaded. Its headless shell
+(``chromium-headless-shell``: the same engine without the desktop browser's interface) is taken
+when installed, as it is in CI: it runs these tests on about a third less CPU. ``chromium`` is
+the fallback. ``browser_missing()`` says why the browser tests cannot run on this machine.
 """
 
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import socket
 import threading
@@ -29,6 +32,7 @@ from neta.providers.base import ModelRequest, ModelResponse, TextSink
 from neta.providers.scripted import ScriptedProvider
 from neta.server import create_app, ws_max_size
 
+HEADLESS_SHELL = Path("/usr/bin/chromium-headless-shell")
 CHROMIUM = Path("/usr/bin/chromium")
 CHROMEDRIVER = Path("/usr/bin/chromedriver")
 
@@ -55,25 +59,34 @@ def browser_missing() -> str | None:
         import selenium  # noqa: F401
     except ImportError:
         return "selenium is not installed (pip install -e '.[dev]')"
-    for path, package in ((CHROMIUM, "chromium"), (CHROMEDRIVER, "chromium-driver")):
+    for path, package in ((browser_binary(), "chromium"), (CHROMEDRIVER, "chromium-driver")):
         if not path.is_file():
             return f"{path} is missing (apt-get install {package}; .ci/run installs it as root)"
     return None
 
 
+def browser_binary() -> Path:
+    """The headless shell when installed, else the desktop ``chromium``."""
+    return HEADLESS_SHELL if HEADLESS_SHELL.is_file() else CHROMIUM
+
+
 def chromium(profile: Path, width: int = 1280, height: int = 900) -> Any:
-    """A headless Chromium with a fresh profile in ``profile``; the caller quits it."""
+    """A headless Chromium with a fresh profile in ``profile``; the caller quits it.
+
+    ``chromedriver`` makes the profile itself, in its ``TMPDIR``, and removes it on quit. Given
+    one with ``--user-data-dir``, it starts the headless shell on no page and waits for ever.
+    """
     from selenium import webdriver
     from selenium.webdriver.chrome.service import Service
 
+    profile.mkdir(parents=True, exist_ok=True)
     options = webdriver.ChromeOptions()
-    options.binary_location = str(CHROMIUM)
+    options.binary_location = str(browser_binary())
     for flag in FLAGS:
         options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={profile}")
     options.add_argument(f"--window-size={width},{height}")
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    service = Service(executable_path=str(CHROMEDRIVER))
+    service = Service(executable_path=str(CHROMEDRIVER), env={**os.environ, "TMPDIR": str(profile)})
     driver = webdriver.Chrome(service=service, options=options)
     driver.set_page_load_timeout(15)
     return driver
