@@ -18,6 +18,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+import neta
 from tests import http_clients
 from tests.core.cli.cli_runner import neta_in_process
 from tests.services import free_port, wait_until_serving
@@ -75,7 +76,9 @@ def session_with(target, calls, *, elicit=None, headers=None):
         async with contextlib.AsyncExitStack() as stack:
             transport = target
             if headers is not None:
-                http = await stack.enter_async_context(httpx2.AsyncClient(headers=headers))
+                # on the shared TLS context: a client's own would load the CA certificates
+                http = httpx2.AsyncClient(headers=headers, verify=neta.tls_client_context())
+                await stack.enter_async_context(http)
                 transport = streamable_http_client(target, http_client=http)
             c = Client(transport, mode="legacy", logging_callback=log, **extra)
             await stack.enter_async_context(c)
