@@ -7,6 +7,8 @@ the process's context (``neta.tls_client_context``), as neta's model API clients
 
 from __future__ import annotations
 
+import statistics
+import time
 from typing import Any
 
 import httpx
@@ -34,3 +36,16 @@ def post(url: str, **options: Any) -> httpx.Response:
     """``httpx.post`` on the shared TLS context."""
     with client() as http:
         return http.post(url, **options)
+
+
+def keep_alive_seconds(base: str, requests: int = 9) -> float:
+    """The median time of ``requests`` GETs of a missing path at ``base``, one after another
+    on one keep-alive connection: a few ms, unless the server holds back its answers' last
+    piece until the client acknowledges the first (~40 ms on Linux)."""
+    took = []
+    with client(base_url=base, timeout=10) as http:
+        for _ in range(requests):
+            started = time.monotonic()
+            http.get("/v1/sessions/nope")
+            took.append(time.monotonic() - started)
+    return statistics.median(took)

@@ -1,6 +1,10 @@
 """The HTTP and WebSocket protocols ``neta serve`` runs: uvicorn's, with bounded handshakes.
 
-Two gaps are closed here. A request head (the request line and headers) must arrive within
+Three gaps are closed here. Every connection sends at once (``TCP_NODELAY``): asyncio sets
+that only on sockets that name TCP as their protocol, and the listening socket uvicorn makes
+for ``--workers`` does not, so the last piece of each answer (and each WebSocket frame sent
+while one was still unacknowledged) waited for the client's delayed acknowledgement, about
+40 ms on Linux. A request head (the request line and headers) must arrive within
 ``head_seconds`` of its first byte, or of the connection opening, so that a client sending it
 a byte at a time (slow-loris) cannot hold a socket for ever. And a WebSocket upgrade the
 WebSocket parser refuses (a request line over 8 KiB, a malformed header) is answered with the
@@ -10,6 +14,8 @@ parser's 400 and closed instead of being left without an answer.
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import socket
 from typing import Any
 
 import h11
@@ -25,6 +31,7 @@ class _HeadTimedH11(H11Protocol):
     head_seconds = DEFAULT_HEAD_SECONDS
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
+        _send_without_delay(transport)
         super().connection_made(transport)
         self._head_timer: asyncio.TimerHandle | None = None
         self._arm_head_timer()
@@ -52,6 +59,14 @@ class _HeadTimedH11(H11Protocol):
         self._head_timer = None
         if self.transport.get_protocol() is self and not self.transport.is_closing():
             self.transport.close()
+
+
+def _send_without_delay(transport: asyncio.BaseTransport) -> None:
+    """Turn off Nagle's algorithm on a TCP connection (a Unix socket has none)."""
+    sock = transport.get_extra_info("socket")
+    if sock is not None and sock.family in (socket.AF_INET, socket.AF_INET6):
+        with contextlib.suppress(OSError):  # already closed by the client
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
 
 
 class _AnsweringWebSocketProtocol(WebSocketsSansIOProtocol):

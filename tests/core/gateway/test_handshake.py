@@ -1,9 +1,12 @@
-"""The WebSocket handshake: oversize and slow requests get an answer and a closed socket."""
+"""The protocols ``neta serve`` runs: oversize and slow requests get an answer and a closed
+socket, and no answer waits for the client's acknowledgement of the one before."""
 
 import socket
 import time
 
 import pytest
+
+from tests import http_clients
 
 
 def upgrade_request(path):
@@ -69,3 +72,21 @@ def test_a_connection_that_sends_nothing_is_closed(serve):
         _, closed = read_until_closed(sock, timeout=5)
     assert closed
     assert time.monotonic() - started < 3
+
+
+def test_answers_are_not_held_back_on_a_socket_made_without_naming_tcp(serve):
+    # the listening socket is made as uvicorn makes one for --workers, without naming TCP;
+    # asyncio sets TCP_NODELAY only where the socket names it, so each answer's last piece
+    # waited for the client's delayed acknowledgement (~40 ms on Linux)
+    server = serve([])
+    (listening,) = server.server.servers[0].sockets
+    assert listening.proto == 0
+    with socket.create_connection(("127.0.0.1", server.port)) as sock:
+        sock.sendall(b"GET /v1/sessions/nope HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        assert sock.recv(65536).startswith(b"HTTP/1.1 404")
+        accepted = [
+            c.transport.get_extra_info("socket") for c in server.server.server_state.connections
+        ]
+        assert accepted
+        assert all(s.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) for s in accepted)
+    assert http_clients.keep_alive_seconds(server.http) < 0.035

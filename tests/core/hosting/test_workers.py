@@ -494,6 +494,9 @@ def test_serve_with_two_uvicorn_workers_shares_redis_and_sqlite(tmp_path, redis_
             f"{base}/v1/sessions/{sid}/messages", json={"text": "hi"}, timeout=30
         )
         assert reply.json()["reply"] == "from a worker"
+        # uvicorn's listening socket for several workers does not name TCP: without neta
+        # setting TCP_NODELAY, each answer waited for the client's delayed acknowledgement
+        assert http_clients.keep_alive_seconds(base) < 0.035
         printed = log_path.read_text()
         assert f"store: SQLite {tmp_path / 'home' / 'neta.db'}; bus: Redis" in printed
         assert "workers: 2" in printed
