@@ -30,7 +30,7 @@ from neta.hosting.config import HostConfig
 from neta.hosting.hub import SessionHub
 from neta.providers.base import ModelRequest, ModelResponse, TextSink
 from neta.providers.scripted import ScriptedProvider
-from neta.server import create_app, ws_max_size
+from neta.server import create_app, uvicorn_options
 
 HEADLESS_SHELL = Path("/usr/bin/chromium-headless-shell")
 CHROMIUM = Path("/usr/bin/chromium")
@@ -166,7 +166,7 @@ def serve(
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     server = uvicorn.Server(
-        uvicorn.Config(app, log_level="warning", lifespan="on", ws_max_size=ws_max_size(1 << 20))
+        uvicorn.Config(app, log_level="warning", lifespan="on", **uvicorn_options(config))
     )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

@@ -94,7 +94,9 @@ class Running:
 
 
 def start() -> Running:
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # naming TCP, as uvicorn's own listening socket for a host and port does: asyncio then
+    # sends on each connection without waiting for acknowledgements (TCP_NODELAY)
+    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     app = build().streamable_http_app()

@@ -13,7 +13,7 @@ import neta
 import neta_interaction.plugin
 from neta.hosting.config import HostConfig
 from neta.providers.scripted import ScriptedProvider
-from neta.server import create_app
+from neta.server import create_app, uvicorn_options
 from neta_mcp import plugin as mcp_plugin
 
 TURNS = [
@@ -25,7 +25,9 @@ TURNS = [
 def start_gateway(config):
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(uvicorn.Config(create_app(config), log_level="warning"))
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(config), log_level="warning", **uvicorn_options(config))
+    )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 20
