@@ -458,6 +458,7 @@ class SessionHub:
 
     async def _run(self, live: LiveSession, text: str) -> RunResult:
         events: list[Any] = []
+        ending: list[RunFinished] = []  # told once the run's end is saved (see ``finally``)
 
         def forward(event: Any) -> None:
             if isinstance(event, _SAVE_ON) and live.failure is None:
@@ -466,7 +467,10 @@ class SessionHub:
                 reason = f"stopped: {live.failure}"
                 event = event.model_copy(update={"outcome": "error", "reason": reason})
             events.append(event)
-            live.publish(event_frame(live.session_id, event))
+            if isinstance(event, RunFinished) and event.agent_id is None:
+                ending.append(event)
+            else:
+                live.publish(event_frame(live.session_id, event))
 
         try:
             with self.clients.active():
@@ -481,12 +485,19 @@ class SessionHub:
             reason = f"the run failed: {type(exc).__name__}: {exc}"
             return self._ended(live, events, forward, "error", reason)
         finally:
-            if live.failure is None:
-                with contextlib.suppress(HostError):
-                    await self.saver.save_async(live, stop=False)
-            if live.failure is not None:
-                # memory goes back to what is on disk: no client reads a turn that was lost
-                live.session.history[:] = live.saved
+            # The run's end reaches its clients after its last save, the moment the run stops
+            # counting as running: a client acting on ``run_finished`` (reading the history,
+            # cancelling, sending the next message) never meets the run still saving.
+            try:
+                if live.failure is None:
+                    with contextlib.suppress(HostError):
+                        await self.saver.save_async(live, stop=False)
+                if live.failure is not None:
+                    # memory goes back to what is on disk: no client reads a turn that was lost
+                    live.session.history[:] = live.saved
+            finally:
+                for event in ending:
+                    live.publish(event_frame(live.session_id, event))
 
     @staticmethod
     def _ended(

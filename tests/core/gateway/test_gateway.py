@@ -388,3 +388,36 @@ def test_a_web_page_from_another_origin_is_refused_unless_it_has_the_token(serve
         await client.ws.close()
 
     drive(scenario())
+
+
+def test_run_finished_is_sent_once_the_run_is_saved_and_a_cancel_after_it_finds_no_run(serve):
+    # a remote store saves a run's end asynchronously; clients told of the end before that
+    # save could read a history without the reply, and a cancel_run sent at once cancelled
+    # the finished run (no not_running error) while it was being saved
+    server = serve([{"text": "done"}] * 2)
+    saver = server.hub.saver
+    save_async = saver.save_async
+
+    async def slow_final_save(live, *, stop=True):
+        if not stop:  # the save at a run's end
+            await asyncio.sleep(0.3)
+        await save_async(live, stop=stop)
+
+    saver.save_async = slow_final_save
+
+    async def scenario():
+        client, ready = await open_client(server.ws_url())
+        sid = ready["sessionId"]
+        await client.send("user_message", sid, text="hi")
+        finished = await client.until("run_finished")
+        saved = [m.content for m in server.hub.store.load(sid).history]
+        assert finished["data"]["outcome"] == "completed"
+        assert saved == ["hi", "done"]
+        await client.send("cancel_run", sid)
+        refused = await client.next()
+        assert (refused["type"], refused["data"]["code"]) == ("error", "not_running")
+        await client.send("user_message", sid, text="again")
+        assert (await client.until("run_finished"))["data"]["text"] == "done"
+        assert [f["data"]["code"] for f in client.seen if f["type"] == "error"] == ["not_running"]
+
+    drive(scenario())
