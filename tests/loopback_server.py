@@ -12,7 +12,7 @@ from typing import Any
 
 
 class _PromptHTTPServer(ThreadingHTTPServer):
-    """Sends on each connection at once (``TCP_NODELAY``), as the model APIs' servers do: a
+    """Sends on each connection at once (``TCP_NODELAY``), as production HTTP servers do: a
     handler writes an answer's headers and body apart, and the body would otherwise wait for
     the client's delayed acknowledgement of the headers (~40 ms on Linux)."""
 

@@ -141,13 +141,13 @@ class Client:
                 return frame
 
 
-_OPEN: list[ClientConnection] = []
+_OPEN: list[tuple[asyncio.AbstractEventLoop, ClientConnection]] = []
 
 
 async def open_client(url: str, **kwargs: Any) -> tuple[Client, dict[str, Any]]:
     """Connect and read ``session_ready``; ``drive`` closes the connection at the end."""
     ws = await connect(url, **kwargs)
-    _OPEN.append(ws)
+    _OPEN.append((asyncio.get_running_loop(), ws))
     client = Client(ws)
     ready = await client.next()
     assert ready["type"] == "session_ready", ready
@@ -161,8 +161,11 @@ def drive(scenario: Any, timeout: float = 30) -> Any:
         try:
             return await asyncio.wait_for(scenario, timeout)
         finally:
-            while _OPEN:
-                await _OPEN.pop().close()
+            loop = asyncio.get_running_loop()
+            while _OPEN:  # one opened in another loop (not in a drive) went with that loop
+                opened_in, ws = _OPEN.pop()
+                if opened_in is loop:
+                    await ws.close()
 
     return asyncio.run(wrapped())
 

@@ -24,7 +24,7 @@ import pytest
 from neta.hosting.cluster import INTERRUPTED_NOTE, INTERRUPTED_REASON
 from tests import http_clients
 from tests.core.cli.cli_runner import run_neta
-from tests.core.hosting.server_harness import ASK, Client, open_client
+from tests.core.hosting.server_harness import ASK, Client, drive, open_client
 from tests.services import free_port, new_database, wait_until_serving
 
 LEASE_SECONDS = 1.5
@@ -32,6 +32,8 @@ A_TURNS = [ASK, {"text": "blue it is"}, {"text": "again, from A"}]
 B_TURNS = [{"text": "ok"}]
 SESSIONS = 60
 """Sessions of the spread test: 20 at a time (the client's connections), three rounds of them."""
+SCENARIO_SECONDS = 60
+"""The longest a test's clients may take (a takeover waits for a lease to lapse)."""
 
 
 class Worker:
@@ -190,7 +192,7 @@ class TestTwoWorkers:
         assert "store: PostgreSQL postgresql://neta@127.0.0.1" in first
         assert "bus: Redis redis://127.0.0.1" in first
 
-        async def drive() -> None:
+        async def scenario() -> None:
             on_a, ready = await open_client(a.ws())
             sid = ready["sessionId"]
             on_b, _ = await open_client(b.ws(sessionId=sid))
@@ -232,12 +234,12 @@ class TestTwoWorkers:
             await on_a.ws.close()
             await on_b.ws.close()
 
-        asyncio.run(drive())
+        drive(scenario(), timeout=SCENARIO_SECONDS)
 
     def test_a_command_the_owner_refuses_is_answered_to_its_sender_only(self, workers):
         a, b = workers.a, workers.b
 
-        async def drive() -> None:
+        async def scenario() -> None:
             on_a, on_b, sid, asked = await asked_through_b(a, b, "pick a colour")
             # refused by A (it runs the session): the error goes back to B's client alone
             await on_b.send("clarify_response", sid, requestId="nope", answer="blue")
@@ -272,12 +274,12 @@ class TestTwoWorkers:
             await on_a.ws.close()
             await on_b.ws.close()
 
-        asyncio.run(drive())
+        drive(scenario(), timeout=SCENARIO_SECONDS)
 
     def test_a_client_reconnecting_with_its_last_event_id_misses_nothing(self, workers):
         a, b = workers.a, workers.b
 
-        async def drive() -> None:
+        async def scenario() -> None:
             on_a, on_b, sid, asked = await asked_through_b(a, b, "go")
             last = asked["eventId"]
             await on_b.ws.close()  # B's client drops; the run goes on
@@ -294,12 +296,12 @@ class TestTwoWorkers:
             await on_a.ws.close()
             await again.ws.close()
 
-        asyncio.run(drive())
+        drive(scenario(), timeout=SCENARIO_SECONDS)
 
     def test_a_worker_killed_mid_run_is_taken_over_and_its_question_reported(self, workers, third):
         a, b = third([ASK, {"text": "done"}]), workers.b
 
-        async def drive() -> None:
+        async def scenario() -> None:
             _, on_b, sid, asked = await asked_through_b(a, b, "pick a colour")
             a.proc.send_signal(signal.SIGKILL)
             a.proc.wait()
@@ -322,12 +324,12 @@ class TestTwoWorkers:
             await on_b.until("run_started")
             await on_b.ws.close()
 
-        asyncio.run(drive())
+        drive(scenario(), timeout=SCENARIO_SECONDS)
 
     def test_a_live_owner_keeps_its_session_past_the_lease_time_by_its_heartbeat(self, workers):
         a, b = workers.a, workers.b
 
-        async def drive() -> None:
+        async def scenario() -> None:
             # A's run goes on, waiting for the answer
             on_a, on_b, sid, asked = await asked_through_b(a, b, "take your time")
             await asyncio.sleep(LEASE_SECONDS * 2)  # past the lease's time: only beats kept it
@@ -350,12 +352,12 @@ class TestTwoWorkers:
             await on_a.ws.close()
             await on_b.ws.close()
 
-        asyncio.run(drive())
+        drive(scenario(), timeout=SCENARIO_SECONDS)
 
     def test_sessions_spread_over_two_workers_each_run_where_its_message_arrives(self, workers):
         a, b = workers.a, workers.b
 
-        async def drive() -> None:
+        async def scenario() -> None:
             limits = httpx.Limits(max_connections=20)
             async with http_clients.async_client(timeout=60, limits=limits) as http:
 
@@ -376,14 +378,14 @@ class TestTwoWorkers:
             assert all("Which colour?" in text for _, text in replies[1::2])
             assert len(replies) == SESSIONS
 
-        asyncio.run(drive())
+        drive(scenario(), timeout=SCENARIO_SECONDS)
 
     def test_a_run_whose_worker_dies_without_a_question_ends_interrupted_for_every_client(
         self, workers, third
     ):
         a, b = third([{"text": "too late", "delay": 60}]), workers.b
 
-        async def drive() -> None:
+        async def scenario() -> None:
             on_a, ready = await open_client(a.ws())
             sid = ready["sessionId"]
             async with http_clients.async_client(timeout=60) as http:
@@ -415,12 +417,12 @@ class TestTwoWorkers:
             assert [f["type"] for f in again.seen].count("run_finished") == 1
             await again.ws.close()
 
-        asyncio.run(drive())
+        drive(scenario(), timeout=SCENARIO_SECONDS)
 
     def test_a_run_that_ends_normally_is_never_reported_interrupted(self, workers):
         a, b = workers.a, workers.b
 
-        async def drive() -> None:
+        async def scenario() -> None:
             on_b, ready = await open_client(b.ws())
             sid = ready["sessionId"]
             async with http_clients.async_client(timeout=30) as http:
@@ -444,7 +446,7 @@ class TestTwoWorkers:
             assert [f["type"] for f in again.seen].count("run_finished") == 1
             await again.ws.close()
 
-        asyncio.run(drive())
+        drive(scenario(), timeout=SCENARIO_SECONDS)
 
 
 def _serve_env(tmp_path: Path, **extra: str) -> dict[str, str]:
