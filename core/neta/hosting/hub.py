@@ -80,6 +80,16 @@ class SessionView:
     running: bool
 
 
+def _as_saved(event: RunFinished, live: LiveSession) -> RunFinished:
+    """``event`` as the session's saves allow: an error if the run's state could not be saved."""
+    if live.failure is None:
+        return event
+    reason = f"stopped: {live.failure}"
+    if (event.outcome, event.reason) == ("error", reason):
+        return event
+    return event.model_copy(update={"outcome": "error", "reason": reason})
+
+
 class SessionHub:
     """Creates, finds, runs and ends sessions for the gateway and the REST service."""
 
@@ -452,6 +462,7 @@ class SessionHub:
             self.leases.claim(live.session_id)
         self._idle.pop(live.session_id, None)
         live.failure = None
+        live.ended = False
         live.run = asyncio.create_task(self._run(live, text))
         live.run.add_done_callback(lambda _: self.release(live))
         return live.run
@@ -463,11 +474,11 @@ class SessionHub:
         def forward(event: Any) -> None:
             if isinstance(event, _SAVE_ON) and live.failure is None:
                 self.saver.save_on_event(live)
-            if live.failure is not None and isinstance(event, RunFinished):
-                reason = f"stopped: {live.failure}"
-                event = event.model_copy(update={"outcome": "error", "reason": reason})
+            if isinstance(event, RunFinished):
+                event = _as_saved(event, live)
             events.append(event)
             if isinstance(event, RunFinished) and event.agent_id is None:
+                live.ended = True  # only the last save is left: no cancel cuts it short
                 ending.append(event)
             else:
                 live.publish(event_frame(live.session_id, event))
@@ -496,8 +507,8 @@ class SessionHub:
                     # memory goes back to what is on disk: no client reads a turn that was lost
                     live.session.history[:] = live.saved
             finally:
-                for event in ending:
-                    live.publish(event_frame(live.session_id, event))
+                for event in ending:  # a last save that failed makes the run's end an error
+                    live.publish(event_frame(live.session_id, _as_saved(event, live)))
 
     @staticmethod
     def _ended(
@@ -522,20 +533,25 @@ class SessionHub:
         )
 
     async def cancel_run(self, live: LiveSession) -> bool:
-        """Cancel the session's run, if any; whether there was one."""
-        if not live.running:
+        """Cancel the session's run, if any; whether there was one.
+
+        A run whose turn is over and which only saves its end has nothing left to cancel.
+        """
+        if not live.running or live.ended:
             return False
         await self._stop_run(live)
         return True
 
     async def _stop_run(self, live: LiveSession) -> None:
+        """Stop the session's run; one whose turn is over is left to finish its last save."""
         run = live.run
         if run is None or run.done():
             return
-        run.cancel()
-        # Settle its questions now, in the same step: an answer arriving while the run
-        # unwinds is then refused as expired rather than accepted and thrown away.
-        self.clarify.cancel_pending(live)
+        if not live.ended:
+            run.cancel()
+            # Settle its questions now, in the same step: an answer arriving while the run
+            # unwinds is then refused as expired rather than accepted and thrown away.
+            self.clarify.cancel_pending(live)
         await asyncio.wait({run})
 
     # -- questions --------------------------------------------------------------------------

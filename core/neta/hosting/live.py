@@ -39,6 +39,8 @@ class LiveSession:
         sink: where the session's frames go instead of ``outboxes`` (the bus of a host with
             several workers, whose connections read them from there).
         saving: the session's latest save in progress, if any (each waits for the one before).
+        ended: the current run's turn is over and only its last save remains: it can no
+            longer be cancelled, and its clients hear of its end once that save is done.
     """
 
     session: AgentSession
@@ -51,6 +53,7 @@ class LiveSession:
     failure: HostError | None = None
     sink: Callable[[dict[str, Any]], None] | None = None
     saving: asyncio.Task[None] | None = None
+    ended: bool = False
 
     @property
     def session_id(self) -> str:

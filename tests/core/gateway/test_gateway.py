@@ -3,6 +3,7 @@
 import asyncio
 import contextlib
 import json
+import threading
 
 import pytest
 from websockets.asyncio.client import connect
@@ -419,5 +420,38 @@ def test_run_finished_is_sent_once_the_run_is_saved_and_a_cancel_after_it_finds_
         await client.send("user_message", sid, text="again")
         assert (await client.until("run_finished"))["data"]["text"] == "done"
         assert [f["data"]["code"] for f in client.seen if f["type"] == "error"] == ["not_running"]
+
+    drive(scenario())
+
+
+def test_a_cancel_while_the_run_saves_its_end_finds_no_run_and_the_reply_stands(serve):
+    server = serve([{"text": "done"}])
+    saving = threading.Event()
+    saver = server.hub.saver
+    save_async = saver.save_async
+
+    async def slow_final_save(live, *, stop=True):
+        if not stop:  # the save at a run's end
+            saving.set()
+            await asyncio.sleep(0.3)
+        await save_async(live, stop=stop)
+
+    saver.save_async = slow_final_save
+
+    async def scenario():
+        client, ready = await open_client(server.ws_url())
+        sid = ready["sessionId"]
+        async with http_clients.async_client(base_url=server.http, timeout=30) as http:
+            sent = asyncio.create_task(
+                http.post(f"/v1/sessions/{sid}/messages", json={"text": "hi"})
+            )
+            await wait_until(saving.is_set)
+            await client.send("cancel_run", sid)
+            finished = await client.until("run_finished")
+            reply = (await sent).json()
+        assert [f["data"]["code"] for f in client.seen if f["type"] == "error"] == ["not_running"]
+        assert finished["data"]["outcome"] == "completed"
+        assert (reply["outcome"], reply["reply"]) == ("completed", "done")
+        assert [m.content for m in server.hub.store.load(sid).history] == ["hi", "done"]
 
     drive(scenario())

@@ -174,3 +174,24 @@ def test_the_app_answers_a_failing_store_on_create_with_503_not_500(tmp_path):
     assert answer.status_code == 503
     assert answer.json()["code"] == "storage_unavailable"
     assert hub._live == {}
+
+
+def test_a_reply_that_cannot_be_saved_ends_the_run_as_an_error_after_telling_why(serve, tmp_path):
+    model = FillingDiskWhileThinking([{"text": BIG}])
+    server = serve([], provider_factory=lambda: model)
+    model.hub = server.hub
+
+    async def scenario():
+        client, ready = await open_client(server.ws_url())
+        sid = ready["data"]["sessionId"]
+        await client.send("user_message", sid, text="say a lot")
+        finished = await client.until("run_finished")
+        ended = [(f["type"], f["data"].get("code")) for f in client.seen][-2:]
+        assert ended == [("error", "storage_unavailable"), ("run_finished", None)]
+        assert finished["data"]["outcome"] == "error"
+        assert "store cannot write" in finished["data"]["reason"]
+        return sid
+
+    sid = drive(scenario())
+    assert len(saved_history(tmp_path, sid)) == 1  # the user's message; not the reply
+    assert len(server.hub.view(sid).history) == 1
