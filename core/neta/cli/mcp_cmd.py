@@ -15,7 +15,7 @@ from neta.cli.context import plugin_manager, report_problems
 from neta.cli.mcp_server import SessionServer
 from neta.cli.options import DenyOpt, OnlyOpt, ToolsetOpt, WorkspaceOpt
 from neta.errors import ConfigError
-from neta.hosting.auth import check_exposure, refusal
+from neta.hosting.auth import check_exposure, refusal, served_url
 from neta.runtime.agent import Agent
 
 mcp_app = typer.Typer(help="MCP both ways: Neta's tools for MCP clients.", no_args_is_help=True)
@@ -71,7 +71,7 @@ def _serve_http(server: Any, host: str, port: int, token: str | None) -> None:
     import uvicorn
 
     app = _Guard(server.streamable_http_app(host=host), token)
-    typer.echo(f"Neta MCP server on http://{host}:{port}/mcp", err=True)
+    typer.echo(f"Neta MCP server on {served_url(host, port)}/mcp", err=True)
     uvicorn.run(app, host=host, port=port, log_level="warning")
 
 

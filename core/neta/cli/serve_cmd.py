@@ -30,7 +30,7 @@ from neta.cli.options import (
 )
 from neta.errors import ConfigError, NetaError
 from neta.home import neta_home
-from neta.hosting.auth import check_exposure
+from neta.hosting.auth import check_exposure, served_url
 from neta.hosting.config import HostConfig
 from neta.hosting.engines import database_url, describe_store, redis_url, safe_url
 from neta.providers.registry import DEFAULT_PROVIDER, resolve_model_name
@@ -128,7 +128,7 @@ def serve(
     config = _config(settings, pm)
     home = config.home or neta_home()
     typer.echo(
-        f"Neta serving on http://{host}:{port} (console /, WebSocket /ws, REST /v1, docs /docs)"
+        f"Neta serving on {served_url(host, port)} (console /, WebSocket /ws, REST /v1, docs /docs)"
     )
     bus_name = "in-process" if bus_url is None else f"Redis {safe_url(bus_url)}"
     typer.echo(f"store: {describe_store(home, db_url)}; bus: {bus_name}; workers: {workers}")

@@ -118,6 +118,13 @@ def is_loopback(host: str) -> bool:
     return address.is_loopback
 
 
+def served_url(host: str, port: int) -> str:
+    """``http://host:port``, with an IPv6 address in brackets (``http://[::1]:8765``)."""
+    if ":" in host and not host.startswith("["):
+        host = f"[{host}]"
+    return f"http://{host}:{port}"
+
+
 def check_exposure(host: str, token: str | None) -> None:
     """Refuse to serve off loopback without a token.
 

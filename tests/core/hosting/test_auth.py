@@ -8,7 +8,7 @@ import stat
 import httpx
 import pytest
 
-from neta.hosting.auth import is_loopback, refusal
+from neta.hosting.auth import is_loopback, refusal, served_url
 from neta.hosting.config import HostConfig
 from neta.hosting.sqlite_store import SqliteStore
 from neta.providers.scripted import ScriptedProvider
@@ -121,3 +121,17 @@ def test_with_a_token_the_api_docs_need_it_too(serve):
         spec_url = "/openapi.json?token=s3cret"
         assert spec_url in page.text  # the page can fetch the spec it describes
         assert http.get(spec_url).json()["info"]["title"] == "Neta"
+
+
+@pytest.mark.parametrize(
+    ("host", "url"),
+    [
+        ("127.0.0.1", "http://127.0.0.1:8765"),
+        ("localhost", "http://localhost:8765"),
+        ("::1", "http://[::1]:8765"),
+        ("::", "http://[::]:8765"),
+        ("[::1]", "http://[::1]:8765"),
+    ],
+)
+def test_the_address_a_server_prints_is_a_url_for_ipv6_hosts_too(host, url):
+    assert served_url(host, 8765) == url
