@@ -391,20 +391,28 @@ def test_a_web_page_from_another_origin_is_refused_unless_it_has_the_token(serve
     drive(scenario())
 
 
+def slow_final_save(hub, seconds=0.3):
+    """Make the save at the end of each run of ``hub`` take ``seconds`` longer, as a remote
+    store's may; the returned event is set when such a save starts."""
+    saving = threading.Event()
+    save_async = hub.saver.save_async
+
+    async def slow(live, *, stop=True):
+        if not stop:  # the save at a run's end
+            saving.set()
+            await asyncio.sleep(seconds)
+        await save_async(live, stop=stop)
+
+    hub.saver.save_async = slow
+    return saving
+
+
 def test_run_finished_is_sent_once_the_run_is_saved_and_a_cancel_after_it_finds_no_run(serve):
     # a remote store saves a run's end asynchronously; clients told of the end before that
     # save could read a history without the reply, and a cancel_run sent at once cancelled
     # the finished run (no not_running error) while it was being saved
     server = serve([{"text": "done"}] * 2)
-    saver = server.hub.saver
-    save_async = saver.save_async
-
-    async def slow_final_save(live, *, stop=True):
-        if not stop:  # the save at a run's end
-            await asyncio.sleep(0.3)
-        await save_async(live, stop=stop)
-
-    saver.save_async = slow_final_save
+    slow_final_save(server.hub)
 
     async def scenario():
         client, ready = await open_client(server.ws_url())
@@ -426,17 +434,7 @@ def test_run_finished_is_sent_once_the_run_is_saved_and_a_cancel_after_it_finds_
 
 def test_a_cancel_while_the_run_saves_its_end_finds_no_run_and_the_reply_stands(serve):
     server = serve([{"text": "done"}])
-    saving = threading.Event()
-    saver = server.hub.saver
-    save_async = saver.save_async
-
-    async def slow_final_save(live, *, stop=True):
-        if not stop:  # the save at a run's end
-            saving.set()
-            await asyncio.sleep(0.3)
-        await save_async(live, stop=stop)
-
-    saver.save_async = slow_final_save
+    saving = slow_final_save(server.hub)
 
     async def scenario():
         client, ready = await open_client(server.ws_url())

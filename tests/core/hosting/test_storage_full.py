@@ -42,6 +42,14 @@ class FillingDiskWhileThinking(ScriptedProvider):
         return await super().complete(request, on_text)
 
 
+def serve_filling_disk(serve, turns):
+    """A server whose model replays ``turns``, the disk filling up during its first answer."""
+    model = FillingDiskWhileThinking(turns)
+    server = serve([], provider_factory=lambda: model)
+    model.hub = server.hub
+    return server, model
+
+
 def saved_history(tmp_path, session_id):
     with sqlite3.connect(tmp_path / "home" / "neta.db") as db:
         assert db.execute("PRAGMA integrity_check").fetchone() == ("ok",)
@@ -105,9 +113,7 @@ def test_a_tool_call_that_cannot_be_saved_stops_the_run_before_the_tool_runs(ser
     write = {
         "tool_calls": [{"name": "write_file", "arguments": {"path": "out.txt", "content": BIG}}]
     }
-    model = FillingDiskWhileThinking([write, {"text": "wrote it"}])
-    server = serve([], provider_factory=lambda: model)
-    model.hub = server.hub
+    server, model = serve_filling_disk(serve, [write, {"text": "wrote it"}])
 
     async def scenario():
         client, ready = await open_client(server.ws_url())
@@ -177,9 +183,7 @@ def test_the_app_answers_a_failing_store_on_create_with_503_not_500(tmp_path):
 
 
 def test_a_reply_that_cannot_be_saved_ends_the_run_as_an_error_after_telling_why(serve, tmp_path):
-    model = FillingDiskWhileThinking([{"text": BIG}])
-    server = serve([], provider_factory=lambda: model)
-    model.hub = server.hub
+    server, model = serve_filling_disk(serve, [{"text": BIG}])
 
     async def scenario():
         client, ready = await open_client(server.ws_url())
@@ -193,5 +197,6 @@ def test_a_reply_that_cannot_be_saved_ends_the_run_as_an_error_after_telling_why
         return sid
 
     sid = drive(scenario())
+    assert model.remaining == 0  # the reply was made, and could not be saved
     assert len(saved_history(tmp_path, sid)) == 1  # the user's message; not the reply
     assert len(server.hub.view(sid).history) == 1
