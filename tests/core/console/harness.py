@@ -13,25 +13,14 @@ from __future__ import annotations
 import asyncio
 import os
 import re
-import socket
-import threading
-import time
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import uvicorn
-
-import neta
-import neta_base.plugin
-import neta_interaction.plugin
-import neta_planning.plugin
 from neta.hosting.config import HostConfig
-from neta.hosting.hub import SessionHub
 from neta.providers.base import ModelRequest, ModelResponse, TextSink
 from neta.providers.scripted import ScriptedProvider
-from neta.server import create_app, uvicorn_options
+from tests.core.hosting.server_harness import RunningServer, builtin_pm, start_server
 
 HEADLESS_SHELL = Path("/usr/bin/chromium-headless-shell")
 CHROMIUM = Path("/usr/bin/chromium")
@@ -93,18 +82,6 @@ def chromium(profile: Path, width: int = 1280, height: int = 900) -> Any:
     return driver
 
 
-def builtin_pm() -> neta.NetaPluginManager:
-    """The built-in plugins the console's scripts call: files, the plan and clarify."""
-    return neta.create_plugin_manager(
-        load_entrypoints=False,
-        plugins=[
-            ("base", neta_base.plugin),
-            ("planning", neta_planning.plugin),
-            ("interaction", neta_interaction.plugin),
-        ],
-    )
-
-
 class KeywordScripts:
     """A session's model that picks its script by the first word of the session's first
     message, then replays it; text streams word by word, ``pause`` seconds apart."""
@@ -130,24 +107,6 @@ class KeywordScripts:
         return response
 
 
-@dataclass
-class RunningServer:
-    """A server started by ``serve``; ``stop()`` shuts it down."""
-
-    server: uvicorn.Server
-    thread: threading.Thread
-    port: int
-    hub: SessionHub
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}/"
-
-    def stop(self) -> None:
-        self.server.should_exit = True
-        self.thread.join(timeout=15)
-
-
 def serve(
     scripts: dict[str, list[dict[str, Any]]],
     root: Path,
@@ -162,21 +121,7 @@ def serve(
     options.setdefault("plugin_manager", builtin_pm())
     factory: Callable[[], Any] = lambda: KeywordScripts(scripts, pause)  # noqa: E731
     config = HostConfig(workspace=workspace, provider_factory=factory, **options)
-    app = create_app(config)
-    sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    server = uvicorn.Server(
-        uvicorn.Config(app, log_level="warning", lifespan="on", **uvicorn_options(config))
-    )
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started:
-        if time.monotonic() > deadline:
-            raise RuntimeError("the server did not start")
-        time.sleep(0.01)
-    return RunningServer(server, thread, port, app.state.hub)
+    return start_server(config)
 
 
 def wait_for(driver: Any, condition: Callable[[Any], Any], timeout: float = 10) -> Any:

@@ -82,6 +82,11 @@ class RunningServer:
     def http(self) -> str:
         return f"http://127.0.0.1:{self.port}"
 
+    @property
+    def url(self) -> str:
+        """The console's page."""
+        return f"{self.http}/"
+
     def ws_url(self, **query: str) -> str:
         params = "&".join(f"{k}={v}" for k, v in query.items())
         return f"ws://127.0.0.1:{self.port}/ws" + (f"?{params}" if params else "")

@@ -2,39 +2,20 @@
 
 import asyncio
 import json
-import socket
-import threading
-import time
 
-import uvicorn
 from websockets.asyncio.client import connect
 
 import neta
 import neta_interaction.plugin
 from neta.hosting.config import HostConfig
 from neta.providers.scripted import ScriptedProvider
-from neta.server import create_app, uvicorn_options
 from neta_mcp import plugin as mcp_plugin
+from tests.core.hosting.server_harness import start_server
 
 TURNS = [
     {"tool_calls": [{"name": "pick_colour", "arguments": {}}]},
     {"text": "Red it is.", "expect": {"last_message_contains": "painting the shed red"}},
 ]
-
-
-def start_gateway(config):
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    server = uvicorn.Server(
-        uvicorn.Config(create_app(config), log_level="warning", **uvicorn_options(config))
-    )
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while not server.started:
-        assert time.monotonic() < deadline, "the gateway did not start"
-        time.sleep(0.01)
-    return server, thread, sock.getsockname()[1]
 
 
 def test_an_elicitation_travels_the_websocket_as_a_clarify_request(workspace, asking, neta_home):
@@ -49,10 +30,10 @@ def test_an_elicitation_travels_the_websocket_as_a_clarify_request(workspace, as
         provider_factory=lambda: ScriptedProvider(TURNS),
         agent_options={"mcp_servers": {"asker": {"url": asking.url}}},
     )
-    server, thread, port = start_gateway(config)
+    server = start_server(config)
 
     async def scenario():
-        async with connect(f"ws://127.0.0.1:{port}/ws") as ws:
+        async with connect(server.ws_url()) as ws:
 
             async def until(kind):
                 while True:
@@ -76,8 +57,7 @@ def test_an_elicitation_travels_the_websocket_as_a_clarify_request(workspace, as
     try:
         request, result, finished = asyncio.run(scenario())
     finally:
-        server.should_exit = True
-        thread.join(timeout=15)
+        server.stop()
     assert request["question"] == "Which colour for the shed?"
     assert request["choices"] == ["red", "green", "blue"]
     assert result["content"] == "painting the shed red"
