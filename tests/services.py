@@ -77,6 +77,39 @@ def wait_until_serving(
                 time.sleep(0.05)
 
 
+def start_neta_serve(
+    root: Path, turns: list[Any], *options: str, environ: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[bytes], str]:
+    """A ``neta serve`` process replaying ``turns`` on a free port, once it serves: the process
+    and its URL.
+
+    Its workspace is ``root``, its ``NETA_HOME`` ``root/home``, its script ``root/script.json``
+    and its log ``root/serve.log``; ``options`` follow on its command line. Its environment is
+    this process's without ``NETA_`` and ``OPENAI_`` variables, plus ``environ``.
+    """
+    import json
+    import sys
+
+    script = root / "script.json"
+    script.write_text(json.dumps({"turns": turns}))
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("NETA_", "OPENAI_"))}
+    env.update(NETA_HOME=str(root / "home"), **(environ or {}))
+    command = [sys.executable, "-m", "neta", "serve", "--port", str(port), "-p", "scripted"]
+    command += ["--script", str(script), "-w", str(root), *options]
+    log_path = root / "serve.log"
+    with log_path.open("w") as log:
+        proc = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_serving(base, proc, log_path)
+    except BaseException:
+        proc.kill()  # not left running when it did not start as it should
+        proc.wait()
+        raise
+    return proc, base
+
+
 def _wait_for_port(port: int, proc: subprocess.Popen[bytes], what: str) -> None:
     deadline = time.monotonic() + 20
     while time.monotonic() < deadline:

@@ -1,11 +1,8 @@
 """``neta serve`` as a real process."""
 
 import contextlib
-import json
 import os
 import socket
-import subprocess
-import sys
 import threading
 import time
 
@@ -17,7 +14,7 @@ from neta.hosting.auth import check_exposure
 from neta.hosting.sqlite_store import SqliteStore
 from tests import http_clients
 from tests.core.cli.cli_runner import neta_in_process
-from tests.services import free_port, wait_until_serving
+from tests.services import start_neta_serve
 
 
 def env():
@@ -48,43 +45,11 @@ def test_loopback_needs_no_token(host):
     check_exposure(host, None)
 
 
-def start_serve(tmp_path, turns, *extra):
-    """``neta serve`` with a scripted provider on a free port; returns the process and URL."""
-    script = tmp_path / "script.json"
-    script.write_text(json.dumps({"turns": turns}))
-    port = free_port()
-    log = (tmp_path / "serve.log").open("w")
-    proc = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "neta",
-            "serve",
-            "--port",
-            str(port),
-            "-p",
-            "scripted",
-            "--script",
-            str(script),
-            "-w",
-            str(tmp_path),
-            *extra,
-        ],
-        env={**env(), "NETA_HOME": str(tmp_path / "home")},
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    log.close()
-    base = f"http://127.0.0.1:{port}"
-    wait_until_serving(base, proc, tmp_path / "serve.log")
-    return proc, base
-
-
 @pytest.fixture(scope="module")
 def default_serve(tmp_path_factory):
     """One ``neta serve`` with the default options for the tests that only talk to it."""
     root = tmp_path_factory.mktemp("default-serve")
-    proc, base = start_serve(root, [{"text": "served"}])
+    proc, base = start_neta_serve(root, [{"text": "served"}])
     yield root, base
     proc.terminate()
     proc.wait(timeout=15)
@@ -135,7 +100,7 @@ def test_serve_closes_idle_connections_after_its_keep_alive_and_stops_without_wa
     tmp_path,
 ):
     # one server for both (each costs a process): --timeout-keep-alive, then stopping it
-    proc, base = start_serve(
+    proc, base = start_neta_serve(
         tmp_path, [{"text": "much later", "delay": 120}], "--timeout-keep-alive", "1"
     )
     port = int(base.rsplit(":", 1)[1])
