@@ -6,10 +6,12 @@ import gc
 import os
 import weakref
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from tests import freezing
+from tests.conftest import pytest_xdist_auto_num_workers
 
 HOMES: list[str] = []
 
@@ -53,10 +55,6 @@ def test_after_a_modules_last_test_cycles_are_freed_and_what_lives_is_frozen():
 
 @pytest.mark.parametrize(("cores", "workers"), [(1, 3), (2, 6), (3, 8), (16, 8)])
 def test_n_auto_starts_three_workers_per_core_and_at_most_eight(cores, workers, monkeypatch):
-    from types import SimpleNamespace
-
-    from tests.conftest import pytest_xdist_auto_num_workers
-
     monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)))
     config = SimpleNamespace(option=SimpleNamespace(numprocesses="auto"))
@@ -64,10 +62,6 @@ def test_n_auto_starts_three_workers_per_core_and_at_most_eight(cores, workers, 
 
 
 def test_n_auto_leaves_an_explicit_count_to_xdist(monkeypatch):
-    from types import SimpleNamespace
-
-    from tests.conftest import pytest_xdist_auto_num_workers
-
     monkeypatch.setenv("PYTEST_XDIST_AUTO_NUM_WORKERS", "3")
     config = SimpleNamespace(option=SimpleNamespace(numprocesses="auto"))
     assert pytest_xdist_auto_num_workers(config) is None
