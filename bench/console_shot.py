@@ -114,29 +114,31 @@ def main() -> int:
         root = Path(tmp)
         server = serve({"make": SCRIPT}, root, pause=0.01)
         (server.hub.config.workspace / "app.py").write_text(APP)
-        driver = chromium(root / "profile", width=1280, height=900)
         try:
-            started = time.perf_counter()
-            driver.get(server.url)
-            box = wait_for(driver, lambda d: d.find_element(By.ID, "input"))
-            wait_for(driver, lambda d: box.is_enabled())
-            box.send_keys("make the greeting in app.py friendlier")
-            box.send_keys(Keys.ENTER)
-            choice = wait_for(driver, lambda d: d.find_element(By.CSS_SELECTOR, "button.choice"))
-            choice.click()
-            wait_for(
-                driver, lambda d: d.execute_script("return document.body.dataset.running") == "no"
-            )
-            wait_for(driver, lambda d: "main" in d.find_element(By.ID, "messages").text)
-            elapsed = time.perf_counter() - started
-            driver.execute_script("window.scrollTo(0, 0); document.activeElement.blur();")
-            args.out.parent.mkdir(parents=True, exist_ok=True)
-            full_page_screenshot(driver, args.out)
-            width, height = driver.execute_script(
-                "const e = document.documentElement; return [e.clientWidth, e.scrollHeight];"
-            )
+            with chromium(root / "profile", width=1280, height=900) as driver:
+                started = time.perf_counter()
+                driver.get(server.url)
+                box = wait_for(driver, lambda d: d.find_element(By.ID, "input"))
+                wait_for(driver, lambda d: box.is_enabled())
+                box.send_keys("make the greeting in app.py friendlier")
+                box.send_keys(Keys.ENTER)
+                choice = wait_for(
+                    driver, lambda d: d.find_element(By.CSS_SELECTOR, "button.choice")
+                )
+                choice.click()
+                wait_for(
+                    driver,
+                    lambda d: d.execute_script("return document.body.dataset.running") == "no",
+                )
+                wait_for(driver, lambda d: "main" in d.find_element(By.ID, "messages").text)
+                elapsed = time.perf_counter() - started
+                driver.execute_script("window.scrollTo(0, 0); document.activeElement.blur();")
+                args.out.parent.mkdir(parents=True, exist_ok=True)
+                full_page_screenshot(driver, args.out)
+                width, height = driver.execute_script(
+                    "const e = document.documentElement; return [e.clientWidth, e.scrollHeight];"
+                )
         finally:
-            driver.quit()
             server.stop()
     print(f"wrote {args.out}: {width}x{height} px, run finished in {elapsed:.2f} s")
     return 0

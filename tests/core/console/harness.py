@@ -11,15 +11,17 @@ when installed, as it is in CI: these tests then take about a quarter less CPU (
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 from neta.hosting.config import HostConfig
 from neta.providers.base import ModelRequest, ModelResponse, TextSink
 from neta.providers.scripted import ScriptedProvider
+from neta_base.processes import kill_marked
 from tests.core.hosting.server_harness import RunningServer, builtin_pm, start_server
 
 HEADLESS_SHELL = Path("/usr/bin/chromium-headless-shell")
@@ -60,8 +62,9 @@ def browser_binary() -> Path:
     return HEADLESS_SHELL if HEADLESS_SHELL.is_file() else CHROMIUM
 
 
-def chromium(profile: Path, width: int = 1280, height: int = 900) -> Any:
-    """A headless Chromium with a fresh profile in ``profile``; the caller quits it.
+@contextlib.contextmanager
+def chromium(profile: Path, width: int = 1280, height: int = 900) -> Iterator[Any]:
+    """A headless Chromium with a fresh profile in ``profile``, quit on leaving.
 
     ``chromedriver`` makes the profile itself, in its ``TMPDIR``, and removes it on quit. Given
     one with ``--user-data-dir``, it starts the headless shell on no page and waits for ever.
@@ -78,8 +81,14 @@ def chromium(profile: Path, width: int = 1280, height: int = 900) -> Any:
     options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
     service = Service(executable_path=str(CHROMEDRIVER), env={**os.environ, "TMPDIR": str(profile)})
     driver = webdriver.Chrome(service=service, options=options)
-    driver.set_page_load_timeout(15)
-    return driver
+    try:
+        driver.set_page_load_timeout(15)
+        yield driver
+    finally:
+        driver.quit()
+        # the quit leaves the headless shell's browser process running, and its helpers with
+        # it; chromedriver and the browser have the profile as TMPDIR, the helpers end with it
+        kill_marked("TMPDIR", str(profile))
 
 
 class KeywordScripts:
