@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import errno
 import json
 import os
@@ -32,8 +33,15 @@ from neta.errors import ConfigError, NetaError
 from neta.home import neta_home
 from neta.hosting.auth import check_exposure, served_url
 from neta.hosting.config import HostConfig
-from neta.hosting.engines import database_url, describe_store, redis_url, safe_url
-from neta.providers.registry import DEFAULT_PROVIDER, resolve_model_name
+from neta.hosting.engines import (
+    database_url,
+    describe_store,
+    open_bus,
+    open_store,
+    redis_url,
+    safe_url,
+)
+from neta.providers.registry import DEFAULT_PROVIDER, create_provider, resolve_model_name
 from neta.providers.retry import RetryPolicy
 
 KEEP_ALIVE_SECONDS = 75
@@ -126,6 +134,10 @@ def serve(
         )
     check_port_free(host, port)
     config = _config(settings, pm)
+    if workers == 1:
+        served = create_app(config)  # its agent, store and bus: any error is told before serving
+    else:
+        check_worker_config(config)
     home = config.home or neta_home()
     typer.echo(
         f"Neta serving on {served_url(host, port)} (console /, WebSocket /ws, REST /v1, docs /docs)"
@@ -141,7 +153,6 @@ def serve(
         "log_level": "warning",
     }
     if workers == 1:
-        served = create_app(config)
         freeze_startup_objects(serving=True)  # FastAPI, uvicorn and the plugins are loaded
         uvicorn.run(served, **common)
         return
@@ -176,6 +187,22 @@ def _config(settings: dict[str, Any], pm: Any) -> HostConfig:
         plugin_manager=pm,
         agent_options=agent_options,
     )
+
+
+def check_worker_config(config: HostConfig) -> None:
+    """Build once, here, the provider, store and bus each worker process builds from ``config``.
+
+    A worker that cannot build them fails with a traceback and is started again, and again;
+    here the command stops with one error before any worker starts.
+
+    Raises:
+        NetaError: the provider, the store or the bus cannot be made.
+    """
+    create_provider(
+        config.provider, config.plugin_manager, model=config.model, **config.provider_options
+    )
+    open_store(config.home or neta_home(), database_url(config.database_url)).close()
+    asyncio.run(open_bus(redis_url(config.redis_url)).close())
 
 
 def worker_app() -> Any:

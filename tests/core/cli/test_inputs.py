@@ -198,3 +198,33 @@ def test_tools_call_of_a_tool_that_raises_names_the_tool_and_the_exception_type(
     )
     assert isinstance(done.exception, NetaError)
     assert str(done.exception) == "tool 'crash' raised KeyError: 'boom'"
+
+
+@pytest.mark.parametrize("workers", ["1", "2"])
+@pytest.mark.parametrize(
+    ("arguments", "environ", "message"),
+    [
+        (["-p", "scripted"], {}, "Error: the scripted provider needs a script: --script FILE.json"),
+        (
+            ["--script", "{script}"],
+            {"NETA_DATABASE_URL": "mysql://db.example/neta"},
+            "Error: unknown session store 'mysql': use a postgresql:// URL",
+        ),
+    ],
+    ids=["provider", "store"],
+)
+def test_serve_whose_agent_cannot_be_built_says_so_before_serving(
+    capsys, monkeypatch, tmp_path, script, workers, arguments, environ, message
+):
+    # several workers each build the agent in a process of their own: the command checks it
+    # first, rather than each worker failing with a traceback and being started again
+    monkeypatch.setenv("NETA_REDIS_URL", "redis://127.0.0.1:1/0")  # never reached
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    args = [a.format(script=script) for a in arguments]
+    done = run_neta(
+        capsys, "serve", *args, "--workers", workers, "-w", str(tmp_path), "--port", "0"
+    )
+    assert done.code == 2
+    assert done.stdout == ""  # not "Neta serving on ..."
+    assert done.stderr == message + "\n"
