@@ -28,16 +28,18 @@ if TYPE_CHECKING:  # the xdist controller runs no test: it need not import neta
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """``-n auto``: three workers per core, at most eight (``PYTEST_XDIST_AUTO_NUM_WORKERS`` wins).
+    """``-n auto``: two workers per core and one more, at most eight.
 
-    A worker spends about half its time waiting (on a server, a subprocess, a timeout), not
-    computing. With one worker per core the cores stood idle about 40% of the run; with two,
-    10 to 18% (four workers rarely all compute at once); with three, 2 to 6%.
+    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` wins over it. A worker spends about half its time
+    waiting (on a server, a subprocess, a timeout), not computing. On two cores, four workers
+    left them idle 10 to 18% of the run (all four waiting at once); five, 5 to 7%; six, 3 to
+    4%, but each worker also costs CPU to start and import its share, and six took more CPU
+    than five saved.
     """
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") or config.option.numprocesses != "auto":
         return None  # xdist's own answer: the variable, or -n logical
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return min(8, 3 * (cores or 1))
+    return min(8, 2 * (cores or 1) + 1)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
