@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import errno
 import json
 import os
@@ -33,15 +32,8 @@ from neta.errors import ConfigError, NetaError
 from neta.home import neta_home
 from neta.hosting.auth import check_exposure, served_url
 from neta.hosting.config import HostConfig
-from neta.hosting.engines import (
-    database_url,
-    describe_store,
-    open_bus,
-    open_store,
-    redis_url,
-    safe_url,
-)
-from neta.providers.registry import DEFAULT_PROVIDER, create_provider, resolve_model_name
+from neta.hosting.engines import database_url, describe_store, redis_url, safe_url
+from neta.providers.registry import DEFAULT_PROVIDER, resolve_model_name
 from neta.providers.retry import RetryPolicy
 
 KEEP_ALIVE_SECONDS = 75
@@ -99,6 +91,7 @@ def serve(
     """Serve agents over WebSocket (/ws) and REST (/v1); docs at /docs."""
     import uvicorn
 
+    from neta.hosting.hub import check_config
     from neta.server import create_app, uvicorn_options
 
     token = token or os.environ.get("NETA_TOKEN") or None
@@ -136,8 +129,8 @@ def serve(
     config = _config(settings, pm)
     if workers == 1:
         served = create_app(config)  # its agent, store and bus: any error is told before serving
-    else:
-        check_worker_config(config)
+    else:  # each worker makes its own: a configuration none could use fails here, once
+        check_config(config)
     home = config.home or neta_home()
     typer.echo(
         f"Neta serving on {served_url(host, port)} (console /, WebSocket /ws, REST /v1, docs /docs)"
@@ -187,22 +180,6 @@ def _config(settings: dict[str, Any], pm: Any) -> HostConfig:
         plugin_manager=pm,
         agent_options=agent_options,
     )
-
-
-def check_worker_config(config: HostConfig) -> None:
-    """Build once, here, the provider, store and bus each worker process builds from ``config``.
-
-    A worker that cannot build them fails with a traceback and is started again, and again;
-    here the command stops with one error before any worker starts.
-
-    Raises:
-        NetaError: the provider, the store or the bus cannot be made.
-    """
-    create_provider(
-        config.provider, config.plugin_manager, model=config.model, **config.provider_options
-    )
-    open_store(config.home or neta_home(), database_url(config.database_url)).close()
-    asyncio.run(open_bus(redis_url(config.redis_url)).close())
 
 
 def worker_app() -> Any:

@@ -28,7 +28,7 @@ from neta.errors import (
 )
 from neta.events import RunFinished, RunStarted, TodoUpdate, ToolCallStart
 from neta.home import neta_home
-from neta.hosting.bus import LocalBus
+from neta.hosting.bus import Bus, LocalBus
 from neta.hosting.clarify_bridge import ClarifyBridge, note_lost_questions
 from neta.hosting.cluster import Cluster
 from neta.hosting.config import HostConfig
@@ -42,7 +42,7 @@ from neta.hosting.save_points import SavingProvider, SessionSaver, guard_tools
 from neta.hosting.session_guards import SessionGuards
 from neta.hosting.store import Store, StoredSession
 from neta.messages import Message, Usage
-from neta.plugins import create_plugin_manager
+from neta.plugins import NetaPluginManager, create_plugin_manager
 from neta.providers.base import Provider
 from neta.providers.client_pool import ClientPool
 from neta.providers.registry import create_provider
@@ -90,16 +90,43 @@ def _as_saved(event: RunFinished, live: LiveSession) -> RunFinished:
     return event.model_copy(update={"outcome": "error", "reason": reason})
 
 
+def check_config(config: HostConfig) -> None:
+    """Make, then close, the provider, store and bus a hub would make from ``config``.
+
+    For a command starting worker processes that each make a hub: a configuration none of them
+    could use is one error here, before any starts. Call it where no event loop runs.
+
+    Raises:
+        NetaError: the provider, the store or the bus cannot be made.
+    """
+    _provider_of(config, config.plugin_manager or create_plugin_manager())
+    _store_of(config).close()
+    asyncio.run(_bus_of(config).close())
+
+
+def _provider_of(config: HostConfig, pm: NetaPluginManager) -> Provider:
+    if config.provider_factory is not None:
+        return config.provider_factory()
+    options = {"model": config.model, **config.provider_options}
+    return create_provider(config.provider, pm, **options)
+
+
+def _store_of(config: HostConfig) -> Store:
+    return open_store(config.home or neta_home(), database_url(config.database_url))
+
+
+def _bus_of(config: HostConfig) -> Bus:
+    return open_bus(redis_url(config.redis_url))
+
+
 class SessionHub:
     """Creates, finds, runs and ends sessions for the gateway and the REST service."""
 
     def __init__(self, config: HostConfig) -> None:
         self.config = config
         self.pm = config.plugin_manager or create_plugin_manager()
-        self.store: Store = open_store(
-            config.home or neta_home(), database_url(config.database_url)
-        )
-        self.bus = open_bus(redis_url(config.redis_url))
+        self.store: Store = _store_of(config)
+        self.bus = _bus_of(config)
         self.cluster = None if isinstance(self.bus, LocalBus) else Cluster(self, self.bus)
         self.leases = Leases(
             self.store, config.lease_seconds, on_beat=lambda: adopt_orphans_async(self)
@@ -144,10 +171,7 @@ class SessionHub:
             self.leases.start()
 
     def _new_provider(self) -> Provider:
-        if self.config.provider_factory is not None:
-            return self.config.provider_factory()
-        options = {"model": self.config.model, **self.config.provider_options}
-        return create_provider(self.config.provider, self.pm, **options)
+        return _provider_of(self.config, self.pm)
 
     # -- sessions ---------------------------------------------------------------------------
 
