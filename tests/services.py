@@ -77,34 +77,46 @@ def wait_until_serving(
                 time.sleep(0.05)
 
 
-def start_neta_serve(
-    root: Path, turns: list[Any], *options: str, environ: dict[str, str] | None = None
-) -> tuple[subprocess.Popen[bytes], str]:
-    """A ``neta serve`` process replaying ``turns`` on a free port, once it serves: the process
-    and its URL.
+def spawn_neta_serve(
+    root: Path,
+    turns: list[Any],
+    *options: str,
+    name: str = "serve",
+    environ: dict[str, str] | None = None,
+) -> tuple[subprocess.Popen[bytes], str, Path]:
+    """Start a ``neta serve`` process replaying ``turns`` on a free port; the process, its URL
+    and its log. ``start_neta_serve`` also waits until it serves.
 
-    Its workspace is ``root``, its ``NETA_HOME`` ``root/home``, its script ``root/script.json``
-    and its log ``root/serve.log``; ``options`` follow on its command line. Its environment is
+    Its workspace is ``root``, its ``NETA_HOME`` ``root/home``, its script ``root/NAME.json``
+    and its log ``root/NAME.log``; ``options`` follow on its command line. Its environment is
     this process's without ``NETA_`` and ``OPENAI_`` variables, plus ``environ``.
     """
     import json
     import sys
 
-    script = root / "script.json"
+    script = root / f"{name}.json"
     script.write_text(json.dumps({"turns": turns}))
     port = free_port()
     env = {k: v for k, v in os.environ.items() if not k.startswith(("NETA_", "OPENAI_"))}
     env.update(NETA_HOME=str(root / "home"), **(environ or {}))
     command = [sys.executable, "-m", "neta", "serve", "--port", str(port), "-p", "scripted"]
     command += ["--script", str(script), "-w", str(root), *options]
-    log_path = root / "serve.log"
+    log_path = root / f"{name}.log"
     with log_path.open("w") as log:
         proc = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
+    return proc, f"http://127.0.0.1:{port}", log_path
+
+
+def start_neta_serve(
+    root: Path, turns: list[Any], *options: str, environ: dict[str, str] | None = None
+) -> tuple[subprocess.Popen[bytes], str]:
+    """``spawn_neta_serve``, once the process serves: the process and its URL. It is killed
+    when it does not start as it should."""
+    proc, base, log_path = spawn_neta_serve(root, turns, *options, environ=environ)
     try:
         wait_until_serving(base, proc, log_path)
     except BaseException:
-        proc.kill()  # not left running when it did not start as it should
+        proc.kill()
         proc.wait()
         raise
     return proc, base

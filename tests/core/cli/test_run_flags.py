@@ -21,7 +21,7 @@ from neta.runtime.agent import Agent
 from tests import http_clients
 from tests.core.cli.cli_runner import neta_in_process
 from tests.fake_openai import FakeOpenAI, Reply
-from tests.services import free_port, wait_until_serving
+from tests.services import start_neta_serve
 
 
 def env():
@@ -107,22 +107,9 @@ def test_chat_turn_timeout_ends_the_turn_and_the_chat_goes_on(tmp_path):
 
 
 def test_serve_turn_timeout_reaches_every_session(tmp_path):
-    port = str(free_port())
-    base = f"http://127.0.0.1:{port}"
     turns = [{"text": "much later", "delay": 30}]
-    with (tmp_path / "serve.log").open("w") as log:
-        serve = subprocess.Popen(
-            [
-                sys.executable, "-m", "neta", "serve", "--port", port, "-p", "scripted",
-                "--script", script(tmp_path, turns), "-w", str(tmp_path),
-                "--turn-timeout", "1", "--model-timeout", "5",
-            ],
-            env={**env(), "NETA_HOME": str(tmp_path / "home")},
-            stdout=log,
-            stderr=subprocess.STDOUT,
-        )  # fmt: skip
+    serve, base = start_neta_serve(tmp_path, turns, "--turn-timeout", "1", "--model-timeout", "5")
     try:
-        wait_until_serving(base, serve, tmp_path / "serve.log")
         with http_clients.client(base_url=base, timeout=30) as http:
             sid = http.post("/v1/sessions").json()["sessionId"]
             reply = http.post(f"/v1/sessions/{sid}/messages", json={"text": "hi"})

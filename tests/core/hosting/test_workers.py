@@ -9,12 +9,9 @@ third worker of its own beside them, and kills that one.
 from __future__ import annotations
 
 import asyncio
-import json
-import os
 import secrets
 import signal
 import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +21,7 @@ import pytest
 from neta.hosting.cluster import INTERRUPTED_NOTE, INTERRUPTED_REASON
 from tests import http_clients
 from tests.core.hosting.server_harness import ASK, Client, drive, open_client
-from tests.services import free_port, new_database, wait_until_serving
+from tests.services import new_database, spawn_neta_serve, wait_until_serving
 
 LEASE_SECONDS = 1.5
 A_TURNS = [ASK, {"text": "blue it is"}, {"text": "again, from A"}]
@@ -38,34 +35,12 @@ SCENARIO_SECONDS = 60
 class Worker:
     """One ``neta serve`` process replaying ``turns``; ``ready()`` waits until it serves."""
 
-    def __init__(self, home: Path, name: str, env: dict[str, str], turns: list[object]):
-        script = home / f"{name}.json"
-        script.write_text(json.dumps({"turns": turns}))
-        self.port = free_port()
-        self.log = home / f"{name}.log"
-        with self.log.open("w") as log:
-            self.proc = subprocess.Popen(
-                [
-                    sys.executable,
-                    "-m",
-                    "neta",
-                    "serve",
-                    "--port",
-                    str(self.port),
-                    "-p",
-                    "scripted",
-                    "--script",
-                    str(script),
-                    "-w",
-                    str(home),
-                    "--lease-seconds",
-                    str(LEASE_SECONDS),
-                ],
-                env=env,
-                stdout=log,
-                stderr=subprocess.STDOUT,
-            )
-        self.http = f"http://127.0.0.1:{self.port}"
+    def __init__(self, home: Path, name: str, environ: dict[str, str], turns: list[object]):
+        lease = ("--lease-seconds", str(LEASE_SECONDS))
+        self.proc, self.http, self.log = spawn_neta_serve(
+            home, turns, *lease, name=name, environ=environ
+        )
+        self.port = int(self.http.rsplit(":", 1)[1])
         self.interrupted = False
 
     def ready(self) -> Worker:
@@ -110,10 +85,7 @@ class SharedWorkers:
 
     def __init__(self, home: Path, redis_url: str, postgres_url: str) -> None:
         self.home = home
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith(("NETA_", "OPENAI_"))}
-        self.env.update(
-            NETA_HOME=str(home / "home"), NETA_REDIS_URL=redis_url, NETA_DATABASE_URL=postgres_url
-        )
+        self.env = {"NETA_REDIS_URL": redis_url, "NETA_DATABASE_URL": postgres_url}
         self.a = Worker(home, "a", self.env, A_TURNS)
         self.b = Worker(home, "b", self.env, B_TURNS)  # both start at once
         try:
