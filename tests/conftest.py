@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests import bytecode, freezing, shares
+from tests import bytecode, freezing, scratch, shares
 from tests.services import (  # noqa: F401 (fixtures)
     postgres_server,
     postgres_url,
@@ -49,6 +49,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):  # the controller, before any worker starts
         bytecode.compile_sources(config.rootpath)
+        folder = None if config.option.basetemp else scratch.memory_tmpdir(os.environ)
+        if folder is not None:  # workers and the processes tests start inherit TMPDIR
+            scratch.use(folder, os.environ)
     shares.register(config)  # with -n, each worker collects and runs only its share
 
 
