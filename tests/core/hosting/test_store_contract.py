@@ -92,8 +92,14 @@ def test_one_owner_at_a_time_until_release_or_expiry(open_shared):
     first.release("s1", "b")  # not b's to release
     assert not second.acquire("s1", "b", 30)
     first.release("s1", "a")
-    assert second.acquire("s1", "b", 0.3)
-    assert not first.acquire("s1", "a", 30)
+    for _ in range(5):  # again if the machine was so busy that b's lease ran out before a asked
+        asked = time.monotonic()
+        assert second.acquire("s1", "b", 0.3)
+        refused = not first.acquire("s1", "a", 30)
+        if time.monotonic() - asked < 0.3:
+            break
+        first.release("s1", "a")
+    assert refused
     time.sleep(0.5)  # b stopped renewing: its lease lapsed
     assert first.owner("s1") is None
     assert first.acquire("s1", "a", 30)
@@ -102,9 +108,15 @@ def test_one_owner_at_a_time_until_release_or_expiry(open_shared):
 def test_renew_keeps_leases_and_release_all_frees_them(store):
     for sid in ("s1", "s2"):
         store.create(sid, "gateway")
-        assert store.acquire(sid, "a", 0.4)
-    time.sleep(0.2)
-    store.renew("a", 30)
+    for _ in range(5):  # again if the machine was so busy that the leases ran out first
+        taken = time.monotonic()
+        for sid in ("s1", "s2"):
+            assert store.acquire(sid, "a", 0.4)
+        time.sleep(0.2)
+        store.renew("a", 30)
+        if time.monotonic() - taken < 0.4:
+            break
+        store.release_all("a")
     time.sleep(0.3)
     assert not store.acquire("s1", "b", 30)
     store.release_all("a")
