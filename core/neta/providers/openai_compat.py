@@ -35,11 +35,12 @@ import httpx2
 import openai
 from openai.types.chat import ChatCompletion
 
-from neta.errors import ConfigError, ProviderError
+from neta.errors import ProviderError
 from neta.messages import Usage
 from neta.providers.base import ModelRequest, ModelResponse, TextSink
 from neta.providers.client_pool import active_pool
 from neta.providers.json_body import BodyEncoder
+from neta.providers.openai_endpoint import openai_endpoint
 from neta.providers.retry import parse_retry_after
 from neta.providers.tls import client_context
 from neta.tools import ToolCall
@@ -83,13 +84,7 @@ class OpenAIProvider:
         max_retries: int = 0,
         timeout: float = DEFAULT_READ_TIMEOUT,
     ) -> None:
-        base_url = base_url or os.environ.get("OPENAI_BASE_URL") or None
-        api_key = api_key or os.environ.get("OPENAI_API_KEY") or None
-        if base_url is None and api_key is None:
-            raise ConfigError(
-                "the openai provider needs an API key or a base URL: set OPENAI_API_KEY "
-                "(or --api-key), or OPENAI_BASE_URL (or --base-url) for a local server"
-            )
+        base_url, api_key = openai_endpoint(base_url, api_key)
         self.model = model or os.environ.get("OPENAI_MODEL") or "gpt-4o-mini"
         self.stream = stream
         self.url = base_url or "https://api.openai.com/v1"

@@ -16,6 +16,7 @@ from pydantic import InstanceOf, TypeAdapter
 from neta.errors import ConfigError
 from neta.plugins import NetaPluginManager, PluginInfo
 from neta.providers.base import Provider, ProviderSpec
+from neta.providers.openai_endpoint import openai_endpoint
 from neta.suggest import unknown_name_message
 
 _SPECS: TypeAdapter[list[ProviderSpec]] = TypeAdapter(list[InstanceOf[ProviderSpec]])
@@ -25,6 +26,7 @@ DEFAULT_PROVIDER = "openai"
 
 
 def _openai(**options: Any) -> Provider:
+    openai_endpoint(options.get("base_url"), options.get("api_key"))  # before the SDK loads
     from neta.providers.openai_compat import OpenAIProvider  # the SDK loads only when used
 
     return OpenAIProvider(**options)

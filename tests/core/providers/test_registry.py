@@ -1,6 +1,7 @@
 """Providers come from the built-ins and from plugins' ``neta_providers`` hook."""
 
 import asyncio
+import sys
 
 import pytest
 
@@ -121,3 +122,14 @@ def test_provider_entries_say_where_each_provider_comes_from(make_pm):
     assert entries["openai"].source == "core"
     assert entries["openai"].spec.env_vars == ("OPENAI_API_KEY", "OPENAI_BASE_URL", "OPENAI_MODEL")
     assert entries["parrot"].source == "plugin parrot"
+
+
+def test_openai_without_a_key_or_a_url_is_refused_before_its_sdk_loads(make_pm, monkeypatch):
+    # the SDK takes about a second to import: a command missing both says so at once
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.delenv("OPENAI_BASE_URL", raising=False)
+    monkeypatch.setitem(sys.modules, "neta.providers.openai_compat", None)  # cannot be imported
+    with pytest.raises(neta.ConfigError, match="openai provider needs an API key or a base URL"):
+        create_provider("openai", make_pm(), model="gpt-x")
+    with pytest.raises(ImportError):  # given either, the provider is made (here: cannot be)
+        create_provider("openai", make_pm(), base_url="http://127.0.0.1:9/v1")
