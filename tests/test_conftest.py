@@ -53,8 +53,10 @@ def test_after_a_modules_last_test_cycles_are_freed_and_what_lives_is_frozen():
         gc.enable()
 
 
-@pytest.mark.parametrize(("cores", "workers"), [(1, 3), (2, 5), (3, 7), (4, 8), (16, 8)])
-def test_n_auto_starts_two_workers_per_core_and_one_more_at_most_eight(cores, workers, monkeypatch):
+@pytest.mark.parametrize(("cores", "workers"), [(1, 4), (2, 7), (3, 8), (4, 8), (16, 8)])
+def test_n_auto_starts_three_workers_per_core_and_one_more_at_most_eight(
+    cores, workers, monkeypatch
+):
     monkeypatch.delenv("PYTEST_XDIST_AUTO_NUM_WORKERS", raising=False)
     monkeypatch.setattr(os, "sched_getaffinity", lambda pid: set(range(cores)))
     config = SimpleNamespace(option=SimpleNamespace(numprocesses="auto"))
