@@ -50,7 +50,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     if not hasattr(config, "workerinput"):  # the controller, before any worker starts
         bytecode.compile_sources(config.rootpath)
-        folder = None if config.option.basetemp else scratch.memory_tmpdir(os.environ)
+        folder = scratch.memory_tmpdir(os.environ)  # pytest's tmp_path follows, bar --basetemp
         if folder is not None:  # workers and the processes tests start inherit TMPDIR
             scratch.use(folder, os.environ)
     shares.register(config)  # with -n, each worker collects and runs only its share

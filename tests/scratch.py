@@ -8,9 +8,9 @@ or 16 s, and the run 2 to 7 s shorter. The files are as real there; only where t
 them changes.
 
 The controller decides once, before any worker starts, and points ``TMPDIR`` at the folder:
-pytest's ``tmp_path``, :mod:`tempfile` and the processes the tests start all follow it. A
-``TMPDIR`` the user set is kept, and so is the usual folder when there is no tmpfs with room
-(a container's default ``/dev/shm`` holds 64 MB).
+pytest's ``tmp_path`` (unless ``--basetemp`` names another folder), :mod:`tempfile` and the
+processes the tests start all follow it. A ``TMPDIR`` the user set is kept, and so is the usual
+folder when there is no tmpfs with room (a container's default ``/dev/shm`` holds 64 MB).
 """
 
 from __future__ import annotations
