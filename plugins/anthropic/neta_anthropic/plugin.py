@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib.util
+import os
 from typing import Any
 
 import neta
@@ -13,18 +15,36 @@ ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL", "ANTHROPIC_MODEL")
 """The environment variables the provider reads."""
 
 
-def create(**options: Any) -> neta.Provider:
-    """Make an ``AnthropicProvider`` with ``options``, or say that the SDK is missing.
+def endpoint(base_url: str | None, api_key: str | None) -> tuple[str | None, str | None]:
+    """The base URL and key: the ones given, else ``ANTHROPIC_BASE_URL`` / ``ANTHROPIC_API_KEY``.
 
     Raises:
-        ConfigError: the ``anthropic`` SDK is not installed.
+        ConfigError: neither a base URL nor a key, from options or the environment.
     """
-    try:
-        import anthropic  # noqa: F401  (only to learn whether it is installed)
-    except ImportError as exc:
+    base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
+    api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
+    if base_url is None and api_key is None:
+        raise neta.ConfigError(
+            "the anthropic provider needs an API key: set ANTHROPIC_API_KEY (or --api-key), "
+            "or ANTHROPIC_BASE_URL (or --base-url) for a proxy that needs none"
+        )
+    return base_url, api_key
+
+
+def create(**options: Any) -> neta.Provider:
+    """Make an ``AnthropicProvider`` with ``options``, or say what it lacks.
+
+    What it lacks (the SDK itself, or a key or base URL) is found before the SDK is imported,
+    which takes seconds of CPU.
+
+    Raises:
+        ConfigError: the ``anthropic`` SDK is not installed, or neither a key nor a URL is set.
+    """
+    if importlib.util.find_spec("anthropic") is None:
         raise neta.ConfigError(
             f"the anthropic provider needs the anthropic SDK, which is not installed: {INSTALL}"
-        ) from exc
+        )
+    endpoint(options.get("base_url"), options.get("api_key"))
     from neta_anthropic.provider import AnthropicProvider
 
     return AnthropicProvider(**options)

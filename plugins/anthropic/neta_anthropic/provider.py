@@ -27,6 +27,7 @@ from neta import (
     tls_client_context,
 )
 from neta_anthropic.history import system_blocks, to_anthropic, tool_definitions
+from neta_anthropic.plugin import endpoint
 from neta_anthropic.reply import ReplyAssembler, whole_reply
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
@@ -68,13 +69,7 @@ class AnthropicProvider:
         cache: bool = True,
         timeout: float = 600.0,
     ) -> None:
-        base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-        api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
-        if base_url is None and api_key is None:
-            raise ConfigError(
-                "the anthropic provider needs an API key: set ANTHROPIC_API_KEY (or --api-key), "
-                "or ANTHROPIC_BASE_URL (or --base-url) for a proxy that needs none"
-            )
+        base_url, api_key = endpoint(base_url, api_key)
         if max_tokens < 1:
             raise ConfigError(f"max_tokens must be at least 1, not {max_tokens}")
         self.model = model or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL

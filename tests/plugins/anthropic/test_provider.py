@@ -244,3 +244,17 @@ def test_choosing_the_provider_without_the_sdk_says_what_to_install(monkeypatch,
         "the anthropic provider needs the anthropic SDK, which is not installed: "
         "pip install 'neta[anthropic]'"
     )
+
+
+def test_choosing_the_provider_without_a_key_says_so_before_the_sdk_loads(monkeypatch, make_pm):
+    # the SDK takes seconds to import: a command missing both a key and a URL says so at once
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    monkeypatch.delenv("ANTHROPIC_BASE_URL", raising=False)
+    monkeypatch.setitem(sys.modules, "neta_anthropic.provider", None)  # cannot be imported
+    pm = make_pm(anthropic=plugin)
+    with pytest.raises(neta.ConfigError, match="needs an API key: set ANTHROPIC_API_KEY"):
+        neta.Agent(provider="anthropic", model="m", plugin_manager=pm)
+    with pytest.raises(ImportError):  # given a key, the provider is made (here: cannot be)
+        neta.Agent(
+            provider="anthropic", model="m", provider_options={"api_key": "k"}, plugin_manager=pm
+        )
