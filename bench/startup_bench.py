@@ -11,7 +11,9 @@ temporary ``NETA_HOME`` and workspace, with the scripted provider wherever a mod
 - ``chat``: ``neta chat --script s.json`` on a pseudo-terminal, until its prompt shows, then Ctrl-D;
 - ``serve-scripted``: ``neta serve -p scripted --script s.json`` until it answers HTTP, then Ctrl-C;
 - ``serve-openai``: ``neta serve -p openai`` (a base URL nothing listens on), the same way;
-- ``mcp-serve``: ``neta mcp serve`` (stdio) until it answers ``initialize``, then end of input.
+- ``mcp-serve``: ``neta mcp serve`` (stdio) until it answers ``initialize``, then end of input;
+- ``no-key-openai``, ``no-key-anthropic``: ``neta run -p openai|anthropic "hi"`` with no key or
+  base URL, until it exits 2 saying so (before it imports the provider's SDK).
 
 The figure is the child's own CPU time (user + system, from ``wait4``), the median of ``--runs``
 starts after one warm-up start (which also writes the bytecode caches); beside it the spread
@@ -52,11 +54,12 @@ class Place:
     script: Path
 
     def env(self, *, count_imports: bool) -> dict[str, str]:
-        """The child's environment: no inherited Neta or OpenAI settings, caches written."""
+        """The child's environment: no inherited Neta or provider settings, caches written."""
         env = {
             k: v
             for k, v in os.environ.items()
-            if not k.startswith(("NETA_", "OPENAI_")) and k != "PYTHONDONTWRITEBYTECODE"
+            if not k.startswith(("NETA_", "OPENAI_", "ANTHROPIC_"))
+            and k != "PYTHONDONTWRITEBYTECODE"
         }
         env["NETA_HOME"] = str(self.home)
         env["PROMPT_TOOLKIT_NO_CPR"] = "1"
@@ -108,12 +111,12 @@ class _Child:
         return Started(cpu, stderr)
 
 
-def _one_shot(*args: str) -> Callable[[Place, bool], Started]:
+def _one_shot(*args: str, expect: int = 0) -> Callable[[Place, bool], Started]:
     def start(place: Place, count_imports: bool) -> Started:
         child = _Child(
             _neta(*args), place, count_imports, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL
         )
-        return child.finish()
+        return child.finish(expect=(expect,))
 
     return start
 
@@ -220,6 +223,8 @@ COMMANDS: dict[str, Callable[[Place, bool], Started]] = {
     "serve-scripted": _serve("-p", "scripted", "--script", "{script}"),
     "serve-openai": _serve("-p", "openai", "-m", "x", "--base-url", "http://127.0.0.1:9/v1"),
     "mcp-serve": _mcp_serve,
+    "no-key-openai": _one_shot("run", "-p", "openai", "hi", expect=2),
+    "no-key-anthropic": _one_shot("run", "-p", "anthropic", "hi", expect=2),
 }
 
 
