@@ -34,7 +34,8 @@ MIN_FREE_BYTES = 2 << 30
 
 def filesystem(path: Path) -> str:
     """The type of the filesystem holding ``path`` (``tmpfs``, ``ext4``...), from the mount
-    table: the mount point that is the longest prefix of its resolved path."""
+    table: the mount point that is the longest prefix of its resolved path (of two on the same
+    point, the later, which hides the earlier)."""
     resolved = path.resolve()
     found, longest = "", -1
     for line in Path("/proc/self/mounts").read_text().splitlines():
@@ -42,7 +43,7 @@ def filesystem(path: Path) -> str:
         if len(fields) < 3:
             continue
         point = Path(fields[1].replace("\\040", " "))
-        if resolved.is_relative_to(point) and len(point.parts) > longest:
+        if resolved.is_relative_to(point) and len(point.parts) >= longest:
             found, longest = fields[2], len(point.parts)
     return found
 

@@ -38,14 +38,20 @@ def create(**options: Any) -> neta.Provider:
     which takes seconds of CPU.
 
     Raises:
-        ConfigError: the ``anthropic`` SDK is not installed, or neither a key nor a URL is set.
+        ConfigError: the ``anthropic`` SDK is not installed or does not load, or neither a key
+            nor a URL is set.
     """
     if importlib.util.find_spec("anthropic") is None:
         raise neta.ConfigError(
             f"the anthropic provider needs the anthropic SDK, which is not installed: {INSTALL}"
         )
     endpoint(options.get("base_url"), options.get("api_key"))
-    from neta_anthropic.provider import AnthropicProvider
+    try:
+        from neta_anthropic.provider import AnthropicProvider
+    except ImportError as exc:  # installed, but it (or what it needs) does not load
+        raise neta.ConfigError(
+            f"the anthropic provider could not load the anthropic SDK ({exc}): {INSTALL}"
+        ) from exc
 
     return AnthropicProvider(**options)
 
