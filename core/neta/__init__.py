@@ -57,6 +57,7 @@ from neta.paths import PinnedRoot, printable, resolve_in_workspace
 from neta.plugins import NetaPluginManager, PluginInfo, create_plugin_manager
 from neta.providers.base import ModelRequest, ModelResponse, Provider, ProviderSpec, TextSink
 from neta.providers.client_pool import ClientPool, active_pool
+from neta.providers.endpoint import provider_endpoint
 from neta.providers.retry import RetryPolicy, parse_retry_after
 from neta.providers.scripted import ScriptedProvider
 from neta.providers.tls import client_context as tls_client_context
@@ -165,6 +166,7 @@ __all__ = [
     "parse_retry_after",
     "patch_file",
     "printable",
+    "provider_endpoint",
     "read_text",
     "resolve_in_workspace",
     "resolve_session_toolsets",

@@ -39,8 +39,8 @@ from neta.errors import ProviderError
 from neta.messages import Usage
 from neta.providers.base import ModelRequest, ModelResponse, TextSink
 from neta.providers.client_pool import active_pool
+from neta.providers.endpoint import openai_endpoint
 from neta.providers.json_body import BodyEncoder
-from neta.providers.openai_endpoint import openai_endpoint
 from neta.providers.retry import parse_retry_after
 from neta.providers.tls import client_context
 from neta.tools import ToolCall

@@ -16,7 +16,7 @@ from pydantic import InstanceOf, TypeAdapter
 from neta.errors import ConfigError
 from neta.plugins import NetaPluginManager, PluginInfo
 from neta.providers.base import Provider, ProviderSpec
-from neta.providers.openai_endpoint import openai_endpoint
+from neta.providers.endpoint import openai_endpoint
 from neta.suggest import unknown_name_message
 
 _SPECS: TypeAdapter[list[ProviderSpec]] = TypeAdapter(list[InstanceOf[ProviderSpec]])

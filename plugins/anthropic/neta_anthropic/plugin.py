@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib.util
-import os
 from typing import Any
 
 import neta
@@ -21,14 +20,14 @@ def endpoint(base_url: str | None, api_key: str | None) -> tuple[str | None, str
     Raises:
         ConfigError: neither a base URL nor a key, from options or the environment.
     """
-    base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or None
-    api_key = api_key or os.environ.get("ANTHROPIC_API_KEY") or None
-    if base_url is None and api_key is None:
-        raise neta.ConfigError(
-            "the anthropic provider needs an API key: set ANTHROPIC_API_KEY (or --api-key), "
-            "or ANTHROPIC_BASE_URL (or --base-url) for a proxy that needs none"
-        )
-    return base_url, api_key
+    return neta.provider_endpoint(
+        base_url,
+        api_key,
+        base_url_var="ANTHROPIC_BASE_URL",
+        api_key_var="ANTHROPIC_API_KEY",
+        missing="the anthropic provider needs an API key: set ANTHROPIC_API_KEY (or --api-key), "
+        "or ANTHROPIC_BASE_URL (or --base-url) for a proxy that needs none",
+    )
 
 
 def create(**options: Any) -> neta.Provider:

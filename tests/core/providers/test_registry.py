@@ -133,3 +133,16 @@ def test_openai_without_a_key_or_a_url_is_refused_before_its_sdk_loads(make_pm, 
         create_provider("openai", make_pm(), model="gpt-x")
     with pytest.raises(ImportError):  # given either, the provider is made (here: cannot be)
         create_provider("openai", make_pm(), base_url="http://127.0.0.1:9/v1")
+
+
+def test_provider_endpoint_takes_what_is_given_then_the_environment(monkeypatch):
+    names = {"base_url_var": "ECHO_URL", "api_key_var": "ECHO_KEY", "missing": "echo needs a key"}
+    monkeypatch.setenv("ECHO_URL", "")  # empty counts as unset
+    monkeypatch.delenv("ECHO_KEY", raising=False)
+    with pytest.raises(neta.ConfigError, match=r"^echo needs a key$"):
+        neta.provider_endpoint(None, None, **names)
+    monkeypatch.setenv("ECHO_KEY", "from-env")
+    assert neta.provider_endpoint(None, None, **names) == (None, "from-env")
+    assert neta.provider_endpoint("http://h/v1", "given", **names) == ("http://h/v1", "given")
+    monkeypatch.setenv("ECHO_URL", "http://env/v1")
+    assert neta.provider_endpoint(None, None, **names) == ("http://env/v1", "from-env")
