@@ -9,6 +9,7 @@ from pathlib import Path
 
 from neta import ProviderSpec, create_plugin_manager, hookimpl
 from tests.core.cli.cli_runner import neta_in_process
+from tests.processes import wait_gone
 
 
 def neta(*args, input_text=None, cwd=None, env_extra=None):
@@ -279,15 +280,6 @@ def test_chat_without_any_standard_input_ends_quietly(tmp_path):
     assert done.stderr == ""
 
 
-def _gone(pid):
-    """Whether process ``pid`` has ended (a zombie waiting to be reaped has ended too)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except FileNotFoundError:
-        return True
-    return stat.rsplit(")", 1)[1].split()[0] == "Z"
-
-
 def test_ctrl_c_during_a_run_exits_130_and_stops_its_tools(tmp_path):
     import signal
     import time
@@ -340,8 +332,6 @@ def test_ctrl_c_during_a_run_exits_130_and_stops_its_tools(tmp_path):
             proc.communicate()
     assert proc.returncode == 130, err
     assert "Interrupted." in err
-    deadline = time.monotonic() + 4  # before the command would have reached `touch`
-    while not _gone(shell):
-        assert time.monotonic() < deadline, "the tool's shell outlived the run"
-        time.sleep(0.02)
+    # gone before the command would have reached `touch`
+    assert wait_gone([shell], 4) == [], "the tool's shell outlived the run"
     assert not finished.exists()

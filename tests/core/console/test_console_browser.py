@@ -1,12 +1,9 @@
 """The web console end to end: a real headless Chromium against a real server and a scripted
 model. One browser serves the whole module; every test saves a screenshot in its tmp dir."""
 
-import contextlib
 import os
 import re
 import sqlite3
-import time
-from pathlib import Path
 
 import pytest
 
@@ -18,6 +15,7 @@ from tests.core.console.harness import (
     serve,
     wait_for,
 )
+from tests.processes import descendants, wait_gone
 
 missing = browser_missing()
 if os.environ.get("NETA_REQUIRE_SERVICES") == "1":
@@ -364,31 +362,6 @@ def test_a_browser_leaves_none_of_its_processes_running(tmp_path):
     # monitor another sixth)
     with chromium(tmp_path / "profile") as driver:
         driver.get("data:text/html,<p>hi</p>")
-        started = _descendants(driver.service.process.pid)
+        started = descendants(driver.service.process.pid)
         assert len(started) >= 3  # the browser and its helpers
-    deadline = time.monotonic() + 5
-    while alive := [pid for pid in started if _running(pid)]:
-        assert time.monotonic() < deadline, f"still running after the quit: {alive}"
-        time.sleep(0.05)
-
-
-def _descendants(pid):
-    children = {}
-    for entry in Path("/proc").iterdir():
-        with contextlib.suppress(OSError, ValueError):
-            parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
-            children.setdefault(parent, []).append(int(entry.name))
-    found, pending = [], [pid]
-    while pending:
-        below = children.get(pending.pop(), [])
-        found += below
-        pending += below
-    return found
-
-
-def _running(pid):
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state != "Z"  # a zombie has ended
+    assert wait_gone(started, 5) == [], "still running after the quit"

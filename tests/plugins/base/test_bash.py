@@ -3,29 +3,13 @@
 import asyncio
 import os
 import time
-from pathlib import Path
 
 import pydantic
 import pytest
 
 import neta
 from neta_base import bash
-
-
-def alive(pid):
-    """Whether process ``pid`` still runs (a zombie waiting to be reaped counts as gone)."""
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except FileNotFoundError:
-        return False
-    return fields[0] != "Z"
-
-
-def wait_gone(pids, seconds=5.0):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and any(alive(pid) for pid in pids):
-        time.sleep(0.05)
-    return [pid for pid in pids if alive(pid)]
+from tests.processes import wait_gone
 
 
 def test_bash_as_a_function_returns_output_and_exit_code(session):

@@ -7,11 +7,11 @@ it), ``nohup ... &`` and a double fork (re-parented to init).
 import asyncio
 import contextlib
 import time
-from pathlib import Path
 
 import neta
 import neta_base.plugin
 from neta_base import bash
+from tests.processes import alive, wait_gone
 
 ESCAPES = (
     "setsid sh -c 'echo $$ > p1; exec sleep 300' > /dev/null 2>&1 < /dev/null &\n"
@@ -19,21 +19,6 @@ ESCAPES = (
     "( ( sh -c 'echo $$ > p3; exec sleep 300' > /dev/null 2>&1 & ) & )\n"
     "setsid sh -c '( sh -c \"echo \\$\\$ > p4; exec sleep 300\" & )' > /dev/null 2>&1 &\n"
 )
-
-
-def alive(pid):
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    except FileNotFoundError:
-        return False
-    return fields[0] != "Z"
-
-
-def wait_gone(pids, seconds=5.0):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline and any(alive(pid) for pid in pids):
-        time.sleep(0.05)
-    return [pid for pid in pids if alive(pid)]
 
 
 def escaped_pids(workspace, names=("p1", "p2", "p3", "p4")):
