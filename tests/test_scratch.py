@@ -11,7 +11,7 @@ import pytest
 
 from tests import scratch
 
-SHM = Path("/dev/shm")
+SHM = scratch.SHM
 
 
 def shm_with_room() -> bool:
