@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import glob
+import json
 import os
 import pwd
 import secrets
@@ -17,6 +18,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from collections.abc import Iterator
@@ -91,9 +93,6 @@ def spawn_neta_serve(
     and its log ``root/NAME.log``; ``options`` follow on its command line. Its environment is
     this process's without ``NETA_`` and ``OPENAI_`` variables, plus ``environ``.
     """
-    import json
-    import sys
-
     script = root / f"{name}.json"
     script.write_text(json.dumps({"turns": turns}))
     port = free_port()

@@ -40,7 +40,6 @@ class Worker:
         self.proc, self.http, self.log = spawn_neta_serve(
             home, turns, *lease, name=name, environ=environ
         )
-        self.port = int(self.http.rsplit(":", 1)[1])
         self.interrupted = False
 
     def ready(self) -> Worker:
@@ -49,7 +48,7 @@ class Worker:
 
     def ws(self, **query: str) -> str:
         params = "&".join(f"{k}={v}" for k, v in query.items())
-        return f"ws://127.0.0.1:{self.port}/ws" + (f"?{params}" if params else "")
+        return self.http.replace("http://", "ws://", 1) + "/ws" + (f"?{params}" if params else "")
 
     def interrupt(self) -> None:
         """Ask the worker to stop (Ctrl-C), once: a second one would cut its shutdown short."""
