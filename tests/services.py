@@ -79,6 +79,18 @@ def wait_until_serving(
                 time.sleep(0.05)
 
 
+def neta_environ(**extra: str) -> dict[str, str]:
+    """This process's environment for a ``neta`` the test runs, plus ``extra``: without the
+    ``NETA_`` and ``OPENAI_`` settings that would change what it does, ``NETA_HOME`` (each
+    test's own) aside."""
+    kept = {
+        k: v
+        for k, v in os.environ.items()
+        if k == "NETA_HOME" or not k.startswith(("NETA_", "OPENAI_"))
+    }
+    return {**kept, **extra}
+
+
 def spawn_neta_serve(
     root: Path,
     turns: list[Any],
@@ -96,8 +108,7 @@ def spawn_neta_serve(
     script = root / f"{name}.json"
     script.write_text(json.dumps({"turns": turns}))
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NETA_", "OPENAI_"))}
-    env.update(NETA_HOME=str(root / "home"), **(environ or {}))
+    env = neta_environ(NETA_HOME=str(root / "home"), **(environ or {}))
     command = [sys.executable, "-m", "neta", "serve", "--port", str(port), "-p", "scripted"]
     command += ["--script", str(script), "-w", str(root), *options]
     log_path = root / f"{name}.log"

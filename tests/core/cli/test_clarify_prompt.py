@@ -20,6 +20,7 @@ from neta.cli.run_cmd import new_terminal_session
 from neta.providers.scripted import ScriptedProvider
 from neta.runtime.agent import Agent
 from tests.core.cli.cli_runner import neta_in_process
+from tests.services import neta_environ
 
 CHOICES = ["Postgres", "SQLite", "DuckDB"]
 
@@ -215,13 +216,7 @@ def clarify_script(tmp_path, final_expect):
 
 
 def neta_env():
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k == "NETA_HOME" or not k.startswith(("NETA_", "OPENAI_"))
-    }
-    env["NETA_LOAD_PLUGINS"] = "base,planning,interaction"
-    return env
+    return neta_environ(NETA_LOAD_PLUGINS="base,planning,interaction")
 
 
 def neta_args(tmp_path, command, script, *extra):

@@ -1,20 +1,14 @@
 """``neta demo`` runs offline and shows the system at work."""
 
-import os
 import re
 from pathlib import Path
 
 from tests.core.cli.cli_runner import neta_in_process
+from tests.services import neta_environ
 
 
 def run_demo(*args, **env_extra):
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k == "NETA_HOME" or not k.startswith(("NETA_", "OPENAI_"))
-    }
-    env.update(env_extra)
-    return neta_in_process("demo", *args, env={**env, "COLUMNS": "200"})
+    return neta_in_process("demo", *args, env=neta_environ(**{**env_extra, "COLUMNS": "200"}))
 
 
 def test_demo_plans_reads_fuzzy_patches_checks_and_answers():

@@ -1,7 +1,6 @@
 """``neta run``, ``neta chat`` and ``neta prompt`` in real subprocesses."""
 
 import json
-import os
 import re
 import subprocess
 import sys
@@ -10,15 +9,11 @@ from pathlib import Path
 from neta import ProviderSpec, create_plugin_manager, hookimpl
 from tests.core.cli.cli_runner import neta_in_process
 from tests.processes import wait_gone
+from tests.services import neta_environ
 
 
 def neta(*args, input_text=None, cwd=None, env_extra=None):
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k == "NETA_HOME" or not k.startswith(("NETA_", "OPENAI_"))
-    }
-    env.update(env_extra or {})
+    env = neta_environ(**(env_extra or {}))
     return neta_in_process(*args, input_text=input_text, env=env, cwd=cwd)
 
 
@@ -256,11 +251,7 @@ def closed_stdin(tmp_path, *args):
     import shlex
 
     command = shlex.join([sys.executable, "-m", "neta", *args]) + " <&-"
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k == "NETA_HOME" or not k.startswith(("NETA_", "OPENAI_"))
-    }
+    env = neta_environ()
     return subprocess.run(
         ["bash", "-c", command], capture_output=True, text=True, env=env, timeout=60, check=False
     )
@@ -292,11 +283,7 @@ def test_ctrl_c_during_a_run_exits_130_and_stops_its_tools(tmp_path):
     script = write_script(
         tmp_path, [{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}]
     )
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k == "NETA_HOME" or not k.startswith(("NETA_", "OPENAI_"))
-    }
+    env = neta_environ()
     proc = subprocess.Popen(
         [
             sys.executable,

@@ -3,7 +3,6 @@
 import asyncio
 import io
 import json
-import os
 import re
 import signal
 import subprocess
@@ -21,15 +20,11 @@ from neta.runtime.agent import Agent
 from tests import http_clients
 from tests.core.cli.cli_runner import neta_in_process
 from tests.fake_openai import FakeOpenAI, Reply
-from tests.services import start_neta_serve
+from tests.services import neta_environ, start_neta_serve
 
 
 def env():
-    return {
-        k: v
-        for k, v in os.environ.items()
-        if k == "NETA_HOME" or not k.startswith(("NETA_", "OPENAI_"))
-    }
+    return neta_environ()
 
 
 def neta(*args, input_text=None):

@@ -1,7 +1,6 @@
 """``neta serve`` as a real process."""
 
 import contextlib
-import os
 import socket
 import threading
 import time
@@ -14,15 +13,11 @@ from neta.hosting.auth import check_exposure
 from neta.hosting.sqlite_store import SqliteStore
 from tests import http_clients
 from tests.core.cli.cli_runner import neta_in_process
-from tests.services import start_neta_serve
+from tests.services import neta_environ, start_neta_serve
 
 
 def env():
-    return {
-        k: v
-        for k, v in os.environ.items()
-        if k == "NETA_HOME" or not k.startswith(("NETA_", "OPENAI_"))
-    }
+    return neta_environ()
 
 
 def test_serve_off_loopback_without_a_token_refuses_to_start(tmp_path):

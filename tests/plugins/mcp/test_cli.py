@@ -5,12 +5,12 @@ uses the reference time server, a real process.
 """
 
 import json
-import os
 
 import pytest
 
 from tests.core.cli.cli_runner import neta_in_process
 from tests.plugins.mcp.conftest import TIME, write_config
+from tests.services import neta_environ
 
 
 @pytest.fixture
@@ -33,9 +33,7 @@ def time_project(workspace):
 
 def neta(*args, cwd, home):
     """``neta ARGS`` in-process (a stdio MCP server it starts is a real process all the same)."""
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NETA_", "OPENAI_"))}
-    env["NETA_HOME"] = str(home)
-    return neta_in_process(*args, env=env, cwd=cwd)
+    return neta_in_process(*args, env=neta_environ(NETA_HOME=str(home)), cwd=cwd)
 
 
 def test_tools_list_shows_the_server_tools_in_their_toolset(project, neta_home):

@@ -1,16 +1,14 @@
 """An MCP server's elicitation and progress at the terminal, through ``neta chat``."""
 
 import json
-import os
 
 from tests.core.cli.cli_runner import neta_in_process
 from tests.plugins.mcp.conftest import write_config
+from tests.services import neta_environ
 
 
 def neta_env_for(home):
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("NETA_", "OPENAI_"))}
-    env["NETA_HOME"] = str(home)
-    return env
+    return neta_environ(NETA_HOME=str(home))
 
 
 def test_neta_chat_asks_a_server_elicitation_at_the_prompt_and_shows_progress(
