@@ -66,18 +66,13 @@ def call_mark() -> str:
     return secrets.token_hex(8)
 
 
-def marked(variable: str, value: str) -> list[int]:
-    """The pids of the processes (this one aside) whose environment holds ``variable=value``."""
-    return _marked(_needle(variable, value))
-
-
 def kill_marked(variable: str, value: str) -> list[int]:
     """Stop, then kill, every process whose environment holds ``variable=value``.
 
     Returns:
         The pids killed.
     """
-    needle = _needle(variable, value)
+    needle = f"\0{variable}={value}\0".encode()
     stopped: set[int] = set()
     deadline = time.monotonic() + SWEEP_SECONDS
     while time.monotonic() < deadline:
@@ -90,10 +85,6 @@ def kill_marked(variable: str, value: str) -> list[int]:
     for pid in stopped:
         _signal(pid, signal.SIGKILL)
     return sorted(stopped)
-
-
-def _needle(variable: str, value: str) -> bytes:
-    return f"\0{variable}={value}\0".encode()
 
 
 def _marked(needle: bytes) -> list[int]:
