@@ -57,6 +57,12 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 @pytest.hookimpl(wrapper=True)
+def pytest_collection(session: pytest.Session) -> object:
+    with freezing.while_collecting():  # the xdist controller collects nothing: a no-op there
+        return (yield)
+
+
+@pytest.hookimpl(wrapper=True)
 def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> object:
     outcome = yield
     freezing.after_test(item.path, nextitem.path if nextitem else None)

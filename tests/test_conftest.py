@@ -53,6 +53,22 @@ def test_after_a_modules_last_test_cycles_are_freed_and_what_lives_is_frozen():
         gc.enable()
 
 
+def test_while_collecting_the_collector_pauses_then_frees_cycles_and_freezes_the_rest():
+    frozen = gc.get_freeze_count()
+    with freezing.while_collecting():
+        assert not gc.isenabled()
+        garbage = Cycle()
+        gone = weakref.ref(garbage)
+        del garbage
+        kept = Cycle()
+        _ = [[] for _ in range(10 * gc.get_threshold()[0])]  # would set off young collections
+        assert gone() is not None
+    assert gc.isenabled()
+    assert gone() is None
+    assert gc.get_freeze_count() > frozen
+    assert not any(obj is kept for obj in gc.get_objects())
+
+
 @pytest.mark.parametrize(("cores", "workers"), [(1, 4), (2, 7), (3, 8), (4, 8), (16, 8)])
 def test_n_auto_starts_three_workers_per_core_and_one_more_at_most_eight(
     cores, workers, monkeypatch

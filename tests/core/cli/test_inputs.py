@@ -150,21 +150,6 @@ def test_run_json_prints_json_on_stdout_also_on_failure(capsys, tmp_path):
     assert "unknown key 'txt'" in result["reason"]
 
 
-def test_cannot_reach_the_model_api_names_the_url_and_the_variable(capsys, tmp_path):
-    with socket.socket() as closed:
-        closed.bind(("127.0.0.1", 0))
-        port = closed.getsockname()[1]
-    url = f"http://127.0.0.1:{port}/v1"
-    done = run_neta(
-        capsys, "run", "hi", "-p", "openai", "--base-url", url, "--api-key", "k",
-        "--max-tries", "1", "-w", str(tmp_path),
-    )  # fmt: skip
-    assert done.code == 1
-    assert url in done.stderr
-    assert "cannot reach the model API" in done.stderr
-    assert "OPENAI_BASE_URL" in done.stderr
-
-
 class _Raising:
     """A plugin whose one tool raises what no tool should."""
 

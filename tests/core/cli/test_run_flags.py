@@ -5,6 +5,7 @@ import io
 import json
 import re
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -63,6 +64,21 @@ def test_run_max_tries_sets_how_often_a_cut_reply_is_asked_for(tmp_path, tries):
     assert len(server.requests) == tries
     reason = json.loads(done.stdout)["reason"]
     assert "cut off" in reason
+
+
+def test_run_that_cannot_reach_the_model_api_names_the_url_and_the_variable(tmp_path):
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    url = f"http://127.0.0.1:{port}/v1"
+    done = neta(
+        "run", "hi", "-p", "openai", "--base-url", url, "--api-key", "k",
+        "--max-tries", "1", "-w", str(tmp_path),
+    )  # fmt: skip
+    assert done.returncode == 1
+    assert url in done.stderr
+    assert "cannot reach the model API" in done.stderr
+    assert "OPENAI_BASE_URL" in done.stderr
 
 
 def test_run_with_deeply_nested_arguments_still_prints_its_json_result(tmp_path):
