@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib.metadata
 import os
 import re
+import sys
+import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -406,8 +408,48 @@ class _Found(NamedTuple):
     version: str | None
 
 
+_SETTLED_SECONDS = 2.0
+"""How long ago a folder must have last changed for what was found in it to be remembered: a
+change within its timestamp's resolution (a second or two on some file systems) would not
+move it again."""
+
+_PathState = tuple[tuple[str, int], ...]
+_remembered: dict[_PathState, tuple[_Found, ...]] = {}  # the last discovery, by its state
+
+
 def _discover() -> list[_Found]:
     """Every entry point of group ``neta``: Neta's own first, then by name.
+
+    Reading every distribution's metadata is most of what building a plugin manager costs, so
+    the last discovery is remembered while no folder on ``sys.path`` changes: installing or
+    removing a distribution adds or removes a folder there, which changes the folder's
+    modification time. An entry-point file edited in place, without reinstalling, is not
+    noticed by a process that already discovered the plugins.
+    """
+    state = _path_state()
+    if state in _remembered:
+        return list(_remembered[state])
+    found = _read_entry_points()
+    if time.time() - max((mtime for _, mtime in state), default=0) / 1e9 > _SETTLED_SECONDS:
+        _remembered.clear()
+        _remembered[state] = tuple(found)
+    return found
+
+
+def _path_state() -> _PathState:
+    """Each folder on ``sys.path`` with its modification time in ns (-1: not there)."""
+    state = []
+    for entry in sys.path:
+        folder = os.path.abspath(entry or os.curdir)
+        try:
+            state.append((folder, os.stat(folder).st_mtime_ns))
+        except OSError:
+            state.append((folder, -1))
+    return tuple(state)
+
+
+def _read_entry_points() -> list[_Found]:
+    """Discover the entry points (see ``_discover``).
 
     A distribution seen twice on ``sys.path`` counts once; two distributions declaring the
     same entry-point name both appear (the loader reports the second). Each distribution's

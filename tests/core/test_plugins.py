@@ -1,4 +1,7 @@
 import asyncio
+import importlib.metadata
+import os
+import time
 
 import pytest
 from pydantic import BaseModel
@@ -214,6 +217,44 @@ def test_disabled_plugin_is_blocked_before_import(plugin_dir, monkeypatch):
     pm = neta.create_plugin_manager()
     assert not pm.has_plugin("neta_tmp_bomb")
     assert pm.problems == []
+
+
+def counting_metadata_scans(monkeypatch) -> list[int]:
+    """One item per scan of the installed distributions from here on."""
+    scans: list[int] = []
+    scan = importlib.metadata.distributions
+
+    def counted(**kwargs):
+        scans.append(1)
+        return scan(**kwargs)
+
+    monkeypatch.setattr(importlib.metadata, "distributions", counted)
+    return scans
+
+
+def test_discovery_reads_the_metadata_again_only_when_a_folder_on_the_path_changes(
+    plugin_dir, monkeypatch
+):
+    scans = counting_metadata_scans(monkeypatch)
+    plugin_dir.add("neta-tools-first", "neta_tmp_first", echo_source("first", "firstset"))
+    an_hour_ago = time.time() - 3600
+    os.utime(plugin_dir.root, (an_hour_ago, an_hour_ago))  # long settled
+    for _ in range(3):
+        assert "first" in neta.create_plugin_manager(allow=["neta_tmp_first"]).catalog()
+    assert len(scans) == 1
+    plugin_dir.add("neta-tools-second", "neta_tmp_second", echo_source("second", "secondset"))
+    pm = neta.create_plugin_manager(allow=["neta_tmp_first", "neta_tmp_second"])
+    assert {"first", "second"} <= {schema.name for schema in pm.catalog()}
+    assert len(scans) == 2
+
+
+def test_discovery_in_a_folder_changed_a_moment_ago_is_not_remembered(plugin_dir, monkeypatch):
+    # its timestamp may not move at its next change, if that comes within its resolution
+    scans = counting_metadata_scans(monkeypatch)
+    plugin_dir.add("neta-tools-fresh", "neta_tmp_fresh", echo_source("fresh", "freshset"))
+    for _ in range(2):
+        neta.create_plugin_manager(allow=["neta_tmp_fresh"])
+    assert len(scans) == 2
 
 
 def test_builtin_plugins_are_discovered_through_their_entry_points():
