@@ -1,6 +1,8 @@
 import asyncio
 import importlib.metadata
 import os
+import sys
+import sysconfig
 import time
 
 import pytest
@@ -237,6 +239,11 @@ def test_discovery_reads_the_metadata_again_only_when_a_folder_on_the_path_chang
 ):
     scans = counting_metadata_scans(monkeypatch)
     plugin_dir.add("neta-tools-first", "neta_tmp_first", echo_source("first", "firstset"))
+    # the path holds the plugin folder and the standard library alone (neta and pydantic are
+    # imported): no other folder, changed by another process meanwhile, decides the outcome
+    stdlib = {sysconfig.get_path(name) for name in ("stdlib", "platstdlib")}
+    monkeypatch.setattr(sys, "path", [str(plugin_dir.root), *sorted(stdlib)])
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # which would change the folder
     an_hour_ago = time.time() - 3600
     os.utime(plugin_dir.root, (an_hour_ago, an_hour_ago))  # long settled
     for _ in range(3):
