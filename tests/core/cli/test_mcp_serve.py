@@ -2,7 +2,8 @@
 
 Starting ``neta`` costs seconds, so each scenario runs one server and one client session
 (module-scoped fixtures) and the tests read what it recorded; the one ``--http`` server serves
-every HTTP client. Three ``neta`` processes in all.
+every HTTP client. Two ``neta`` processes in all: the test of the toolset flags runs the
+command in this process, with an in-memory client where stdio would be.
 """
 
 import asyncio
@@ -19,6 +20,7 @@ from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
 import neta
+from neta.cli import mcp_cmd
 from tests import http_clients
 from tests.core.cli.cli_runner import neta_in_process
 from tests.services import free_port, wait_until_serving
@@ -156,11 +158,24 @@ def test_todo_updates_arrive_as_log_messages_before_the_result(capable):
     assert entry.data["counts"]["in_progress"] == 1
 
 
-def test_toolset_rules_decide_what_is_served(dirs):
+def test_toolset_rules_decide_what_is_served(dirs, monkeypatch):
     # --only serves exactly the toolsets it names, and --deny takes one of those away again:
-    # without either flag at work, more than the todo tool would be served
-    served = session_with(stdio(dirs, "--only", "planning", "--only", "base", "--deny", "base"), [])
-    assert set(served.tools) == {"todo"}
+    # without either flag at work, more than the todo tool would be served. The command runs
+    # in this process; where it would serve stdio (the tests above), a client lists its tools.
+    served = set()
+
+    async def list_the_tools(server):
+        async with Client(server, mode="legacy") as client:
+            served.update(tool.name for tool in (await client.list_tools()).tools)
+
+    monkeypatch.setattr(mcp_cmd, "_serve_stdio", list_the_tools)
+    workspace, home = dirs
+    done = neta_in_process(
+        "mcp", "serve", "-w", str(workspace), "--only", "planning", "--only", "base",
+        "--deny", "base", env=neta_env(home),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert served == {"todo"}
 
 
 def neta_env(home):

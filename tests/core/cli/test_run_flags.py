@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+import httpx
 import pytest
 from rich.console import Console
 
@@ -21,7 +22,7 @@ from neta.runtime.agent import Agent
 from tests import http_clients
 from tests.core.cli.cli_runner import neta_in_process
 from tests.fake_openai import FakeOpenAI, Reply
-from tests.services import neta_environ, start_neta_serve
+from tests.services import free_port, neta_environ
 
 
 def env():
@@ -117,19 +118,38 @@ def test_chat_turn_timeout_ends_the_turn_and_the_chat_goes_on(tmp_path):
     assert "on time" in done.stdout
 
 
-def test_serve_turn_timeout_reaches_every_session(tmp_path):
+def test_serve_turn_timeout_reaches_every_session(tmp_path, monkeypatch):
+    # the command builds its app here; where uvicorn would serve it, a client calls it
+    import uvicorn
+
+    replies = []
+
+    def serve_here(app, **options):
+        async def scenario():
+            transport = httpx.ASGITransport(app=app)
+            try:
+                async with http_clients.async_client(
+                    transport=transport, base_url=f"http://{options['host']}", timeout=30
+                ) as http:
+                    sid = (await http.post("/v1/sessions")).json()["sessionId"]
+                    replies.append(
+                        await http.post(f"/v1/sessions/{sid}/messages", json={"text": "hi"})
+                    )
+            finally:
+                await app.state.hub.shutdown()
+
+        asyncio.run(scenario())
+
+    monkeypatch.setattr(uvicorn, "run", serve_here)
     turns = [{"text": "much later", "delay": 30}]
-    serve, base = start_neta_serve(tmp_path, turns, "--turn-timeout", "1", "--model-timeout", "5")
-    try:
-        with http_clients.client(base_url=base, timeout=30) as http:
-            sid = http.post("/v1/sessions").json()["sessionId"]
-            reply = http.post(f"/v1/sessions/{sid}/messages", json={"text": "hi"})
-    finally:
-        serve.terminate()
-        serve.wait(timeout=15)
-    body = reply.json()
-    assert body["outcome"] == "error"
-    assert "within 1 s" in json.dumps(body)
+    done = neta(
+        "serve", "-p", "scripted", "--script", script(tmp_path, turns), "-w", str(tmp_path),
+        "--port", str(free_port()), "--turn-timeout", "1", "--model-timeout", "5",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    [reply] = replies
+    assert reply.json()["outcome"] == "error"
+    assert "within 1 s" in json.dumps(reply.json())
 
 
 def test_run_with_an_empty_final_reply_says_it_was_empty(tmp_path):
