@@ -28,19 +28,20 @@ if TYPE_CHECKING:  # the xdist controller runs no test: it need not import neta
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """``-n auto``: three workers per core and one more, at most eight.
+    """``-n auto``: three workers per core, at most eight.
 
     ``PYTEST_XDIST_AUTO_NUM_WORKERS`` wins over it. A worker spends much of its time waiting
-    (on a server, a subprocess, a timeout), not computing, and each worker costs CPU to start
-    and to import its share. On two cores, with the temporary files in memory (``scratch``),
-    four workers left the cores idle 10 to 18% of the run, five about 8%, six 4%, seven 2 to
-    3%. In fresh clones, five took 64 to 73 s, six 61 to 68 s and seven 62 to 70 s (mostly
-    62); eight were no faster than seven.
+    (on a server, a subprocess, a timeout), not computing, so two cores need several; but each
+    worker costs CPU to start and to import its share, and the more run at once, the more
+    CPU the same work takes. With fewer tests starting processes of their own, in fresh
+    clones of the same commit taken in turns, six workers took 54.9 to 64.3 s (mean 58.7) and
+    seven 60.9 to 65.3 s (mean 62.8), six being the faster in four pairs of five; the CPU
+    the run took fell by about 10 s with one worker fewer.
     """
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") or config.option.numprocesses != "auto":
         return None  # xdist's own answer: the variable, or -n logical
     cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return min(8, 3 * (cores or 1) + 1)
+    return min(8, 3 * (cores or 1))
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
