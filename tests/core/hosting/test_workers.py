@@ -140,6 +140,8 @@ def third(workers):
     yield start
     for worker in started:
         worker.stop()
+        # shown if the test fails: a third worker's whole log (it ran for this test alone)
+        print(f"--- {worker.log.name} ---\n{worker.log.read_text(errors='replace')}")
 
 
 class TestTwoWorkers:
