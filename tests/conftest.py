@@ -59,7 +59,7 @@ def pytest_configure(config: pytest.Config) -> None:
 
 @pytest.hookimpl(wrapper=True)
 def pytest_collection(session: pytest.Session) -> object:
-    with freezing.while_collecting():  # the xdist controller collects nothing: a no-op there
+    with freezing.while_collecting():  # the xdist controller collects no tests: it just pauses
         return (yield)
 
 

@@ -413,7 +413,7 @@ _SETTLED_SECONDS = 2.0
 change within its timestamp's resolution (a second or two on some file systems) would not
 move it again."""
 
-_PathState = tuple[tuple[str, int], ...]
+_PathState = tuple[tuple[str, int, int, int, int], ...]
 _remembered: dict[_PathState, tuple[_Found, ...]] = {}  # the last discovery, by its state
 
 
@@ -423,28 +423,37 @@ def _discover() -> list[_Found]:
     Reading every distribution's metadata is most of what building a plugin manager costs, so
     the last discovery is remembered while no folder on ``sys.path`` changes: installing or
     removing a distribution adds or removes a folder there, which changes the folder's
-    modification time. An entry-point file edited in place, without reinstalling, is not
-    noticed by a process that already discovered the plugins.
+    modification time. A folder replaced by another is a change too, whatever its times say.
+    An entry-point file edited in place, without adding or removing a folder next to it, is
+    not noticed by a process that already discovered the plugins.
     """
+    now = time.time()
     state = _path_state()
-    if state in _remembered:
-        return list(_remembered[state])
+    remembered = _remembered.get(state)
+    if remembered is not None:
+        return list(remembered)
     found = _read_entry_points()
-    if time.time() - max((mtime for _, mtime in state), default=0) / 1e9 > _SETTLED_SECONDS:
+    newest = max((mtime for _, _, _, mtime, _ in state), default=0) / 1e9
+    if now - newest > _SETTLED_SECONDS:
         _remembered.clear()
         _remembered[state] = tuple(found)
     return found
 
 
 def _path_state() -> _PathState:
-    """Each folder on ``sys.path`` with its modification time in ns (-1: not there)."""
+    """Each folder on ``sys.path`` with its device, inode, modification and change times.
+
+    The times are in ns; all four are -1 for a folder that is not there.
+    """
     state = []
     for entry in sys.path:
         folder = os.path.abspath(entry or os.curdir)
         try:
-            state.append((folder, os.stat(folder).st_mtime_ns))
+            stat = os.stat(folder)
         except OSError:
-            state.append((folder, -1))
+            state.append((folder, -1, -1, -1, -1))
+        else:
+            state.append((folder, stat.st_dev, stat.st_ino, stat.st_mtime_ns, stat.st_ctime_ns))
     return tuple(state)
 
 

@@ -234,16 +234,21 @@ def counting_metadata_scans(monkeypatch) -> list[int]:
     return scans
 
 
+def only_on_the_path(monkeypatch, folder) -> None:
+    """``sys.path`` holds ``folder`` and the standard library alone (neta and pydantic are
+    imported), and nothing writes bytecode: no other folder's change, by another process or
+    by an import, decides what a test of discovery sees."""
+    stdlib = {sysconfig.get_path(name) for name in ("stdlib", "platstdlib")}
+    monkeypatch.setattr(sys, "path", [str(folder), *sorted(stdlib)])
+    monkeypatch.setattr(sys, "dont_write_bytecode", True)
+
+
 def test_discovery_reads_the_metadata_again_only_when_a_folder_on_the_path_changes(
     plugin_dir, monkeypatch
 ):
     scans = counting_metadata_scans(monkeypatch)
     plugin_dir.add("neta-tools-first", "neta_tmp_first", echo_source("first", "firstset"))
-    # the path holds the plugin folder and the standard library alone (neta and pydantic are
-    # imported): no other folder, changed by another process meanwhile, decides the outcome
-    stdlib = {sysconfig.get_path(name) for name in ("stdlib", "platstdlib")}
-    monkeypatch.setattr(sys, "path", [str(plugin_dir.root), *sorted(stdlib)])
-    monkeypatch.setattr(sys, "dont_write_bytecode", True)  # which would change the folder
+    only_on_the_path(monkeypatch, plugin_dir.root)
     an_hour_ago = time.time() - 3600
     os.utime(plugin_dir.root, (an_hour_ago, an_hour_ago))  # long settled
     for _ in range(3):
@@ -259,9 +264,16 @@ def test_discovery_in_a_folder_changed_a_moment_ago_is_not_remembered(plugin_dir
     # its timestamp may not move at its next change, if that comes within its resolution
     scans = counting_metadata_scans(monkeypatch)
     plugin_dir.add("neta-tools-fresh", "neta_tmp_fresh", echo_source("fresh", "freshset"))
+    only_on_the_path(monkeypatch, plugin_dir.root)
+    os.utime(plugin_dir.root)  # changed just now
     for _ in range(2):
         neta.create_plugin_manager(allow=["neta_tmp_fresh"])
     assert len(scans) == 2
+    an_hour_ago = time.time() - 3600
+    os.utime(plugin_dir.root, (an_hour_ago, an_hour_ago))  # the same folder, settled
+    for _ in range(2):
+        neta.create_plugin_manager(allow=["neta_tmp_fresh"])
+    assert len(scans) == 3
 
 
 def test_builtin_plugins_are_discovered_through_their_entry_points():

@@ -127,16 +127,14 @@ def test_serve_turn_timeout_reaches_every_session(tmp_path, monkeypatch):
     def serve_here(app, **options):
         async def scenario():
             transport = httpx.ASGITransport(app=app)
-            try:
-                async with http_clients.async_client(
+            async with (
+                app.router.lifespan_context(app),  # its start and its end, as uvicorn runs them
+                http_clients.async_client(
                     transport=transport, base_url=f"http://{options['host']}", timeout=30
-                ) as http:
-                    sid = (await http.post("/v1/sessions")).json()["sessionId"]
-                    replies.append(
-                        await http.post(f"/v1/sessions/{sid}/messages", json={"text": "hi"})
-                    )
-            finally:
-                await app.state.hub.shutdown()
+                ) as http,
+            ):
+                sid = (await http.post("/v1/sessions")).json()["sessionId"]
+                replies.append(await http.post(f"/v1/sessions/{sid}/messages", json={"text": "hi"}))
 
         asyncio.run(scenario())
 

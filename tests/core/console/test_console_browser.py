@@ -90,7 +90,7 @@ def browser(tmp_path_factory):
     with chromium(tmp_path_factory.mktemp("profile")) as driver:
         yield driver
         running = descendants(driver.service.process.pid)
-    assert len(running) >= 3  # the browser and its helpers
+    assert len(running) >= 3, f"the browser and its helpers were not running: {running}"
     assert wait_gone(running, 5) == [], "still running after the quit"
 
 
