@@ -34,8 +34,8 @@ def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
     (on a server, a subprocess, a timeout), not computing, so two cores need several; but each
     worker costs CPU to start and to import its share, and the more run at once, the more
     CPU the same work takes. With fewer tests starting processes of their own, in fresh
-    clones of the same commit taken in turns, six workers took 54.9 to 64.3 s (mean 58.7) and
-    seven 60.9 to 65.3 s (mean 62.8), six being the faster in four pairs of five; the CPU
+    clones of the same commit taken in turns, six workers took 54.9 to 64.3 s (mean 58.8) and
+    seven 60.9 to 65.3 s (mean 62.7), six being the faster in five pairs of six; the CPU
     the run took fell by about 10 s with one worker fewer.
     """
     if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") or config.option.numprocesses != "auto":

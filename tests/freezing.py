@@ -8,9 +8,10 @@ freezes what is left (``gc.freeze``): later collections look only at what later 
 still free it as before.
 
 Collecting the tests is the same in small: the worker imports its share's modules and what they
-import, nearly all of it kept to the end, and the collector's passes over that growing heap
-were about a tenth of the CPU collecting took. So the collector is paused while a process
-collects (``while_collecting``); then it collects once and freezes what lives on.
+import, nearly all of it kept to the end, and the collector kept passing over that growing heap
+(``pytest --collect-only`` of the whole suite, in one process: 5.3 s of CPU, 3.8 s with the
+collector paused). So the collector is paused while a process collects (``while_collecting``);
+then it collects once and freezes what lives on.
 """
 
 from __future__ import annotations
