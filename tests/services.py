@@ -81,12 +81,12 @@ def wait_until_serving(
 
 def neta_environ(**extra: str) -> dict[str, str]:
     """This process's environment for a ``neta`` the test runs, plus ``extra``: without the
-    ``NETA_`` and ``OPENAI_`` settings that would change what it does, ``NETA_HOME`` (each
-    test's own) aside."""
+    ``NETA_``, ``OPENAI_`` and ``ANTHROPIC_`` settings that would change what it does,
+    ``NETA_HOME`` (each test's own) aside."""
     kept = {
         k: v
         for k, v in os.environ.items()
-        if k == "NETA_HOME" or not k.startswith(("NETA_", "OPENAI_"))
+        if k == "NETA_HOME" or not k.startswith(("NETA_", "OPENAI_", "ANTHROPIC_"))
     }
     return {**kept, **extra}
 
@@ -103,7 +103,7 @@ def spawn_neta_serve(
 
     Its workspace is ``root``, its ``NETA_HOME`` ``root/home``, its script ``root/NAME.json``
     and its log ``root/NAME.log``; ``options`` follow on its command line. Its environment is
-    this process's without ``NETA_`` and ``OPENAI_`` variables, plus ``environ``.
+    this process's as ``neta_environ`` gives it, plus ``environ``.
     """
     script = root / f"{name}.json"
     script.write_text(json.dumps({"turns": turns}))

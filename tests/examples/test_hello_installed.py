@@ -4,18 +4,16 @@ A real ``neta`` process calls it once; the other commands run in-process.
 """
 
 import json
-import os
 import subprocess
 import sys
 
 import neta
 from tests.core.cli.cli_runner import neta_in_process
+from tests.services import neta_environ
 
 
 def _env(env_extra):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NETA_")}
-    env.update(env_extra or {})
-    return env
+    return neta_environ(**(env_extra or {}))
 
 
 def neta_cli(*args, env_extra=None):

@@ -8,7 +8,6 @@ command in this process, with an in-memory client where stdio would be.
 
 import asyncio
 import contextlib
-import os
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -23,7 +22,7 @@ import neta
 from neta.cli import mcp_cmd
 from tests import http_clients
 from tests.core.cli.cli_runner import neta_in_process
-from tests.services import free_port, wait_until_serving
+from tests.services import free_port, neta_environ, wait_until_serving
 
 PLAN = [{"id": "1", "content": "write tests", "status": "in_progress"}]
 CHOICE = {"question": "Tabs or spaces?", "choices": ["tabs", "spaces"]}
@@ -179,9 +178,7 @@ def test_toolset_rules_decide_what_is_served(dirs, monkeypatch):
 
 
 def neta_env(home):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NETA_")}
-    env["NETA_HOME"] = str(home)
-    return env
+    return neta_environ(NETA_HOME=str(home))
 
 
 @pytest.fixture(scope="module")

@@ -8,13 +8,13 @@ import sys
 import pytest
 
 from tests.core.cli.cli_runner import neta_in_process
+from tests.services import neta_environ
 
 OLD_NS = 1_000_000_000_000_000_000
 
 
 def neta(cwd, *args, stdin=None):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NETA_")}
-    return neta_in_process(*args, input_text=stdin, cwd=cwd, env=env)
+    return neta_in_process(*args, input_text=stdin, cwd=cwd, env=neta_environ())
 
 
 @pytest.fixture

@@ -1,24 +1,18 @@
 """``neta run`` with the anthropic provider, in-process, against the fake API."""
 
 import json
-import os
 
 from neta import create_plugin_manager
 from neta_anthropic import plugin
 from tests.core.cli.cli_runner import neta_in_process
 from tests.fake_anthropic import FakeAnthropic, Reply
+from tests.services import neta_environ
 
 KEY = "sk-ant-test"
 
 
 def neta(*args, **env_extra):
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k == "NETA_HOME" or not k.startswith(("NETA_", "OPENAI_", "ANTHROPIC_"))
-    }
-    env.update(env_extra)
-    return neta_in_process(*args, env=env)
+    return neta_in_process(*args, env=neta_environ(**env_extra))
 
 
 def patch_replies():

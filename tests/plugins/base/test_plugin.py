@@ -1,10 +1,10 @@
 """The ``base`` plugin's wiring: one toolset, five tools with schemas and instances."""
 
 import json
-import os
 
 import neta_base.plugin
 from tests.core.cli.cli_runner import neta_in_process
+from tests.services import neta_environ
 
 BASE_TOOLS = ["bash", "read_file", "write_file", "list_dir", "patch"]
 
@@ -44,8 +44,9 @@ def test_base_plugin_implements_the_toolset_schema_build_and_cleanup_hooks(make_
 
 
 def test_neta_tools_list_only_base_lists_the_five_tools(tmp_path):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NETA_")}
-    done = neta_in_process("tools", "list", "--only", "base", "--json", env=env, cwd=tmp_path)
+    done = neta_in_process(
+        "tools", "list", "--only", "base", "--json", env=neta_environ(), cwd=tmp_path
+    )
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)
     assert sorted(row["name"] for row in rows) == sorted(BASE_TOOLS)
@@ -56,11 +57,10 @@ def test_neta_tools_list_only_base_lists_the_five_tools(tmp_path):
 
 def test_neta_tools_call_read_file_runs_in_the_given_workspace(tmp_path):
     (tmp_path / "hello.txt").write_text("hello\n")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("NETA_")}
     done = neta_in_process(
         *("tools", "call", "read_file"),
         *("--args", json.dumps({"path": "hello.txt"}), "--workspace", str(tmp_path)),
-        env=env,
+        env=neta_environ(),
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "     1\thello\n"
