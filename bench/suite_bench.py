@@ -17,8 +17,9 @@ missing service fail its tests instead of skipping them, as in CI). For each run
 ``--workers 5,6`` sets ``PYTEST_XDIST_AUTO_NUM_WORKERS`` to each count in turn, run after run,
 so a busy spell of the host falls on both; the summary gives each count's median. ``--fresh``
 removes the checkout's bytecode caches before each run (not the virtual environment's), as a
-fresh clone in CI starts. On a shared machine the same commit's time moves by ±10 % as the
-host's load does: compare medians of runs taken in turns.
+fresh clone in CI starts. On a shared machine the same commit's time moves by 10 to 20 % as
+the host's load does (the same work takes that much more CPU): compare medians of runs taken in
+turns.
 """
 
 from __future__ import annotations
