@@ -3,11 +3,19 @@
 from __future__ import annotations
 
 import copy
+import re
 import weakref
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, PydanticUserError, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PydanticUserError,
+    field_validator,
+    model_validator,
+)
 
 from neta.arguments import check_json_schema, validate_with_json_schema, validate_with_model
 from neta.errors import ConfigError, PluginError, ToolConflictError
@@ -15,6 +23,17 @@ from neta.suggest import unknown_name_message
 
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 """What a tool name may be (the limit the OpenAI API puts on function names)."""
+
+_RST_LITERAL = re.compile(r"``(?=\S)(.+?)(?<=\S)``")
+
+
+def as_markdown(text: str) -> str:
+    """``text`` with its reStructuredText literals made Markdown code spans.
+
+    Docstrings write literals in double backticks; models and terminals read single ones.
+    """
+    return _RST_LITERAL.sub(r"`\1`", text)
+
 
 # Keywords whose values are data, not schemas: never rewritten.
 _DATA_KEYWORDS = frozenset({"default", "enum", "const", "examples"})
@@ -53,6 +72,11 @@ class ToolSchema(BaseModel):
     qualified_name: str = Field(default="", pattern=r"^$|" + TOOL_NAME_PATTERN)
     guidance: str = ""
     when_to_use: str = ""
+
+    @field_validator("description", "guidance", "when_to_use")
+    @classmethod
+    def _markdown(cls, text: str) -> str:
+        return as_markdown(text)
 
     @model_validator(mode="after")
     def _one_description(self) -> ToolSchema:
@@ -187,11 +211,29 @@ def _model_schema(args: type[BaseModel], strict: bool) -> dict[str, Any]:
     ``json_schema`` instead).
     """
     made = _MODEL_SCHEMAS.setdefault(args, {})
-    if False not in made:
-        made[False] = args.model_json_schema()
+    if False not in made:  # docstrings and field descriptions are written for Python readers
+        made[False] = _markdown_descriptions(args.model_json_schema())
     if strict and True not in made:
         made[True] = _strict_schema(made[False])
     return made[strict]
+
+
+def _markdown_descriptions(node: Any, key: str = "") -> Any:
+    """``node`` (a JSON schema or part of one) with every ``description`` made Markdown."""
+    if key in _DATA_KEYWORDS:
+        return node
+    if isinstance(node, dict):
+        if key in _SCHEMA_MAPS:
+            return {name: _markdown_descriptions(value) for name, value in node.items()}
+        return {
+            name: as_markdown(value)
+            if name == "description" and isinstance(value, str)
+            else _markdown_descriptions(value, name)
+            for name, value in node.items()
+        }
+    if isinstance(node, list):
+        return [_markdown_descriptions(item) for item in node]
+    return node
 
 
 def _strict_schema(schema: dict[str, Any]) -> dict[str, Any]:

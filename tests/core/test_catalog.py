@@ -1,3 +1,4 @@
+import json
 from collections.abc import Callable
 from typing import Literal
 
@@ -168,3 +169,44 @@ def test_a_model_is_turned_into_json_schema_once_and_each_caller_gets_its_own_co
     assert len(made) == 1
     assert schema.parameters()["properties"]["name"]["type"] == "string"
     assert schema.openai_tool(strict=True)["function"]["parameters"]["required"] == ["name", "loud"]
+
+
+class Quoted(BaseModel):
+    """Arguments of ``quote``: see ``path``."""
+
+    path: str = Field(description="The file, as ``read_file`` takes it; ``a``/``b`` both work.")
+    mode: Literal["x", "y"] = Field(default="x", description="Plain text stays as it is.")
+
+
+def test_rst_literals_reach_the_model_as_markdown_code():
+    tool = neta.ToolSchema(
+        name="quote",
+        toolset="files",
+        description="Quote ``path`` back.",
+        args=Quoted,
+        guidance="Use ``quote`` for files.",
+        when_to_use="When a file must be quoted with ``quote``.",
+    )
+    assert tool.description == "Quote `path` back."
+    assert (tool.guidance, tool.when_to_use) == (
+        "Use `quote` for files.",
+        "When a file must be quoted with `quote`.",
+    )
+    for strict in (False, True):
+        exported = tool.openai_tool(strict=strict)["function"]
+        parameters = exported["parameters"]
+        assert parameters["description"] == "Arguments of `quote`: see `path`."
+        assert parameters["properties"]["path"]["description"] == (
+            "The file, as `read_file` takes it; `a`/`b` both work."
+        )
+        assert parameters["properties"]["mode"]["description"] == "Plain text stays as it is."
+
+
+def test_no_installed_tool_sends_the_model_rst_literals():
+    catalog = neta.create_plugin_manager().catalog()
+    assert len(catalog) > 10
+    for tool in catalog:
+        for strict in (False, True):
+            sent = json.dumps(tool.openai_tool(strict=strict))
+            assert "``" not in sent, f"{tool.name}: {sent}"
+        assert "``" not in tool.guidance + tool.when_to_use, tool.name
