@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
 import typer
 
 from neta.cli.context import echo_json
-from neta.errors import ConfigError, ToolError
+from neta.errors import ConfigError, MatchError, ToolError
 from neta.fuzzy_match.patching import patch_file
 
 
@@ -39,7 +40,8 @@ def patch(
             path, old_text, new_text, replace_all=replace_all, dry_run=dry_run, label=str(path)
         )
     except ToolError as exc:
-        message = in_flag_names(str(exc))
+        # Only the matcher's refusals name the tool's arguments; others quote just the path.
+        message = in_flag_names(str(exc)) if isinstance(exc, MatchError) else str(exc)
         if as_json:
             echo_json({"path": str(path), "changed": False, "error": message})
             raise typer.Exit(1) from None
@@ -63,22 +65,52 @@ def patch(
     typer.echo(outcome.summary() + suffix)
 
 
-_FLAG_NAMES = (
-    ("set replace_all to true", "give --replace-all"),
-    ("replace_all", "--replace-all"),
-    ("old_string", "--old"),
-    ("new_string", "--new"),
-)
+_FLAGS = {
+    "set replace_all to true": "give --replace-all",
+    "replace_all": "--replace-all",
+    "old_string": "--old",
+    "new_string": "--new",
+}
+_ARGUMENT = re.compile(r"\b(?:set replace_all to true|replace_all|old_string|new_string)\b")
+
+_QUOTING_LINE = re.compile(r"(?P<indent> +)(?P<label>file|old_string): +(?P<text>.*)", re.DOTALL)
+"""A line quoting the file's or old_string's text after its label (see ``fuzzy_match``)."""
+
+_LABELS = {"file": "file:  ", "old_string": "--old: "}
+"""The labels of quoting lines, still aligned."""
+
+_REPR = re.compile(r"""(?<!\w)(?:'(?:[^'\\\n]|\\.)*'|"(?:[^"\\\n]|\\.)*")(?!\w)""")
+"""Text quoted inline as Python shows a string (``'# ... rest ...'``)."""
 
 
 def in_flag_names(message: str) -> str:
     """The matcher's refusal, speaking of this command's flags instead of the tool's arguments.
 
-    Its lines (one candidate each) are kept.
+    Only the message's own words change: text it quotes from the file or from ``--old`` is
+    kept as it is, whatever argument names it holds. Blank prose lines are dropped.
     """
-    for argument, flag in _FLAG_NAMES:
-        message = message.replace(argument, flag)
-    return "\n".join(line.rstrip() for line in message.splitlines() if line.strip())
+    lines = []
+    for line in message.split("\n"):
+        quoting = _QUOTING_LINE.fullmatch(line)
+        if quoting is not None:
+            lines.append(quoting["indent"] + _LABELS[quoting["label"]] + quoting["text"])
+        elif line.strip():
+            lines.append(_outside_reprs(line.rstrip()))
+    return "\n".join(lines)
+
+
+def _outside_reprs(line: str) -> str:
+    """``line`` with argument names renamed everywhere but in the strings it quotes."""
+    kept = 0
+    parts = []
+    for quoted in _REPR.finditer(line):
+        parts += [_ARGUMENT.sub(_flag, line[kept : quoted.start()]), quoted[0]]
+        kept = quoted.end()
+    return "".join([*parts, _ARGUMENT.sub(_flag, line[kept:])])
+
+
+def _flag(argument: re.Match[str]) -> str:
+    return _FLAGS[argument[0]]
 
 
 def _same_line_ends(old: str, new: str) -> tuple[str, str]:

@@ -7,6 +7,7 @@ import sys
 
 import pytest
 
+from neta.cli.patch_cmd import in_flag_names
 from tests.core.cli.cli_runner import neta_in_process
 from tests.services import neta_environ
 
@@ -77,6 +78,66 @@ def test_patch_refusal_names_the_command_line_flags(tmp_path):
     assert "--replace-all" in done.stderr
     assert "replace_all" not in done.stderr
     assert "old_string" not in done.stderr
+
+
+SIGNATURE = "def patch(old_string, new_string, replace_all=False):"
+
+
+def quoted(message, label):
+    """The text a refusal quotes after ``label``, its whitespace markers turned back."""
+    prefix = f"    {label}:"
+    lines = [line for line in message.split("\n") if line.startswith(prefix)]
+    assert len(lines) == 1, message
+    return lines[0][len(prefix) :].lstrip(" ").replace("\u00b7", " ").replace("\u2192", "\t")
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_patch_refusal_quotes_the_file_and_old_text_exactly_even_with_argument_names(
+    tmp_path, as_json
+):
+    (tmp_path / "k.py").write_text(SIGNATURE + "\n    pass\n")
+    old = "def patch(old_string, new_strng, replace_all=False):"
+    done = neta(tmp_path, "patch", "k.py", "--old", old, "--new", "x", *(["--json"] * as_json))
+    assert done.returncode == 1
+    message = json.loads(done.stdout)["error"] if as_json else done.stderr.removeprefix("Error: ")
+    assert quoted(message, "file") == SIGNATURE
+    assert quoted(message, "--old") == old
+    assert message.startswith("--old was not found")
+    assert "copy --old exactly" in message
+
+
+def test_patch_refusal_quotes_a_placeholder_line_exactly(tmp_path, source):
+    old = "def main():\n    # ... old_string and replace_all unchanged ...\n    return 9"
+    done = neta(tmp_path, "patch", "app.py", "--old", old, "--new", "x", "--json")
+    assert done.returncode == 1
+    error = json.loads(done.stdout)["error"]
+    assert error.startswith("--old was not found")
+    assert "'# ... old_string and replace_all unchanged ...'" in error
+    assert "--old must be the file's real text" in error
+
+
+def test_patch_refusal_about_the_file_keeps_its_name(tmp_path):
+    (tmp_path / "old_string.bin").write_bytes(b"ab\x00cd")
+    done = neta(tmp_path, "patch", "old_string.bin", "--old", "ab", "--new", "xy")
+    assert done.returncode == 1
+    assert done.stderr.startswith("Error: old_string.bin is a binary file")
+
+
+def test_in_flag_names_renames_arguments_only_outside_quoted_text():
+    message = (
+        "new_string's line '\\'old_string\\' \"replace_all\"' cannot be placed. Set old_string.\n"
+        "- line 2 (the same in the file and old_string)\n"
+        "    file:       replace_all(old_string)\u2028new_string \x0c\n"
+        "    old_string: replace_all(new_string)\n"
+        "Or set replace_all to true."
+    )
+    assert in_flag_names(message) == (
+        "--new's line '\\'old_string\\' \"replace_all\"' cannot be placed. Set --old.\n"
+        "- line 2 (the same in the file and --old)\n"
+        "    file:  replace_all(old_string)\u2028new_string \x0c\n"
+        "    --old: replace_all(new_string)\n"
+        "Or give --replace-all."
+    )
 
 
 def test_patch_json_reports_a_refusal_as_json(tmp_path, source):
