@@ -56,6 +56,7 @@ SLASH_COMMANDS = {
 """The commands ``neta chat`` answers itself; they never reach the model."""
 
 _LEAVE = {"exit", "quit", "/exit", "/quit"}
+_EXIT_HINT = "/help · Ctrl-D exits"
 
 
 def chat(
@@ -94,7 +95,7 @@ def chat(
         try:
             code = asyncio.run(chat.loop())
         finally:
-            agent.end_session(session)
+            agent.end_session(chat.session)  # /clear may have started another
     finally:
         conversations.close()
     raise typer.Exit(code)
@@ -122,21 +123,28 @@ class Chat:
         self.renderer = EventRenderer()
         self.provider_name = type(agent.provider).__name__.removesuffix("Provider").lower()
 
-    def banner(self) -> str:
-        """One line: model, workspace, toolsets, and how to leave."""
-        model = self.agent.model or self.provider_name
-        toolsets = ", ".join(sorted(self.session.toolsets.enabled)) or "none"
+    def banner(self, width: int) -> str:
+        """One line, of ``width`` at most if it can be: model, workspace, toolsets, how to leave.
+
+        How to leave is always there: a long model or workspace name is cut short, and the
+        toolsets that do not fit are counted instead of named.
+        """
         resumed = f" · resumed {self.stored_id[:8]}" if self.stored_id else ""
-        return (
-            f"neta chat · {model} · {self.agent.workspace.name or self.agent.workspace} · "
-            f"toolsets: {toolsets}{resumed} · /help · Ctrl-D to leave"
-        )
+        tail = f"{resumed} · {_EXIT_HINT}"
+        toolsets = sorted(self.session.toolsets.enabled)
+        fewest = _toolsets_fitting(toolsets, 0)
+        room = width - len(tail) - len(fewest) - len("neta chat ·  ·  · ")
+        where = self.agent.workspace.name or str(self.agent.workspace)
+        model, where = _shorten(self.agent.model or self.provider_name, where, max(room, 24))
+        head = f"neta chat · {model} · {where} · "
+        return head + _toolsets_fitting(toolsets, width - len(head) - len(tail)) + tail
 
     async def loop(self) -> int:
         """Converse until the user leaves; returns the exit status."""
         if sys.stdin is None:  # started with standard input closed: nothing will be said
             return 0
-        self.err.print(f"[dim]{escape(self.banner())}[/]", no_wrap=True, overflow="ellipsis")
+        # fitted to the width already; on a very narrow terminal it wraps rather than lose a part
+        self.err.print(f"[dim]{escape(self.banner(self.err.width))}[/]", soft_wrap=True)
         while True:
             try:
                 line = await self.reader.read("you> ")
@@ -171,15 +179,18 @@ class Chat:
                 self.err.print("The todo list is empty.")
             for item in items:
                 self.err.print(f"  [{item.status}] {escape(item.content)}", markup=False)
-        elif name == "/clear":
-            self.session.history.clear()
-            self.stored_id = None
+        elif name == "/clear":  # a new session: empty history and todo list, stored anew
+            fresh = new_terminal_session(self.agent, interactive=True, interrupt=self.interrupt)
+            self.agent.end_session(self.session)
+            self.session, self.stored_id = fresh, None
+            self.renderer = EventRenderer()  # it shows each todo revision once: they restart
             self.err.print("Started a new conversation; the last one stays in `neta logs`.")
         elif name == "/session":
             if self.stored_id is None:
                 self.err.print("Nothing said yet: the conversation is stored from its first turn.")
             else:
-                self.err.print(f"session {self.stored_id} (`neta chat --session {self.stored_id}`)")
+                back = f"session {self.stored_id} (`neta chat --session {self.stored_id}`)"
+                self.err.print(back, soft_wrap=True)  # one line, to copy whole
         else:
             self.err.print(f"Unknown command {escape(name)}; /help lists the commands.")
 
@@ -204,6 +215,34 @@ class Chat:
     async def _run(self, line: str) -> RunResult:
         async with keep_waiting_notice(self.renderer):
             return await self.agent.run(line, session=self.session, on_event=self.renderer)
+
+
+def _toolsets_fitting(names: list[str], room: int) -> str:
+    """``toolsets: a, b, +3 more`` in ``room`` characters, or just how many there are."""
+    if not names:
+        return "toolsets: none"
+    for shown in range(len(names), 0, -1):
+        more = f", +{len(names) - shown} more" if shown < len(names) else ""
+        text = f"toolsets: {', '.join(names[:shown])}{more}"
+        if len(text) <= room:
+            return text
+    return f"{len(names)} toolset{'s' if len(names) > 1 else ''}"
+
+
+def _shorten(model: str, where: str, room: int) -> tuple[str, str]:
+    """``model`` and ``where`` in ``room`` characters together; the shorter one keeps its share."""
+    if len(model) + len(where) <= room:
+        return model, where
+    half = room // 2
+    if len(model) <= half:
+        return model, _cut(where, room - len(model))
+    if len(where) <= half:
+        return _cut(model, room - len(where)), where
+    return _cut(model, half), _cut(where, room - half)
+
+
+def _cut(text: str, most: int) -> str:
+    return text if len(text) <= most else text[: most - 1] + "…"
 
 
 @contextlib.contextmanager

@@ -83,6 +83,7 @@ def test_chat_has_line_editing_a_one_line_banner_and_a_history_kept_in_neta_home
     screen = first.expect("you>")
     [banner] = [line for line in screen.splitlines() if "neta chat · " in line]
     assert "scripted · ws · toolsets: base, crew" in banner
+    assert banner.endswith("/help · Ctrl-D exits")  # how to leave, whatever the width
     assert len(screen.splitlines()) == 2  # the banner is one line
     first.type("I am Aa" + LEFT + "d\r")  # ← moves the cursor: it is not sent as text
     first.expect("Hi Ada.")
