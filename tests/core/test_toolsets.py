@@ -76,3 +76,18 @@ def test_crew_child_session_lacks_the_user_channel(tmp_path):
 def test_denying_a_toolset_that_is_not_installed_is_accepted():
     result = neta.resolve_toolsets(SPECS, denied=["kubernetes"], capabilities={"user_channel"})
     assert result.enabled == ("base", "planning", "interaction")
+
+
+@pytest.mark.parametrize(
+    "options",
+    [{"preset": ["nosuch"]}, {"toolsets": ["nosuch"]}, {"deny": ["plannig"]}],
+    ids=["preset", "requested", "denied typo"],
+)
+def test_an_agent_refuses_an_unknown_toolset_when_made_not_per_session(options, tmp_path):
+    with pytest.raises(neta.ConfigError, match="unknown toolset"):
+        neta.Agent(workspace=tmp_path, **options)
+
+
+def test_an_agent_may_deny_a_toolset_nothing_installs(tmp_path):
+    agent = neta.Agent(workspace=tmp_path, deny=["kubernetes"])
+    assert "kubernetes" not in agent.new_session().toolsets.enabled

@@ -91,17 +91,31 @@ def _as_saved(event: RunFinished, live: LiveSession) -> RunFinished:
 
 
 def check_config(config: HostConfig) -> None:
-    """Make, then close, the provider, store and bus a hub would make from ``config``.
+    """Make, then close, the agent (its provider, its toolsets), store and bus a hub would make.
 
     For a command starting worker processes that each make a hub: a configuration none of them
     could use is one error here, before any starts. Call it where no event loop runs.
 
     Raises:
-        NetaError: the provider, the store or the bus cannot be made.
+        NetaError: the provider, the store or the bus cannot be made, or a toolset is unknown.
     """
-    _provider_of(config, config.plugin_manager or create_plugin_manager())
+    _agent_of(config, config.plugin_manager or create_plugin_manager())
     _store_of(config).close()
     asyncio.run(_bus_of(config).close())
+
+
+def _agent_of(config: HostConfig, pm: NetaPluginManager) -> Agent:
+    """The agent of a hub: its provider made, its toolset names checked."""
+    return Agent(
+        provider=_provider_of(config, pm),
+        model=config.model,
+        toolsets=config.toolsets,
+        deny=config.deny,
+        workspace=config.workspace,
+        plugin_manager=pm,
+        max_turns=config.max_turns,
+        **config.agent_options,
+    )
 
 
 def _provider_of(config: HostConfig, pm: NetaPluginManager) -> Provider:
@@ -125,6 +139,7 @@ class SessionHub:
     def __init__(self, config: HostConfig) -> None:
         self.config = config
         self.pm = config.plugin_manager or create_plugin_manager()
+        self.agent = _agent_of(config, self.pm)  # a bad provider or toolset fails before the store
         self.store: Store = _store_of(config)
         self.bus = _bus_of(config)
         self.cluster = None if isinstance(self.bus, LocalBus) else Cluster(self, self.bus)
@@ -140,16 +155,6 @@ class SessionHub:
             config.clarify_timeout,
             self.saver.save_async,
             self.saver.fail,
-        )
-        self.agent = Agent(
-            provider=self._new_provider(),
-            model=config.model,
-            toolsets=config.toolsets,
-            deny=config.deny,
-            workspace=config.workspace,
-            plugin_manager=self.pm,
-            max_turns=config.max_turns,
-            **config.agent_options,
         )
         self._live: dict[str, LiveSession] = {}
         self._idle: OrderedDict[str, None] = OrderedDict()

@@ -38,7 +38,7 @@ from neta.runtime.reply_check import (
 from neta.session import ClarifyFn, EntryKind, SessionCapabilities, SessionContext
 from neta.session_tools import BoundTool, build_session_tools, resolve_session_toolsets
 from neta.todos import InMemoryTodoStore
-from neta.toolsets import ToolsetResolution
+from neta.toolsets import ToolsetResolution, resolve_toolsets
 
 EventCallback = Callable[[Event], None]
 """Receives each event of a run, synchronously, on the event loop's thread."""
@@ -152,6 +152,8 @@ class Agent:
         toolsets: toolsets requested on top of the defaults.
         preset: when given, exactly these toolsets instead of the defaults.
         deny: toolsets never given (deny wins).
+            A toolset name none of the plugins has raises ``ConfigError`` here, before any
+            session starts; only ``deny`` accepts one unlike every installed toolset's name.
         workspace: the root every file tool is confined to.
         plugin_manager: the plugins to use; by default all installed ones.
         entry: how sessions are started (``cli``, ``gateway``, ``service``, ``crew``).
@@ -213,6 +215,13 @@ class Agent:
         self.pm.configure_host(
             Path(workspace).resolve(), {"mcp_servers": dict(mcp_servers)} if mcp_servers else {}
         )
+        self.requested = tuple(toolsets)
+        self.preset = None if preset is None else tuple(preset)
+        self.deny = tuple(deny)
+        # an unknown toolset name fails here, once, rather than each session it would start
+        resolve_toolsets(
+            self.pm.toolset_specs(), preset=self.preset, requested=self.requested, denied=self.deny
+        )
         if provider is None or isinstance(provider, str):
             provider, model = resolve_model_name(provider, model, self.pm)
         if isinstance(provider, str):
@@ -222,9 +231,6 @@ class Agent:
             provider = create_provider(provider, self.pm, model=model, **options)
         self.provider: Provider | None = provider
         self.model = model
-        self.requested = tuple(toolsets)
-        self.preset = None if preset is None else tuple(preset)
-        self.deny = tuple(deny)
         self.workspace = Path(workspace).resolve()
         self.entry: EntryKind = entry
         self.max_turns = max_turns

@@ -62,3 +62,72 @@ def test_tools_list_only_marks_the_other_toolsets_off(capsys):
 def test_debug_is_accepted_after_the_sub_command(capsys):
     done = run_neta(capsys, "plugins", "--debug")
     assert done.code == 0, done.stderr
+
+
+TOOLSET_COMMANDS = [["run", "hi"], ["chat"], ["prompt"], ["tools", "list"], ["serve"]]
+
+
+@pytest.fixture
+def toolset_command(tmp_path, monkeypatch):
+    """Run one of the commands taking toolset flags, offline: a scripted model, no server.
+
+    Returns ``run(command, *flags)`` and the list of apps ``neta serve`` would have served.
+    """
+    import uvicorn
+
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": [{"text": "done"}]}))
+    served: list[object] = []
+    monkeypatch.setattr(uvicorn, "run", lambda app, **options: served.append(app))
+
+    def run(capsys, command, *flags):
+        model = ["--script", str(script)] if command[0] in ("run", "chat", "serve") else []
+        port = ["--port", "0"] if command[0] == "serve" else []
+        where = [] if command[0] == "tools" else ["-w", str(tmp_path)]
+        return run_neta(capsys, *command, *model, *port, *where, *flags)
+
+    return run, served
+
+
+@pytest.mark.parametrize("command", TOOLSET_COMMANDS, ids=" ".join)
+@pytest.mark.parametrize(
+    ("flags", "named"),
+    [
+        (["-t", "nosuch"], "'nosuch'"),
+        (["--only", "nosuch"], "'nosuch'"),
+        (["-t", "plannig"], "did you mean 'planning'"),
+        (["--deny", "plannig"], "did you mean 'planning'"),  # a typo would leave it on
+    ],
+)
+def test_an_unknown_toolset_is_refused_alike_by_every_command_before_anything_runs(
+    capsys, toolset_command, command, flags, named
+):
+    run, served = toolset_command
+    done = run(capsys, command, *flags)
+    assert done.code == 2, done.stdout + done.stderr
+    assert done.stderr.startswith("Error: ")
+    assert "unknown toolset" in done.stderr
+    assert named in done.stderr
+    assert served == []  # neta serve refused before serving
+    assert json.loads(run_neta(capsys, "logs", "--json").stdout) == []  # no conversation kept
+
+
+@pytest.mark.parametrize("command", TOOLSET_COMMANDS, ids=" ".join)
+def test_denying_a_toolset_nothing_installs_is_accepted_by_every_command(
+    capsys, toolset_command, command
+):
+    run, served = toolset_command
+    done = run(capsys, command, "--deny", "kubernetes")
+    assert done.code == 0, done.stdout + done.stderr
+    assert len(served) == (command == ["serve"])
+
+
+def test_serve_with_several_workers_refuses_an_unknown_toolset_before_starting_them(
+    capsys, toolset_command, monkeypatch
+):
+    run, served = toolset_command
+    monkeypatch.setenv("NETA_REDIS_URL", "redis://127.0.0.1:9/0")  # never reached
+    done = run(capsys, ["serve"], "--workers", "2", "--only", "nosuch")
+    assert done.code == 2, done.stdout + done.stderr
+    assert "unknown toolset 'nosuch'" in done.stderr
+    assert served == []

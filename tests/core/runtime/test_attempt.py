@@ -485,12 +485,7 @@ def test_a_session_that_fails_to_build_is_ended_for_the_plugins(tmp_path):
     pm = neta.create_plugin_manager(
         load_entrypoints=False, plugins=[("kit", kit), ("lifecycle", Lifecycle())]
     )
-    agent = Agent(
-        provider=ScriptedProvider([]),
-        plugin_manager=pm,
-        workspace=tmp_path,
-        toolsets=["no_such_toolset"],
-    )
-    with pytest.raises(neta.ConfigError, match="no_such_toolset"):
-        agent.new_session(session_id="s1")
+    agent = Agent(provider=ScriptedProvider([]), plugin_manager=pm, workspace=tmp_path)
+    with pytest.raises(neta.ConfigError, match="no_such_toolset"):  # the agent's were checked
+        agent.new_session(session_id="s1", toolsets=["no_such_toolset"])
     assert seen == [("start", "s1"), ("end", "s1")]
