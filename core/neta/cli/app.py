@@ -24,6 +24,7 @@ from neta.cli import (
     toolsets_cmd,
 )
 from neta.cli.collector import freeze_startup_objects, own_process
+from neta.cli.options import show_installed_providers
 from neta.cli.plugin_env import unknown_disabled_plugins
 from neta.errors import ConfigError, NetaError
 from neta.plugins import NetaPluginManager, create_plugin_manager
@@ -114,7 +115,9 @@ def main(argv: list[str] | None = None) -> None:
             typer.echo(f"Warning: {warning}", err=True)
         state.pm.notify("neta_commands", app=app)
         freeze_startup_objects()  # the core, the plugins and their commands are loaded
-        returned = app(args=args, prog_name="neta", obj=state, standalone_mode=False)
+        command = typer.main.get_command(app)
+        show_installed_providers(command, state.pm)
+        returned = command.main(args=args, prog_name="neta", obj=state, standalone_mode=False)
         code = returned if isinstance(returned, int) else 0
     except typer.Exit as exc:
         code = exc.exit_code

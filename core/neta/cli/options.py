@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import typer
 
-from neta.providers.registry import DEFAULT_PROVIDER
+from neta.providers.registry import DEFAULT_PROVIDER, provider_entries
 from neta.providers.retry import DEFAULT_MAX_TRIES
 from neta.runtime.attempt import DEFAULT_TURN_TIMEOUT
+
+if TYPE_CHECKING:
+    from neta.plugins import NetaPluginManager
 
 
 def _existing_directory(value: Path | None) -> Path | None:
@@ -22,11 +26,25 @@ def _existing_directory(value: Path | None) -> Path | None:
     return value.resolve()
 
 
+def show_installed_providers(command: Any, pm: NetaPluginManager) -> None:
+    """Name ``pm``'s providers in the help of each ``--provider`` option of ``command``.
+
+    ``command`` is the click command built from the app; its sub-commands are done too. The
+    option then reads ``--provider [openai|scripted|...]``.
+    """
+    names = "|".join(entry.spec.name for entry in provider_entries(pm))
+    for param in command.params:
+        if param.name == "provider":
+            param.metavar = f"[{names}]"
+    for sub in getattr(command, "commands", {}).values():
+        show_installed_providers(sub, pm)
+
+
 ProviderOpt = typer.Option(
     None,
     "--provider",
     "-p",
-    metavar="NAME",
+    metavar="NAME",  # the installed providers' names once the plugins are loaded (main)
     help=f"Model provider (see `neta providers`; default: the model's provider: prefix, "
     f"scripted with --script, else {DEFAULT_PROVIDER}).",
     show_default=False,

@@ -131,3 +131,9 @@ def test_serve_with_several_workers_refuses_an_unknown_toolset_before_starting_t
     assert done.code == 2, done.stdout + done.stderr
     assert "unknown toolset 'nosuch'" in done.stderr
     assert served == []
+
+
+@pytest.mark.parametrize("command", [["run"], ["chat"], ["serve"]])
+def test_help_lists_the_installed_providers(capsys, command):
+    text = " ".join(run_neta(capsys, *command, "-h").stdout.split())
+    assert "-p, --provider [openai|scripted|anthropic]" in text
