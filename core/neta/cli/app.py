@@ -24,8 +24,10 @@ from neta.cli import (
     toolsets_cmd,
 )
 from neta.cli.collector import freeze_startup_objects, own_process
+from neta.cli.context import echo_json
 from neta.cli.options import show_installed_providers
 from neta.cli.plugin_env import unknown_disabled_plugins
+from neta.cli.run_cmd import failed_run_json
 from neta.errors import ConfigError, NetaError
 from neta.plugins import NetaPluginManager, create_plugin_manager
 
@@ -127,7 +129,7 @@ def main(argv: list[str] | None = None) -> None:
         typer.echo("\nInterrupted.", err=True)
         code = 130
     except typer.TyperException as exc:  # a usage error: an unknown option, a bad value
-        code = _report_usage(exc)
+        code = _report_usage(exc, args)
     except NetaError as exc:
         code = _report(exc, debug, code=2 if isinstance(exc, ConfigError) else 1)
     except KeyboardInterrupt:
@@ -155,11 +157,18 @@ def _take_debug(args: list[str]) -> tuple[list[str], bool]:
     return kept, len(kept) != len(args)
 
 
-def _report_usage(exc: typer.TyperException) -> int:
-    """A usage error as one line, ending with where to read the command's help."""
+def _report_usage(exc: typer.TyperException, args: list[str]) -> int:
+    """A usage error as one line, ending with where to read the command's help.
+
+    ``neta run --json`` also prints it on stdout, as the JSON result of a run that failed: a
+    script reading stdout gets JSON whatever went wrong.
+    """
     ctx = getattr(exc, "ctx", None)
     where = ctx.command_path if ctx is not None else "neta"
     message = " ".join(str(getattr(exc, "format_message", exc.__str__)()).split())
+    options = args[: args.index("--")] if "--" in args else args
+    if ctx is not None and ctx.command.name == "run" and "--json" in options:
+        echo_json(failed_run_json(message))
     typer.echo(f"Error: {message} (see '{where} -h')", err=True)
     code = getattr(exc, "exit_code", 2)
     return code if isinstance(code, int) else 2

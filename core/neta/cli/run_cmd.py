@@ -144,10 +144,15 @@ def run(
     try:
         code = _run(ctx, message, continue_, session_id, workspace, as_json, no_input, make_agent)
     except NetaError as exc:
-        if as_json:  # a script reads stdout: it gets JSON whatever happened
-            echo_json({"outcome": "error", "reason": str(exc), "text": "", "session_id": None})
+        if as_json:  # a script reads stdout: it gets JSON whatever happened (usage errors: main)
+            echo_json(failed_run_json(str(exc)))
         raise
     raise typer.Exit(code)
+
+
+def failed_run_json(reason: str) -> dict[str, object]:
+    """What ``neta run --json`` prints for a run that could not start."""
+    return {"outcome": "error", "reason": reason, "text": "", "session_id": None}
 
 
 def _run(

@@ -150,6 +150,30 @@ def test_run_json_prints_json_on_stdout_also_on_failure(capsys, tmp_path):
     assert "unknown key 'txt'" in result["reason"]
 
 
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (["hi", "-w", "{tmp}/nope"], "does not exist"),  # an option's own check
+        (["hi", "--max-turns", "0"], "--max-turns"),
+        (["", "-w", "{tmp}"], "the task is empty"),  # checked by the command itself
+        (["hi", "-c", "-w", "{tmp}"], "no conversation"),
+        (["--json", "hi", "-w", "{tmp}", "--no-such-option"], "No such option"),  # --json first
+    ],
+    ids=["workspace", "max-turns", "empty task", "nothing to continue", "unknown option"],
+)
+def test_run_json_prints_json_on_stdout_for_usage_errors_too(capsys, tmp_path, args, said):
+    script = tmp_path / "s.json"
+    script.write_text('{"turns": [{"text": "done"}]}')
+    args = [arg.replace("{tmp}", str(tmp_path)) for arg in args]
+    done = run_neta(capsys, "run", *args, "--script", str(script), "--json")
+    assert done.code == 2, done.stdout + done.stderr
+    result = json.loads(done.stdout)
+    assert (result["outcome"], result["text"], result["session_id"]) == ("error", "", None)
+    assert said in result["reason"]
+    assert done.stderr.startswith("Error: ")  # as without --json
+    assert said in done.stderr
+
+
 class _Raising:
     """A plugin whose one tool raises what no tool should."""
 
