@@ -72,6 +72,7 @@ class EventRenderer:
         self._notice_shown = False
         self._frame = 0
         self._todo_revision = -1
+        self._list_shown_by_call = False  # the one running call's todo list is on screen
 
     @property
     def answer_on_stdout(self) -> bool:
@@ -126,11 +127,17 @@ class EventRenderer:
             self.console.print(f"{prefix}[cyan]→ {escape(event.name)}[/] [dim]{preview}[/]")
         elif isinstance(event, ToolResultEvent):
             mark = Text.from_markup(f"{prefix}{'[red]✗[/]' if event.is_error else '[green]✓[/]'} ")
-            self.console.print(mark + result_preview(event.content))
+            content = event.content
+            if self._list_shown_by_call and not prefix and not event.is_error:
+                content = content.split("\n", 1)[0]  # the list itself is in the panel above
+            self._list_shown_by_call = False
+            self.console.print(mark + result_preview(content))
         elif isinstance(event, TodoUpdate):
             if event.revision != self._todo_revision:  # the same list, told twice, shows once
                 self._todo_revision = event.revision
                 self.console.print(_todo_table(event))
+                # with one call running, its result repeats the list: that shows one line only
+                self._list_shown_by_call = not prefix and self._running_calls == 1
         elif isinstance(event, ClarifyRequest):
             self.console.print(f"{prefix}[yellow]? {escape(event.question)}[/]")
         elif isinstance(event, ToolProgress):

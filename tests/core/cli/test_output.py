@@ -39,6 +39,22 @@ def test_each_todo_update_prints_once():
     assert err.getvalue().count("write tests") == 2
 
 
+def test_a_todo_update_shows_its_list_once_not_again_in_the_tools_result():
+    render, err, _ = renderer()
+    listed = "Todo list, revision 1: 1 in progress\n- [in_progress] 1: write tests"
+    render(ToolCallStart(call_id="c1", name="todo", arguments='{"todos": []}'))
+    render(TodoUpdate(todos=[{"content": "write tests", "status": "in_progress"}], counts={},
+                      revision=1))  # fmt: skip
+    render(ToolResultEvent(call_id="c1", name="todo", content=listed))
+    shown = err.getvalue()
+    assert shown.count("write tests") == 1  # the panel
+    assert "✓ Todo list, revision 1: 1 in progress" in shown  # the result's first line
+    # a result with no list shown during its call is previewed whole, as before
+    render(ToolCallStart(call_id="c2", name="todo", arguments='{"todos": []}'))
+    render(ToolResultEvent(call_id="c2", name="todo", content=listed))
+    assert err.getvalue().count("write tests") == 2
+
+
 def test_tool_calls_go_to_the_progress_stream_and_text_to_the_answer_stream():
     render, err, out = renderer()
     render(ToolCallStart(call_id="c", name="read_file", arguments='{"path": "a"}'))
