@@ -117,11 +117,21 @@ def _app_as_started() -> Iterator[None]:
             t.registered_groups[:] = groups
 
 
-def run_neta(capsys: pytest.CaptureFixture[str], *args: str, stdin: str = "") -> Done:
-    """``neta ARGS`` with ``stdin`` piped in; the exit status and what it printed."""
+class _TypedIn(io.StringIO):
+    """Standard input that says it is a terminal: what was typed at it, read as a user types."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def run_neta(
+    capsys: pytest.CaptureFixture[str], *args: str, stdin: str = "", typed: bool = False
+) -> Done:
+    """``neta ARGS`` with ``stdin`` piped in (``typed``: typed at a terminal); the exit status
+    and what it printed."""
     capsys.readouterr()  # what came before is not this command's
     saved = sys.stdin
-    sys.stdin = io.StringIO(stdin)
+    sys.stdin = _TypedIn(stdin) if typed else io.StringIO(stdin)
     try:
         with _app_as_started():
             main(list(args))

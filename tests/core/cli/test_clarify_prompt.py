@@ -19,7 +19,7 @@ from neta.cli.clarify_prompt import terminal_clarify
 from neta.cli.run_cmd import new_terminal_session
 from neta.providers.scripted import ScriptedProvider
 from neta.runtime.agent import Agent
-from tests.core.cli.cli_runner import neta_in_process
+from tests.core.cli.cli_runner import neta_in_process, run_neta
 from tests.services import neta_environ
 
 CHOICES = ["Postgres", "SQLite", "DuckDB"]
@@ -293,3 +293,20 @@ def test_neta_run_on_a_terminal_asks_and_continues_with_the_answer(tmp_path):
     assert proc.returncode == 0, stderr
     assert "? Which database?" in stderr
     assert stdout == "Done.\n"
+
+
+def test_tools_call_clarify_on_a_terminal_asks_there_and_gives_the_answer(capsys):
+    question = json.dumps({"question": "Pick a colour?", "choices": ["red", "blue"]})
+    done = run_neta(capsys, "tools", "call", "clarify", "--args", question, stdin="2\n", typed=True)
+    assert done.code == 0, done.stderr
+    assert "? Pick a colour?" in done.stderr
+    assert "2. blue" in done.stderr
+    assert "User answered: blue" in done.stdout
+
+
+def test_tools_call_clarify_without_a_terminal_says_nobody_can_answer(capsys):
+    question = json.dumps({"question": "Pick a colour?", "choices": ["red", "blue"]})
+    done = run_neta(capsys, "tools", "call", "clarify", "--args", question, stdin="2\n")
+    assert done.code == 0, done.stderr
+    assert "? Pick a colour?" not in done.stderr  # nobody was asked
+    assert "User answered" not in done.stdout  # what stdin held is no answer
