@@ -343,6 +343,8 @@ def show_outcome(result: RunResult, *, one_shot: bool = False, streamed: bool = 
     if result.outcome == "awaiting_input":
         hint = AWAITING_HINT if one_shot else "(answer with your next message)"
         typer.echo(hint, err=True)
+    elif result.outcome == "error":  # said as every error is, usage errors too
+        typer.echo(f"Error: {' '.join(result.reason.split())}", err=True)
     elif result.outcome != "completed":
         typer.echo(f"Run ended: {result.outcome}: {result.reason}", err=True)
     else:

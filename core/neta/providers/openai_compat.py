@@ -24,7 +24,9 @@ reused, not encoded again (``neta.providers.json_body``).
 
 from __future__ import annotations
 
+import errno
 import os
+import socket
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -360,8 +362,23 @@ def _broken(exc: BaseException) -> _CutOff:
     return _CutOff(f"the connection broke ({type(cause).__name__}: {said})")
 
 
+def _connect_failure(exc: BaseException) -> str:
+    """Why a connection could not be made, in plain words (not the transport's own text)."""
+    failures = [e for e in _chain(exc) if isinstance(e, OSError)]
+    for failure in failures:
+        if isinstance(failure, ConnectionRefusedError) or failure.errno == errno.ECONNREFUSED:
+            return "connection refused"
+        if isinstance(failure, socket.gaierror):
+            return "the host name does not resolve"
+    for failure in failures:
+        if failure.errno is not None:
+            said = os.strerror(failure.errno)
+            return said[:1].lower() + said[1:]  # "network is unreachable"
+    return "the connection could not be made"
+
+
 def _unreachable(exc: Exception, model: str, url: str) -> ProviderError:
-    reason = str(exc.__cause__ or exc) if _refused(exc) else str(exc)
+    reason = _connect_failure(exc) if _refused(exc) else str(exc)
     return ProviderError(
         f"cannot reach the model API: {reason} (is the server up? the URL comes from "
         "--base-url or OPENAI_BASE_URL)",

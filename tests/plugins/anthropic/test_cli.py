@@ -98,7 +98,7 @@ def test_bad_key_ends_the_run_with_one_line_naming_provider_model_and_url(tmp_pa
         )  # fmt: skip
     assert done.exit_code == 1
     assert done.stderr.splitlines()[0] == (
-        f"Run ended: error: anthropic model 'claude-test' at {server.base_url}: "
+        f"Error: anthropic model 'claude-test' at {server.base_url}: "
         "model API answered 401: invalid API key"
     )
     assert len(done.stderr.splitlines()) == 2  # and the summary line
