@@ -28,6 +28,7 @@ Only the CLI and the host apps catch broadly; everything else lets these travel.
 
 from __future__ import annotations
 
+import errno
 from collections.abc import Sequence
 
 
@@ -277,3 +278,21 @@ class StorageUnavailable(HostError):
     """
 
     code = "storage_unavailable"
+
+
+_OS_REASONS = {
+    errno.ENOENT: "no such file or directory",
+    errno.EISDIR: "it is a directory, not a file",
+    errno.EACCES: "permission denied",
+    errno.EPERM: "operation not permitted",
+    errno.ENOTDIR: "a parent is not a directory",
+    errno.ENXIO: "it is not a regular file",
+    errno.ENOSPC: "no space left on the device",
+    errno.EROFS: "the file system is read-only",
+}
+
+
+def os_reason(exc: OSError) -> str:
+    """Why an operation on a file failed, in words (not the ``[Errno N] …`` of the exception)."""
+    said = exc.strerror or str(exc)
+    return _OS_REASONS.get(exc.errno or 0, said[:1].lower() + said[1:])

@@ -14,7 +14,7 @@ import uuid
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from neta.errors import ConfigError, StorageUnavailable
+from neta.errors import ConfigError, StorageUnavailable, os_reason
 from neta.home import neta_home
 from neta.hosting.sqlite_store import SqliteStore
 from neta.messages import Message
@@ -77,15 +77,19 @@ class Conversations:
     """The CLI's conversations in ``home`` (default ``NETA_HOME``)."""
 
     def __init__(self, home: Path | None = None) -> None:
-        path = (home or neta_home()) / "neta.db"
+        home = home or neta_home()
+        if home.is_file():
+            raise ConfigError(f"NETA_HOME {str(home)!r} is a file; set it to a directory")
+        path = home / "neta.db"
         try:
             self.store = SqliteStore(path)
             self._db = sqlite3.connect(path, isolation_level=None)
             self._db.execute("PRAGMA busy_timeout=5000")
             self._db.executescript(_SCHEMA)
         except (OSError, sqlite3.Error) as exc:
+            reason = os_reason(exc) if isinstance(exc, OSError) else str(exc)
             raise StorageUnavailable(
-                f"cannot open the conversation store {path}: {exc} (set NETA_HOME to a "
+                f"cannot open the conversation store {path}: {reason} (set NETA_HOME to a "
                 "writable directory)"
             ) from exc
         self.owner = f"cli-{os.getpid()}-{uuid.uuid4().hex[:8]}"

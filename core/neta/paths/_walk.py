@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from neta.errors import ToolError, WorkspaceError
+from neta.errors import ToolError, WorkspaceError, os_reason
 from neta.paths._printable import printable
 
 MAX_SYMLINKS = 40
@@ -282,13 +282,4 @@ def open_dir_at(spot: Spot) -> int:
 
 def os_error(action: str, path: Path, exc: OSError) -> ToolError:
     """A ``ToolError`` saying in words why ``action`` failed on ``path``."""
-    reasons = {
-        errno.ENOENT: "no such file or directory",
-        errno.EISDIR: "it is a directory, not a file",
-        errno.EACCES: "permission denied",
-        errno.EPERM: "operation not permitted",
-        errno.ENOTDIR: "a parent is not a directory",
-        errno.ENXIO: "it is not a regular file",
-    }
-    reason = reasons.get(exc.errno or 0, exc.strerror or str(exc))
-    return ToolError(f"cannot {action} {printable(path)}: {reason}")
+    return ToolError(f"cannot {action} {printable(path)}: {os_reason(exc)}")

@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from neta.errors import ConfigError, ProviderError
+from neta.errors import ConfigError, ProviderError, os_reason
 from neta.messages import Usage
 from neta.providers.base import ModelRequest, ModelResponse, TextSink
 from neta.tools import ToolCall
@@ -109,7 +109,9 @@ class ScriptedProvider:
             return cls(json.loads(Path(path).read_text(encoding="utf-8")))
         except ConfigError as exc:
             raise ConfigError(f"script {str(path)!r}: {exc}") from None
-        except (OSError, ValueError) as exc:
+        except OSError as exc:
+            raise ConfigError(f"cannot load script {str(path)!r}: {os_reason(exc)}") from exc
+        except ValueError as exc:
             raise ConfigError(f"cannot load script {str(path)!r}: {exc}") from exc
 
     @property

@@ -237,3 +237,22 @@ def test_serve_whose_agent_cannot_be_built_says_so_before_serving(
     assert done.code == 2
     assert done.stdout == ""  # not "Neta serving on ..."
     assert done.stderr == message + "\n"
+
+
+def test_a_neta_home_that_is_a_file_is_a_configuration_error_said_plainly(
+    capsys, monkeypatch, tmp_path
+):
+    home = tmp_path / "home"
+    home.write_text("")
+    monkeypatch.setenv("NETA_HOME", str(home))
+    done = run_neta(capsys, "logs")
+    assert done.code == 2
+    assert done.stderr == f"Error: NETA_HOME {str(home)!r} is a file; set it to a directory\n"
+
+
+def test_a_script_that_is_a_folder_is_refused_in_plain_words(capsys, tmp_path):
+    done = run_neta(capsys, "run", "hi", "--script", str(tmp_path), "-w", str(tmp_path))
+    assert done.code == 2
+    assert done.stderr == (
+        f"Error: cannot load script {str(tmp_path)!r}: it is a directory, not a file\n"
+    )
