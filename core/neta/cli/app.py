@@ -185,7 +185,7 @@ def _report(exc: BaseException, debug: bool, *, code: int) -> int:
             "run again with --debug for the traceback and report it"
         )
     typer.echo(
-        f"Error: {' '.join(message.split())}" if "\n" not in message else f"Error: {message}",
+        f"Error: {message}",  # as said: a quoted text's spaces are part of it
         err=True,
     )
     return code

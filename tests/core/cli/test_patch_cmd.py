@@ -216,3 +216,11 @@ def test_patch_command_needs_exactly_one_of_each_pair_else_exit_2(tmp_path, sour
     assert done.returncode == 2
     assert done.stderr.startswith("Error: give exactly one of --")
     assert snapshot(source) == before
+
+
+def test_patch_refusal_on_stderr_keeps_the_spaces_of_what_it_quotes(tmp_path, source):
+    old = "def main():\n    #  ...  rest  of  it  ...\n    return 9"
+    done = neta(tmp_path, "patch", "app.py", "--old", old, "--new", "x")
+    assert done.returncode == 1
+    assert done.stderr.startswith("Error: --old was not found")
+    assert "'#  ...  rest  of  it  ...'" in done.stderr
