@@ -24,7 +24,7 @@ from neta.suggest import unknown_name_message
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 """What a tool name may be (the limit the OpenAI API puts on function names)."""
 
-_RST_LITERAL = re.compile(r"``(?=\S)(.+?)(?<=\S)``")
+_RST_LITERAL = re.compile(r"``(?=[^\s`])([^`]+?)(?<=[^\s`])``")
 
 
 def as_markdown(text: str) -> str:

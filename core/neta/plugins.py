@@ -95,6 +95,18 @@ class NetaPluginManager(pluggy.PluginManager):
         self._catalog = self._toolsets = None
         self.rejected_tools = set()
 
+    def release_host(self) -> None:
+        """Let the plugins let go of what they keep for the host (servers, connections).
+
+        Its ``HostSettings`` is replaced by an equal new one.
+
+        A plugin keeping such things per host ties them to that object (``weakref.finalize``),
+        so they are released as it goes; the next use starts them again.
+        """
+        self.host = HostSettings(self.host.workspace, dict(self.host.options))
+        self._catalog = self._toolsets = None
+        self.rejected_tools = set()
+
     def register(self, plugin: object, name: str | None = None) -> str | None:
         """Register ``plugin`` (see pluggy); the cached catalog is rebuilt on next use.
 

@@ -188,6 +188,13 @@ def test_rst_literals_reach_the_model_as_markdown_code():
         when_to_use="When a file must be quoted with ``quote``.",
     )
     assert tool.description == "Quote `path` back."
+    # a span that holds a backtick has no single-backtick form: it is left as it is
+    assert (
+        neta.ToolSchema(
+            name="q", toolset="files", description="Type ``a`b`` as is.", args=Quoted
+        ).description
+        == "Type ``a`b`` as is."
+    )
     assert (tool.guidance, tool.when_to_use) == (
         "Use `quote` for files.",
         "When a file must be quoted with `quote`.",

@@ -1,3 +1,6 @@
+import weakref
+from dataclasses import replace
+
 import pytest
 
 import neta
@@ -91,3 +94,60 @@ def test_an_agent_refuses_an_unknown_toolset_when_made_not_per_session(options, 
 def test_an_agent_may_deny_a_toolset_nothing_installs(tmp_path):
     agent = neta.Agent(workspace=tmp_path, deny=["kubernetes"])
     assert "kubernetes" not in agent.new_session().toolsets.enabled
+
+
+class ServerKeeper:
+    """A plugin that starts something per host (as MCP does its servers) and stops it with it."""
+
+    def __init__(self) -> None:
+        self.started = 0
+        self.stopped = 0
+
+    @neta.hookimpl
+    def neta_toolsets(self, host):
+        self.started += 1
+        weakref.finalize(host, self._stop)
+        return [neta.ToolsetSpec(name="kept", description="per-host servers", default=False)]
+
+    def _stop(self) -> None:
+        self.stopped += 1
+
+
+def test_an_unknown_provider_is_told_before_the_plugins_start_anything(make_pm, tmp_path):
+    keeper = ServerKeeper()
+    with pytest.raises(neta.ConfigError, match="unknown provider"):
+        neta.Agent(provider="nosuch", plugin_manager=make_pm(keeper=keeper), workspace=tmp_path)
+    assert keeper.started == 0
+
+
+def test_released_host_state_is_let_go_and_made_again_on_next_use(make_pm, tmp_path):
+    keeper = ServerKeeper()
+    pm = make_pm(keeper=keeper)
+    neta.Agent(plugin_manager=pm, workspace=tmp_path, toolsets=["kept"])
+    assert (keeper.started, keeper.stopped) == (1, 0)
+    pm.release_host()
+    assert keeper.stopped == 1
+    assert [spec.name for spec in pm.toolset_specs()] == ["kept"]
+    assert keeper.started == 2
+
+
+def test_checking_a_host_config_leaves_nothing_the_plugins_started(make_pm, tmp_path):
+    from neta.hosting.config import HostConfig
+    from neta.hosting.hub import check_config
+
+    keeper = ServerKeeper()
+    script = tmp_path / "script.json"
+    script.write_text('{"turns": [{"text": "ok"}]}')
+    config = HostConfig(
+        provider="scripted",
+        provider_options={"script": str(script)},
+        workspace=tmp_path,
+        home=tmp_path / "home",
+        toolsets=["kept"],
+        plugin_manager=make_pm(keeper=keeper),
+    )
+    check_config(config)
+    assert (keeper.started, keeper.stopped) == (1, 1)
+    with pytest.raises(neta.ConfigError, match="unknown toolset 'nosuch'"):
+        check_config(replace(config, toolsets=["nosuch"]))
+    assert keeper.stopped == 2

@@ -6,6 +6,7 @@ import importlib.metadata
 import sys
 import traceback
 from dataclasses import dataclass
+from typing import Any
 
 import typer
 
@@ -118,7 +119,8 @@ def main(argv: list[str] | None = None) -> None:
         state.pm.notify("neta_commands", app=app)
         freeze_startup_objects()  # the core, the plugins and their commands are loaded
         command = typer.main.get_command(app)
-        show_installed_providers(command, state.pm)
+        if _options(args) & {"-h", "--help"}:  # only help reads them: no plugin is asked else
+            show_installed_providers(command, state.pm)
         returned = command.main(args=args, prog_name="neta", obj=state, standalone_mode=False)
         code = returned if isinstance(returned, int) else 0
     except typer.Exit as exc:
@@ -166,12 +168,35 @@ def _report_usage(exc: typer.TyperException, args: list[str]) -> int:
     ctx = getattr(exc, "ctx", None)
     where = ctx.command_path if ctx is not None else "neta"
     message = " ".join(str(getattr(exc, "format_message", exc.__str__)()).split())
-    options = args[: args.index("--")] if "--" in args else args
-    if ctx is not None and ctx.command.name == "run" and "--json" in options:
+    if ctx is not None and ctx.command.name == "run" and "--json" in _options(args, ctx.command):
         echo_json(failed_run_json(message))
     typer.echo(f"Error: {message} (see '{where} -h')", err=True)
     code = getattr(exc, "exit_code", 2)
     return code if isinstance(code, int) else 2
+
+
+def _options(args: list[str], command: Any = None) -> set[str]:
+    """The options ``args`` give, up to ``--``.
+
+    The value of one of ``command``'s options that take one is not an option: in
+    ``--model --json``, ``--json`` names a model.
+    """
+    taking = {
+        name
+        for param in getattr(command, "params", ())
+        if getattr(param, "takes_value", not getattr(param, "is_flag", False))
+        for name in getattr(param, "opts", ())
+        if name.startswith("-")
+    }
+    given: set[str] = set()
+    words = iter(args)
+    for word in words:
+        if word == "--":
+            break
+        given.add(word)
+        if word in taking:
+            next(words, None)
+    return given
 
 
 def _report(exc: BaseException, debug: bool, *, code: int) -> int:

@@ -10,6 +10,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import typer
+from rich.cells import cell_len, set_cell_size
 from rich.console import Console
 from rich.markup import escape
 
@@ -133,11 +134,11 @@ class Chat:
         tail = f"{resumed} · {_EXIT_HINT}"
         toolsets = sorted(self.session.toolsets.enabled)
         fewest = _toolsets_fitting(toolsets, 0)
-        room = width - len(tail) - len(fewest) - len("neta chat ·  ·  · ")
+        room = width - cell_len(tail) - cell_len(fewest) - cell_len("neta chat ·  ·  · ")
         where = self.agent.workspace.name or str(self.agent.workspace)
-        model, where = _shorten(self.agent.model or self.provider_name, where, max(room, 24))
+        model, where = _shorten(self.agent.model or self.provider_name, where, max(room, 8))
         head = f"neta chat · {model} · {where} · "
-        return head + _toolsets_fitting(toolsets, width - len(head) - len(tail)) + tail
+        return head + _toolsets_fitting(toolsets, width - cell_len(head) - cell_len(tail)) + tail
 
     async def loop(self) -> int:
         """Converse until the user leaves; returns the exit status."""
@@ -224,25 +225,28 @@ def _toolsets_fitting(names: list[str], room: int) -> str:
     for shown in range(len(names), 0, -1):
         more = f", +{len(names) - shown} more" if shown < len(names) else ""
         text = f"toolsets: {', '.join(names[:shown])}{more}"
-        if len(text) <= room:
+        if cell_len(text) <= room:
             return text
     return f"{len(names)} toolset{'s' if len(names) > 1 else ''}"
 
 
 def _shorten(model: str, where: str, room: int) -> tuple[str, str]:
     """``model`` and ``where`` in ``room`` characters together; the shorter one keeps its share."""
-    if len(model) + len(where) <= room:
+    if cell_len(model) + cell_len(where) <= room:
         return model, where
     half = room // 2
-    if len(model) <= half:
-        return model, _cut(where, room - len(model))
-    if len(where) <= half:
-        return _cut(model, room - len(where)), where
+    if cell_len(model) <= half:
+        return model, _cut(where, room - cell_len(model))
+    if cell_len(where) <= half:
+        return _cut(model, room - cell_len(where)), where
     return _cut(model, half), _cut(where, room - half)
 
 
 def _cut(text: str, most: int) -> str:
-    return text if len(text) <= most else text[: most - 1] + "…"
+    """``text`` in ``most`` columns (a wide character takes two), ending in … when cut."""
+    if cell_len(text) <= most:
+        return text
+    return set_cell_size(text, most - 1).rstrip() + "…"
 
 
 @contextlib.contextmanager

@@ -15,7 +15,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 from neta.errors import ConfigError, StorageUnavailable, os_reason
-from neta.home import neta_home
+from neta.home import neta_home, usable_home
 from neta.hosting.sqlite_store import SqliteStore
 from neta.messages import Message
 
@@ -77,10 +77,7 @@ class Conversations:
     """The CLI's conversations in ``home`` (default ``NETA_HOME``)."""
 
     def __init__(self, home: Path | None = None) -> None:
-        home = home or neta_home()
-        if home.is_file():
-            raise ConfigError(f"NETA_HOME {str(home)!r} is a file; set it to a directory")
-        path = home / "neta.db"
+        path = usable_home(home or neta_home()) / "neta.db"
         try:
             self.store = SqliteStore(path)
             self._db = sqlite3.connect(path, isolation_level=None)

@@ -27,7 +27,7 @@ from neta.errors import (
     UnknownSession,
 )
 from neta.events import RunFinished, RunStarted, TodoUpdate, ToolCallStart
-from neta.home import neta_home
+from neta.home import neta_home, usable_home
 from neta.hosting.bus import Bus, LocalBus
 from neta.hosting.clarify_bridge import ClarifyBridge, note_lost_questions
 from neta.hosting.cluster import Cluster
@@ -99,7 +99,11 @@ def check_config(config: HostConfig) -> None:
     Raises:
         NetaError: the provider, the store or the bus cannot be made, or a toolset is unknown.
     """
-    _agent_of(config, config.plugin_manager or create_plugin_manager())
+    pm = config.plugin_manager or create_plugin_manager()
+    try:
+        _agent_of(config, pm)
+    finally:  # what plugins started for the check (MCP servers) is the workers' to start
+        pm.release_host()
     _store_of(config).close()
     asyncio.run(_bus_of(config).close())
 
@@ -126,7 +130,7 @@ def _provider_of(config: HostConfig, pm: NetaPluginManager) -> Provider:
 
 
 def _store_of(config: HostConfig) -> Store:
-    return open_store(config.home or neta_home(), database_url(config.database_url))
+    return open_store(usable_home(config.home or neta_home()), database_url(config.database_url))
 
 
 def _bus_of(config: HostConfig) -> Bus:

@@ -27,6 +27,7 @@ from __future__ import annotations
 import errno
 import os
 import socket
+import ssl
 import uuid
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager
@@ -365,6 +366,11 @@ def _broken(exc: BaseException) -> _CutOff:
 def _connect_failure(exc: BaseException) -> str:
     """Why a connection could not be made, in plain words (not the transport's own text)."""
     failures = [e for e in _chain(exc) if isinstance(e, OSError)]
+    for failure in failures:  # TLS errors are OSErrors too, with errno values of their own
+        if isinstance(failure, ssl.SSLCertVerificationError):
+            return f"its TLS certificate was not accepted ({failure.verify_message})"
+        if isinstance(failure, ssl.SSLError):
+            return f"the TLS handshake failed ({failure.reason or 'no reason given'})"
     for failure in failures:
         if isinstance(failure, ConnectionRefusedError) or failure.errno == errno.ECONNREFUSED:
             return "connection refused"

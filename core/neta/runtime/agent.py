@@ -215,13 +215,6 @@ class Agent:
         self.pm.configure_host(
             Path(workspace).resolve(), {"mcp_servers": dict(mcp_servers)} if mcp_servers else {}
         )
-        self.requested = tuple(toolsets)
-        self.preset = None if preset is None else tuple(preset)
-        self.deny = tuple(deny)
-        # an unknown toolset name fails here, once, rather than each session it would start
-        resolve_toolsets(
-            self.pm.toolset_specs(), preset=self.preset, requested=self.requested, denied=self.deny
-        )
         if provider is None or isinstance(provider, str):
             provider, model = resolve_model_name(provider, model, self.pm)
         if isinstance(provider, str):
@@ -231,6 +224,14 @@ class Agent:
             provider = create_provider(provider, self.pm, model=model, **options)
         self.provider: Provider | None = provider
         self.model = model
+        self.requested = tuple(toolsets)
+        self.preset = None if preset is None else tuple(preset)
+        self.deny = tuple(deny)
+        # an unknown toolset name fails here, once, rather than each session it would start;
+        # after the provider, whose mistakes are told without the plugins' start-up (servers)
+        resolve_toolsets(
+            self.pm.toolset_specs(), preset=self.preset, requested=self.requested, denied=self.deny
+        )
         self.workspace = Path(workspace).resolve()
         self.entry: EntryKind = entry
         self.max_turns = max_turns

@@ -3,6 +3,8 @@
 import json
 import re
 
+from rich.cells import cell_len
+
 from tests.core.cli.cli_runner import neta_in_process
 from tests.services import neta_environ
 
@@ -68,6 +70,15 @@ def test_chat_banner_shortens_a_long_model_and_workspace_but_keeps_the_exit_hint
     assert "…" in banner
     assert banner.endswith(HINT)
     assert len(banner) <= 80
+
+
+def test_chat_banner_fits_the_columns_wide_characters_take(tmp_path):
+    workspace = tmp_path / ("日本語のプロジェクト" * 4)  # each character takes two columns
+    workspace.mkdir()
+    done = chat(tmp_path, [], [], "-w", str(workspace), "--model", "m" * 24)
+    [banner] = done.stderr.splitlines()
+    assert banner.endswith(HINT)
+    assert cell_len(banner) <= 80
 
 
 def test_chat_todo_shows_the_list_the_model_wrote(tmp_path):

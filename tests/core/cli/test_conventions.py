@@ -137,3 +137,28 @@ def test_serve_with_several_workers_refuses_an_unknown_toolset_before_starting_t
 def test_help_lists_the_installed_providers(capsys, command):
     text = " ".join(run_neta(capsys, *command, "-h").stdout.split())
     assert "-p, --provider [openai|scripted|anthropic]" in text
+
+
+def test_only_help_asks_the_plugins_for_their_providers(plugin_dir):
+    plugin_dir.add(
+        "neta-badprov",
+        "badprov",
+        """
+        import neta
+
+        @neta.hookimpl
+        def neta_providers():
+            raise RuntimeError("no SDK")
+        """,
+    )
+    assert plugin_dir.neta("--version").stderr == ""
+    helped = plugin_dir.neta("run", "-h")
+    assert "--provider [openai|scripted" in " ".join(helped.stdout.split())
+    assert "neta_providers() raised RuntimeError" in helped.stderr
+
+
+def test_run_json_as_another_options_value_is_no_json_request(capsys, tmp_path):
+    done = run_neta(capsys, "run", "--model", "--json", "--max-turns", "abc", "hi")
+    assert done.code == 2
+    assert done.stdout == ""
+    assert done.stderr.startswith("Error: ")

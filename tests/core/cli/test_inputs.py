@@ -256,3 +256,19 @@ def test_a_script_that_is_a_folder_is_refused_in_plain_words(capsys, tmp_path):
     assert done.stderr == (
         f"Error: cannot load script {str(tmp_path)!r}: it is a directory, not a file\n"
     )
+
+
+def test_serve_with_a_neta_home_that_is_a_file_is_a_configuration_error(
+    capsys, monkeypatch, tmp_path
+):
+    import uvicorn
+
+    monkeypatch.setattr(uvicorn, "run", lambda app, **options: pytest.fail("it served"))
+    home = tmp_path / "home"
+    home.write_text("")
+    monkeypatch.setenv("NETA_HOME", str(home))
+    script = tmp_path / "s.json"
+    script.write_text('{"turns": [{"text": "done"}]}')
+    done = run_neta(capsys, "serve", "--script", str(script), "--port", "0", "-w", str(tmp_path))
+    assert done.code == 2, done.stderr
+    assert done.stderr == f"Error: NETA_HOME {str(home)!r} is a file; set it to a directory\n"

@@ -1,7 +1,10 @@
 """The openai provider through the real SDK against a fake server on a loopback port."""
 
 import asyncio
+import errno
 import math
+import socket
+import ssl
 
 import pytest
 
@@ -475,3 +478,25 @@ def test_clients_after_the_first_load_no_certificates(tmp_path, certificate_load
         for prompt in ("one", "two", "three"):
             assert asyncio.run(agent.run(prompt)).outcome == "completed"
     assert certificate_loads == []
+
+
+def test_a_failed_connection_is_told_in_plain_words_whatever_the_transport_wraps_it_in():
+    from neta.providers.openai_compat import _connect_failure
+
+    def wrapped(cause: BaseException) -> Exception:
+        try:
+            raise RuntimeError("Cannot connect to host … [Connect call failed …]") from cause
+        except RuntimeError as outer:
+            return outer
+
+    refused = ConnectionRefusedError(errno.ECONNREFUSED, "Connect call failed")
+    assert _connect_failure(wrapped(refused)) == "connection refused"
+    unknown = socket.gaierror(socket.EAI_NONAME, "Name or service not known")
+    assert _connect_failure(wrapped(unknown)) == "the host name does not resolve"
+    untrusted = ssl.SSLCertVerificationError(1, "[SSL: CERTIFICATE_VERIFY_FAILED] …")
+    untrusted.verify_message = "self-signed certificate"
+    assert _connect_failure(wrapped(untrusted)) == (
+        "its TLS certificate was not accepted (self-signed certificate)"
+    )
+    unreachable = OSError(errno.ENETUNREACH, "Network is unreachable")
+    assert _connect_failure(wrapped(unreachable)) == "network is unreachable"
