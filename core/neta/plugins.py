@@ -89,11 +89,8 @@ class NetaPluginManager(pluggy.PluginManager):
         tools may depend on them.
         """
         options = dict(options or {})
-        if self.host.same_as(workspace, options):
-            return
-        self.host = HostSettings(workspace, options)
-        self._catalog = self._toolsets = None
-        self.rejected_tools = set()
+        if not self.host.same_as(workspace, options):
+            self._new_host(workspace, options)
 
     def release_host(self) -> None:
         """Let the plugins let go of what they keep for the host (servers, connections).
@@ -103,7 +100,11 @@ class NetaPluginManager(pluggy.PluginManager):
         A plugin keeping such things per host ties them to that object (``weakref.finalize``),
         so they are released as it goes; the next use starts them again.
         """
-        self.host = HostSettings(self.host.workspace, dict(self.host.options))
+        self._new_host(self.host.workspace, dict(self.host.options))
+
+    def _new_host(self, workspace: Path, options: dict[str, object]) -> None:
+        """Serve the plugins new host settings; what was built for the old is built again."""
+        self.host = HostSettings(workspace, options)
         self._catalog = self._toolsets = None
         self.rejected_tools = set()
 

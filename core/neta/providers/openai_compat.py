@@ -38,7 +38,7 @@ import httpx2
 import openai
 from openai.types.chat import ChatCompletion
 
-from neta.errors import ProviderError
+from neta.errors import ProviderError, os_reason
 from neta.messages import Usage
 from neta.providers.base import ModelRequest, ModelResponse, TextSink
 from neta.providers.client_pool import active_pool
@@ -378,8 +378,7 @@ def _connect_failure(exc: BaseException) -> str:
             return "the host name does not resolve"
     for failure in failures:
         if failure.errno is not None:
-            said = os.strerror(failure.errno)
-            return said[:1].lower() + said[1:]  # "network is unreachable"
+            return os_reason(failure)  # "network is unreachable"
     return "the connection could not be made"
 
 
