@@ -4,7 +4,8 @@ Plugins and hosts import from this module. A few topics keep their specialist na
 public module of their own, each with its ``__all__``: ``neta.events`` (every event type),
 ``neta.todos`` (the todo model, its limits and ``apply_todo_changes``, for todo store
 implementers), ``neta.crew`` (the crew capability names), ``neta.memory``,
-``neta.fuzzy_match`` (the matcher) and ``neta.paths`` (files and folders confined to the workspace).
+``neta.fuzzy_match`` (the matcher), ``neta.paths`` (files and folders confined to the workspace)
+and ``neta.sandbox`` (the bubblewrap sandbox commands run in).
 Every other module is internal.
 """
 
@@ -62,6 +63,7 @@ from neta.providers.retry import RetryPolicy, parse_retry_after
 from neta.providers.scripted import ScriptedProvider
 from neta.providers.tls import client_context as tls_client_context
 from neta.runtime.agent import Agent, AgentSession, RunResult
+from neta.sandbox import SandboxLimits, SandboxPolicy
 from neta.session import ClarifyFn, EntryKind, EventSink, SessionCapabilities, SessionContext
 from neta.session_tools import BoundTool, build_session_tools, resolve_session_toolsets
 from neta.todos import InMemoryTodoStore, TodoItem, TodoSnapshot, TodoStatus, TodoStore
@@ -123,6 +125,8 @@ __all__ = [
     "RunFinished",
     "RunResult",
     "RunStarted",
+    "SandboxLimits",
+    "SandboxPolicy",
     "ScriptedProvider",
     "SessionCapabilities",
     "SessionContext",

@@ -14,6 +14,7 @@ from neta.crew import SubAgentRunner
 from neta.errors import ConfigError
 from neta.events import Event
 from neta.memory import MemoryStore
+from neta.sandbox import SandboxPolicy
 from neta.todos import TodoStore
 
 EntryKind = Literal["cli", "gateway", "service", "crew"]
@@ -59,6 +60,7 @@ class SessionContext:
         memory_store: long-term memory shared across sessions of a user.
         emit: where tools send events (e.g. ``todo_update``).
         depth: 0 for a top-level session, 1 for its children, and so on.
+        sandbox: how the commands it runs are confined (``neta.sandbox``; on by default).
         extras: host- or plugin-specific values; each key also counts as a capability. A key
             may not be the name of a field (set the field).
 
@@ -78,6 +80,7 @@ class SessionContext:
     memory_store: MemoryStore | None = None
     emit: EventSink = _discard
     depth: int = 0
+    sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
     extras: dict[str, object] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
@@ -115,6 +118,7 @@ class SessionCapabilities(TypedDict, total=False):
     crew_runner: SubAgentRunner | None
     memory_store: MemoryStore | None
     depth: int
+    sandbox: SandboxPolicy
     extras: dict[str, object]
 
 

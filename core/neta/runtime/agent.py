@@ -35,6 +35,7 @@ from neta.runtime.reply_check import (
     DEFAULT_MAX_REPLY_CHARS,
     repair_history,
 )
+from neta.sandbox import SandboxPolicy, sandbox_policy
 from neta.session import ClarifyFn, EntryKind, SessionCapabilities, SessionContext
 from neta.session_tools import BoundTool, build_session_tools, resolve_session_toolsets
 from neta.todos import InMemoryTodoStore
@@ -181,6 +182,11 @@ class Agent:
         mcp_servers: MCP servers for this host, in the ``mcpServers`` format of ``mcp.json``
             (name → ``{"command", "args", "env", "cwd"}`` or ``{"url", "headers"}``); handed
             to plugins as the host option ``"mcp_servers"`` (the ``mcp`` plugin reads it).
+        sandbox: how commands the model runs are confined: ``"on"`` (the default: bubblewrap,
+            no network), ``"off"`` (the host's full authority), a mapping of
+            ``SandboxPolicy`` fields (``{"network": True}``) or a ``SandboxPolicy``. Every
+            session gets it (``new_session(sandbox=...)`` overrides it for one); plugins get
+            it as the host option ``"sandbox"`` (MCP servers from a workspace file use it).
     """
 
     def __init__(
@@ -210,11 +216,14 @@ class Agent:
         max_calls_per_reply: int = DEFAULT_MAX_CALLS_PER_REPLY,
         max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS,
         mcp_servers: Mapping[str, Mapping[str, object]] | None = None,
+        sandbox: SandboxPolicy | str | bool | Mapping[str, object] | None = None,
     ) -> None:
+        self.sandbox = sandbox_policy(sandbox)
         self.pm = plugin_manager if plugin_manager is not None else create_plugin_manager()
-        self.pm.configure_host(
-            Path(workspace).resolve(), {"mcp_servers": dict(mcp_servers)} if mcp_servers else {}
-        )
+        host_options: dict[str, object] = {"sandbox": self.sandbox}
+        if mcp_servers:
+            host_options["mcp_servers"] = dict(mcp_servers)
+        self.pm.configure_host(Path(workspace).resolve(), host_options)
         if provider is None or isinstance(provider, str):
             provider, model = resolve_model_name(provider, model, self.pm)
         if isinstance(provider, str):
@@ -274,6 +283,7 @@ class Agent:
         is passed (``crew_runner=None`` for none).
         """
         capabilities.setdefault("todo_store", InMemoryTodoStore())
+        capabilities.setdefault("sandbox", self.sandbox)
         runner = None
         if "crew_runner" not in capabilities and capabilities.get("depth", 0) < self.crew_depth:
             runner = CrewRunner(self, concurrency=self.crew_concurrency, timeout=self.crew_timeout)

@@ -1,4 +1,9 @@
-"""The ``bash`` tool: run a shell command in the workspace, bounded in time and in output."""
+"""The ``bash`` tool: run a shell command in the workspace, bounded in time and in output.
+
+A session's commands run in the sandbox its policy describes (``neta.sandbox``: bubblewrap,
+no network, the workspace the only place they write, an allow-listed environment); only a
+session whose host chose ``--sandbox off`` runs them with the host's authority.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +21,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 import neta
+from neta.sandbox import Confined, PidsGroup, SandboxPolicy, confine
 from neta_base import environment, processes
 
 MAX_TIMEOUT = 600
@@ -26,6 +32,7 @@ KEEP_CHARS = 20_000
 
 _TERM_GRACE = 2.0  # seconds between SIGTERM and SIGKILL
 _DRAIN_SECONDS = 1.0  # how long to wait for output once the shell itself has exited
+_RELEASE_SECONDS = 2.0  # how long a sandbox's control group may take to empty
 
 
 class BashArgs(BaseModel):
@@ -41,13 +48,22 @@ def build(session: neta.SessionContext) -> neta.Tool:
     """The ``bash`` tool for ``session``: commands run in its workspace root."""
 
     async def bash(args: BashArgs) -> neta.ToolResult:
-        run = await run_command(
-            args.command,
-            cwd=session.workspace,
-            timeout=args.timeout,
-            env=environment.for_session(session),
-            session_mark=processes.session_mark(session),
-        )
+        if session.sandbox.enabled:
+            run = await run_command(
+                args.command,
+                cwd=session.workspace,
+                timeout=args.timeout,
+                env=environment.for_session(session),
+                sandbox=environment.sandbox_for_session(session),
+            )
+        else:
+            run = await run_command(
+                args.command,
+                cwd=session.workspace,
+                timeout=args.timeout,
+                env=environment.for_session(session),
+                session_mark=processes.session_mark(session),
+            )
         return run.result(args.timeout)
 
     # Commands may depend on each other's effects, so they never run concurrently; the runtime's
@@ -105,31 +121,49 @@ async def run_command(
     timeout: float,
     env: dict[str, str] | None = None,
     session_mark: str | None = None,
+    sandbox: SandboxPolicy | None = None,
 ) -> CommandRun:
     """Run ``bash -c command`` in ``cwd`` in its own process group; kill it all on timeout.
 
     Standard output and error share one pipe, so they interleave in the order written. The
-    command gets no standard input. Every process it starts carries this call's mark (and
-    ``session_mark``) in its environment, so a timeout or a cancellation kills the processes
-    that left the group too (``setsid``, ``nohup``, double forks; see ``processes``).
+    command gets no standard input.
+
+    With ``sandbox``, the command runs under bubblewrap in its own PID namespace: when the
+    shell ends (or is killed), every process it started dies with the namespace. Without,
+    every process it starts carries this call's mark (and ``session_mark``) in its
+    environment, so a timeout or a cancellation kills the processes that left the group too
+    (``setsid``, ``nohup``, double forks; see ``processes``).
 
     Args:
         command: the command line.
         cwd: where it runs.
         timeout: seconds before it is killed.
         env: its environment (default: this process's, minus the secrets ``environment``
-            keeps from commands).
-        session_mark: the session's mark, for the sweep when the session ends.
+            keeps from commands); sandboxed, only the names its host allowed
+            (``NETA_BASH_ENV_ALLOW``) are taken from it, besides the sandbox's allow list.
+        session_mark: the session's mark, for the sweep when the session ends (unsandboxed).
+        sandbox: the policy that confines the command; ``None`` runs it unconfined.
 
     Raises:
-        ToolError: the shell could not be started.
+        ToolError: the shell could not be started, or the sandbox is not available here.
     """
     mark = processes.call_mark()
     child_env = dict(env if env is not None else environment.for_host())
-    child_env[processes.CALL_VARIABLE] = mark
-    if session_mark is not None:
-        child_env[processes.SESSION_VARIABLE] = session_mark
-        processes.note_started(session_mark)
+    confined: Confined | None = None
+    if sandbox is not None:
+        confined = confine(
+            ["bash", "-c", command],
+            policy=sandbox,
+            workspace=cwd,
+            host_env=child_env,
+        )
+        argv, child_env = confined.argv, confined.env
+    else:
+        argv = ["bash", "-c", command]
+        child_env[processes.CALL_VARIABLE] = mark
+        if session_mark is not None:
+            child_env[processes.SESSION_VARIABLE] = session_mark
+            processes.note_started(session_mark)
     loop = asyncio.get_running_loop()
     output = _Output(KEEP_CHARS)
     closed: asyncio.Future[None] = loop.create_future()
@@ -144,9 +178,7 @@ async def run_command(
     try:
         try:
             process = await asyncio.create_subprocess_exec(
-                "bash",
-                "-c",
-                command,
+                *argv,
                 cwd=cwd,
                 stdin=subprocess.DEVNULL,
                 stdout=write_fd,
@@ -162,17 +194,29 @@ async def run_command(
             timed_out = not await _wait(process.wait(), timeout)
             if timed_out:
                 await _terminate_group(process, closed)
-                processes.kill_marked(processes.CALL_VARIABLE, mark)
+                if confined is None:  # a sandbox's processes died with its namespace
+                    processes.kill_marked(processes.CALL_VARIABLE, mark)
             detached = not await _wait(asyncio.shield(closed), _DRAIN_SECONDS)
         except BaseException:  # cancelled from outside: never leave the command running
             _signal_group(process.pid, signal.SIGKILL)
-            processes.kill_marked(processes.CALL_VARIABLE, mark)
+            if confined is None:
+                processes.kill_marked(processes.CALL_VARIABLE, mark)
             await process.wait()  # prompt after SIGKILL; reaps the shell and frees its transport
             raise
     finally:
         transport.close()
+        if confined is not None and confined.pids is not None:
+            await _release(confined.pids)
     exit_code = process.returncode if process.returncode is not None else -signal.SIGKILL
     return CommandRun(output.text(), exit_code, timed_out, detached)
+
+
+async def _release(pids: PidsGroup) -> None:
+    """Remove the call's control group once the kernel has emptied it."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + _RELEASE_SECONDS
+    while not pids.try_remove() and loop.time() < deadline:
+        await asyncio.sleep(0.01)
 
 
 async def _wait(awaitable: Awaitable[object], seconds: float) -> bool:

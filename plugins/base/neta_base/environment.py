@@ -13,12 +13,14 @@ Allowing wins over denying, except that ``NETA_TOKEN`` is never passed on.
 
 from __future__ import annotations
 
+import dataclasses
 import fnmatch
 import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
 import neta
+from neta.sandbox import SandboxPolicy
 
 NEVER_PASSED = frozenset({"NETA_TOKEN"})
 """Names no configuration lets through."""
@@ -93,6 +95,21 @@ def for_session(session: neta.SessionContext | None) -> dict[str, str]:
         deny += _extra(session, DENY_KEY)
         allow += _extra(session, ALLOW_KEY)
     return {**child_environment(os.environ, deny=deny, allow=allow), **NON_INTERACTIVE}
+
+
+def sandbox_for_session(session: neta.SessionContext) -> SandboxPolicy:
+    """``session``'s sandbox policy, passing on what its host allowed by name.
+
+    A sandboxed command's environment is built from an allow list (``neta.sandbox``); the
+    names and patterns of ``NETA_BASH_ENV_ALLOW`` and ``extras["bash_env_allow"]`` join it
+    (still never Neta's own variables, API keys or URLs with credentials).
+
+    Raises:
+        neta.ConfigError: an ``extras`` list is not a string or a list of strings.
+    """
+    allowed = [*_listed(os.environ.get(ALLOW_VARIABLE, "")), *_extra(session, ALLOW_KEY)]
+    policy = session.sandbox
+    return dataclasses.replace(policy, pass_env=(*policy.pass_env, *allowed))
 
 
 def for_host() -> dict[str, str]:

@@ -22,6 +22,13 @@ def base_tools(make_pm, session):
 
 
 @pytest.fixture
+def unsandboxed(session):
+    """``session`` with ``--sandbox off``: its commands run with the host's authority."""
+    session.sandbox = neta.SandboxPolicy(enabled=False)
+    return session
+
+
+@pytest.fixture
 def call(base_tools):
     """Validate ``args`` with the tool's schema and run it: ``call("read_file", path="x")``."""
 

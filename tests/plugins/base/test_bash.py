@@ -62,7 +62,7 @@ def test_bash_multibyte_output_split_across_reads_is_decoded(call):
     assert result.content.startswith("\u00e9\n")
 
 
-def test_bash_timeout_kills_the_process_group_within_seconds(call, session):
+def test_bash_timeout_kills_the_process_group_within_seconds(unsandboxed, call, session):
     started = time.monotonic()
     result = call(
         "bash", command="sleep 30 & echo $! > pids; sleep 30 & echo $! >> pids; wait", timeout=1
@@ -83,7 +83,7 @@ def test_bash_sleep_in_background_and_foreground_times_out_quickly(call):
     assert result.data["timed_out"] is True
 
 
-def test_bash_timeout_escalates_to_sigkill_when_sigterm_is_ignored(call, session, monkeypatch):
+def test_bash_timeout_escalates_to_sigkill_when_sigterm_is_ignored(unsandboxed, call, session, monkeypatch):
     monkeypatch.setattr(bash, "_TERM_GRACE", 0.3)  # not 2 s of waiting in a test
     started = time.monotonic()
     result = call("bash", command="trap '' TERM; sleep 30 & echo $! > pid; wait", timeout=1)
@@ -97,7 +97,7 @@ def test_bash_output_before_a_timeout_is_kept(call):
     assert result.content.startswith("before\n")
 
 
-def test_bash_background_process_holding_output_does_not_block_the_result(call):
+def test_bash_background_process_holding_output_does_not_block_the_result(unsandboxed, call):
     started = time.monotonic()
     result = call("bash", command="sleep 3 & echo started")
     assert time.monotonic() - started < 2.8
@@ -117,7 +117,8 @@ def test_bash_killed_by_a_signal_says_which(call):
     assert "[killed by signal SIGKILL]" in result.content
 
 
-def test_bash_cancelled_call_kills_the_command(session):
+def test_bash_cancelled_call_kills_the_command(unsandboxed):
+    session = unsandboxed
     tool = bash.build(session)
     pid_file = session.workspace / "pid"
 
@@ -150,7 +151,7 @@ def test_bash_in_a_missing_workspace_is_a_tool_error(tmp_path):
         asyncio.run(tool.invoke(bash.BashArgs(command="true")))
 
 
-def test_bash_inherits_the_environment_with_a_non_interactive_pager(call, monkeypatch):
+def test_bash_unsandboxed_inherits_the_environment_with_a_non_interactive_pager(unsandboxed, call, monkeypatch):
     monkeypatch.setenv("NETA_TEST_VALUE", "visible")
     result = call("bash", command='echo "$NETA_TEST_VALUE $PAGER"')
     assert result.content.startswith("visible cat\n")

@@ -1,5 +1,8 @@
 """bash: processes a session starts, escapes included, are killed when it ends or is cancelled.
 
+These are the sessions of a host that chose ``--sandbox off`` (a sandboxed call's processes
+die with its namespace when the call ends: ``test_bash_sandbox``).
+
 The escapes are the usual ones: ``setsid`` (a new session, so the process group kill misses
 it), ``nohup ... &`` and a double fork (re-parented to init).
 """
@@ -7,6 +10,8 @@ it), ``nohup ... &`` and a double fork (re-parented to init).
 import asyncio
 import contextlib
 import time
+
+import pytest
 
 import neta
 import neta_base.plugin
@@ -34,6 +39,13 @@ def escaped_pids(workspace, names=("p1", "p2", "p3", "p4")):
     return pids
 
 
+@pytest.fixture
+def session(session):
+    """The shared ``session``, unsandboxed."""
+    session.sandbox = neta.SandboxPolicy(enabled=False)
+    return session
+
+
 def run_bash(session, command, timeout=30):
     tool = bash.build(session)
     return asyncio.run(tool.invoke(bash.BashArgs(command=command, timeout=timeout)))
@@ -54,7 +66,7 @@ def test_session_end_leaves_other_sessions_processes_alone(make_pm, session, tmp
     pm = make_pm(base=neta_base.plugin)
     other_workspace = tmp_path / "other"
     other_workspace.mkdir()
-    other = neta.SessionContext(workspace=other_workspace)
+    other = neta.SessionContext(workspace=other_workspace, sandbox=neta.SandboxPolicy(enabled=False))
     run_bash(other, "setsid sh -c 'echo $$ > p1; exec sleep 300' > /dev/null 2>&1 &")
     survivor = escaped_pids(other_workspace, ("p1",))
     run_bash(session, ESCAPES)
@@ -104,7 +116,9 @@ def cancelled_run(workspace, turns):
     waiting = workspace / "waiting"
     model = StallsAfterScript(turns, waiting)
     pm = neta.create_plugin_manager(load_entrypoints=False, plugins=[("base", neta_base.plugin)])
-    agent = neta.Agent(provider=model, plugin_manager=pm, preset=["base"], workspace=workspace)
+    agent = neta.Agent(
+        provider=model, plugin_manager=pm, preset=["base"], workspace=workspace, sandbox="off"
+    )
     session = agent.new_session()
 
     async def run_then_cancel():
