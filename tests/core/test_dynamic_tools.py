@@ -66,7 +66,7 @@ def test_hooks_asking_for_host_get_the_workspace_and_options_the_agent_serves(tm
     [host] = plugin.hosts
     assert host is pm.host
     assert host.workspace == tmp_path.resolve()
-    assert host.options == {"mcp_servers": {"x": {"url": "u"}}}
+    assert host.options == {"mcp_servers": {"x": {"url": "u"}}, "sandbox": neta.SandboxPolicy()}
 
 
 def test_a_new_workspace_rebuilds_the_catalog_for_it(tmp_path):

@@ -13,6 +13,7 @@ import typer
 from neta.cli import (
     chat_cmd,
     demo_cmd,
+    doctor_cmd,
     logs_cmd,
     mcp_cmd,
     patch_cmd,
@@ -45,6 +46,7 @@ app = typer.Typer(
 )
 """The root ``neta`` command; plugins add commands through ``neta_commands``."""
 app.command("demo")(demo_cmd.demo)
+app.command("doctor")(doctor_cmd.doctor)
 app.command("run")(run_cmd.run)
 app.command("chat")(chat_cmd.chat)
 app.command("logs")(logs_cmd.logs)

@@ -26,12 +26,15 @@ from neta.cli.options import (
     MaxTurnsOpt,
     ModelOpt,
     ModelTimeoutOpt,
+    NetworkOpt,
     OnlyOpt,
     ProviderOpt,
+    SandboxOpt,
     ScriptOpt,
     ToolsetOpt,
     TurnTimeoutOpt,
     WorkspaceOpt,
+    sandbox_for,
 )
 from neta.cli.render import EventRenderer, keep_waiting_notice
 from neta.cli.run_cmd import (
@@ -77,6 +80,8 @@ def chat(
     max_tries: int = MaxTriesOpt,
     model_timeout: float | None = ModelTimeoutOpt,
     turn_timeout: float = TurnTimeoutOpt,
+    sandbox: str = SandboxOpt,
+    network: bool = NetworkOpt,
 ) -> None:
     """Talk with an agent in the terminal; the conversation is kept (`neta chat -c` resumes)."""
     conversations = Conversations()
@@ -86,6 +91,7 @@ def chat(
         agent = build_agent(
             ctx, provider, model, base_url, api_key, script, where, toolset, deny, max_turns,
             max_tries, only=only, model_timeout=model_timeout, turn_timeout=turn_timeout,
+            sandbox=sandbox_for(sandbox, network),
         )  # fmt: skip
         interrupt = QuestionInterrupt()
         session = new_terminal_session(

@@ -25,6 +25,7 @@ from neta.errors import ConfigError
 from neta.events import ToolResultEvent
 from neta.providers.scripted import ScriptedProvider
 from neta.runtime.agent import Agent, RunResult
+from neta.sandbox import sandbox_unavailable
 
 GREETING = '''"""Greets people."""
 
@@ -113,11 +114,15 @@ def _run_demo(ctx: typer.Context, workspace: Path, console: Console) -> bool:
             "neta demo needs the base and planning toolsets; not installed or disabled: "
             + ", ".join(sorted(absent))
         )
+    # the demo replays its own fixed script, so it may run its commands unsandboxed where
+    # this machine cannot sandbox them; everything else refuses instead
+    unavailable = sandbox_unavailable()
     agent = Agent(
         provider=ScriptedProvider(demo_script()),
         plugin_manager=pm,
         workspace=workspace,
         preset=["base", "planning"],
+        sandbox="off" if unavailable else "on",
     )
     session = agent.new_session()
     missing = {"todo", "read_file", "patch", "bash"} - set(session.tools)
@@ -126,7 +131,13 @@ def _run_demo(ctx: typer.Context, workspace: Path, console: Console) -> bool:
             "neta demo needs the base and planning toolsets; missing tools: "
             + ", ".join(sorted(missing))
         )
-    console.print(f"[bold]Neta demo[/] in a temporary workspace: {workspace}\n")
+    console.print(f"[bold]Neta demo[/] in a temporary workspace: {workspace}")
+    if unavailable:
+        console.print(
+            "[yellow]The demo's own fixed commands run unsandboxed: bubblewrap is not "
+            "available here (see neta doctor); other commands refuse to run so.[/]"
+        )
+    console.print()
     task = "Fix the greeting in app/greeting.py."
     try:
         result = asyncio.run(agent.run(task, session=session, on_event=EventRenderer(console)))

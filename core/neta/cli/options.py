@@ -10,6 +10,7 @@ import typer
 from neta.providers.registry import DEFAULT_PROVIDER, provider_entries
 from neta.providers.retry import DEFAULT_MAX_TRIES
 from neta.runtime.attempt import DEFAULT_TURN_TIMEOUT
+from neta.sandbox import MODES, SandboxPolicy
 
 if TYPE_CHECKING:
     from neta.plugins import NetaPluginManager
@@ -120,6 +121,31 @@ TurnTimeoutOpt = typer.Option(
     help="Seconds one model turn may take in all before the run ends with an error.",
 )
 """``--turn-timeout``: seconds one model turn (request and whole reply) may take."""
+
+
+def _sandbox_mode(value: str) -> str:
+    if value not in MODES:
+        raise typer.BadParameter(f"{value!r} is not one of {', '.join(MODES)}")
+    return value
+
+
+SandboxOpt = typer.Option(
+    "on",
+    "--sandbox",
+    metavar="on|off",
+    help="Run the model's commands in the bubblewrap sandbox (off: with your full authority).",
+    callback=_sandbox_mode,
+)
+"""``--sandbox``: whether commands run sandboxed."""
+NetworkOpt = typer.Option(
+    False, "--network", help="Let sandboxed commands reach the network (off by default)."
+)
+"""``--network``: let sandboxed commands reach the network."""
+
+
+def sandbox_for(mode: str, network: bool) -> SandboxPolicy:
+    """The policy ``--sandbox`` and ``--network`` ask for."""
+    return SandboxPolicy(enabled=mode == "on", network=network)
 
 
 def provider_for(provider: str | None, script: Path | None) -> str | None:

@@ -26,14 +26,17 @@ from neta.cli.options import (
     MaxTurnsOpt,
     ModelOpt,
     ModelTimeoutOpt,
+    NetworkOpt,
     NoInputOpt,
     OnlyOpt,
     ProviderOpt,
+    SandboxOpt,
     ScriptOpt,
     ToolsetOpt,
     TurnTimeoutOpt,
     WorkspaceOpt,
     provider_for,
+    sandbox_for,
 )
 from neta.cli.render import EventRenderer, keep_waiting_notice
 from neta.errors import NetaError
@@ -43,6 +46,7 @@ from neta.providers.registry import DEFAULT_PROVIDER, resolve_model_name
 from neta.providers.retry import DEFAULT_MAX_TRIES, RetryPolicy
 from neta.runtime.agent import Agent, AgentSession, RunResult
 from neta.runtime.attempt import DEFAULT_TURN_TIMEOUT
+from neta.sandbox import SandboxPolicy
 
 EXIT_CODES = {"completed": 0, "awaiting_input": 3}
 """Exit status per outcome; every other outcome exits 1."""
@@ -79,6 +83,7 @@ def build_agent(
     only: list[str] | None = None,
     model_timeout: float | None = None,
     turn_timeout: float = DEFAULT_TURN_TIMEOUT,
+    sandbox: SandboxPolicy | None = None,
 ) -> Agent:
     """An ``Agent`` from the command-line options shared by ``run`` and ``chat``."""
     pm = plugin_manager(ctx)
@@ -95,6 +100,7 @@ def build_agent(
         retry=RetryPolicy(max_tries=max_tries),
         model_timeout=model_timeout,
         turn_timeout=turn_timeout,
+        sandbox=sandbox,
         provider_options={
             "base_url": base_url,
             "api_key": api_key,
@@ -129,6 +135,8 @@ def run(
     no_input: bool = NoInputOpt,
     model_timeout: float | None = ModelTimeoutOpt,
     turn_timeout: float = TurnTimeoutOpt,
+    sandbox: str = SandboxOpt,
+    network: bool = NetworkOpt,
 ) -> None:
     """Run one task and print the final answer on stdout (exit 0 completed, 3 asking you)."""
     message = read_prompt(prompt)
@@ -139,6 +147,7 @@ def run(
         return build_agent(
             ctx, provider, model, base_url, api_key, script, where, toolset, deny, max_turns,
             max_tries, only=only, model_timeout=model_timeout, turn_timeout=turn_timeout,
+            sandbox=sandbox_for(sandbox, network),
         )  # fmt: skip
 
     try:

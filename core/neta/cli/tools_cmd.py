@@ -14,6 +14,7 @@ from rich.table import Table
 
 from neta.cli.clarify_prompt import terminal_clarify
 from neta.cli.context import cli_session, echo_json, plugin_manager
+from neta.cli.doctor_cmd import sandbox_line
 from neta.cli.options import DenyOpt, OnlyOpt, ToolsetOpt, WorkspaceOpt
 from neta.errors import ConfigError, NetaError, ToolError
 
@@ -59,7 +60,9 @@ def list_tools(
         summary = s.description.splitlines()[0]
         cells = (s.name, s.toolset, catalog.plugin_of(s.name), on, summary)
         table.add_row(*(escape(cell) for cell in cells))
-    Console().print(table if schemas else "No tools registered.")
+    console = Console()
+    console.print(table if schemas else "No tools registered.")
+    console.print(escape(sandbox_line()), highlight=False)
 
 
 @tools_app.command("show")

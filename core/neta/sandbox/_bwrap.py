@@ -8,7 +8,9 @@ The sandbox a command gets:
   left in it (``env -i``, ``setsid`` and double forks included);
 - the whole file system read-only; the home folder, ``NETA_HOME``, ``/tmp``, ``/var/tmp`` and
   ``/run`` replaced by empty in-memory folders (credentials, the host's sockets and databases
-  hidden); the workspace bound back read-write, then the policy's own paths;
+  hidden); the tools the host runs with shown again read-only (``TOOLCHAIN_ROOTS`` and the
+  ``PATH`` folders that lie in a hidden folder, and the Python running Neta); the workspace
+  bound back read-write, then the policy's own paths;
 - no network but its own loopback unless the policy allows it;
 - no capabilities (a host running as root drops them all);
 - ``prlimit`` limits (processes, file size, CPU time, open files) set inside it.
@@ -21,6 +23,7 @@ import os
 import pwd
 import shutil
 import subprocess
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -37,9 +40,25 @@ BWRAP_VARIABLE = "NETA_BWRAP"
 HIDDEN_SYSTEM = ("/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm")
 """Folders replaced by empty ones in every sandbox (besides the home folder and NETA_HOME)."""
 
+TOOLCHAIN_ROOTS = (
+    ".pyenv",
+    ".cargo",
+    ".rustup",
+    ".nvm",
+    ".volta",
+    ".bun",
+    ".deno",
+    ".sdkman",
+    ".local/bin",
+    ".local/share/uv/python",
+    "go",
+)
+"""Folders of the home folder shown read-only when a ``PATH`` entry lies in them: toolchains
+whose programs (a venv's ``python`` links into ``~/.pyenv``) would otherwise vanish."""
+
 _HOW_TO_CHOOSE = (
-    "or run commands unsandboxed with --sandbox off (Agent(sandbox='off'), "
-    "host setting sandbox: off)"
+    "; or choose --sandbox off (Agent(sandbox='off'), host setting sandbox: off) to run "
+    "commands with your full authority"
 )
 
 
@@ -134,6 +153,8 @@ def _file_system(policy: SandboxPolicy, workspace: Path, home: Path) -> list[str
     args = ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
     for path in sorted(outside, key=lambda p: len(p.parts)):
         args += ["--tmpfs", str(path)]
+    for path in _tools_shown(hidden, home):
+        args += ["--ro-bind", str(path), str(path)]
     args += ["--bind", str(workspace), str(workspace)]
     for path in policy.read_only:
         args += ["--ro-bind-try", str(path), str(path)]
@@ -173,6 +194,36 @@ def _hidden(home: Path) -> list[Path]:
     return found
 
 
+def _tools_shown(hidden: list[Path], home: Path) -> list[Path]:
+    """Folders of programs the host runs with that a hidden folder covers, to show read-only.
+
+    ``PATH`` entries and the running Python's prefixes that lie in a hidden folder (a venv
+    under ``/tmp``, ``~/.cargo/bin``): a toolchain root of the home folder whole, anything
+    else as it is. Never a hidden folder itself, nor one holding ``NETA_HOME``.
+    """
+    secret = neta_home().resolve()
+    candidates = [*os.environ.get("PATH", "").split(os.pathsep), sys.prefix, sys.base_prefix]
+    shown: list[Path] = []
+    for entry in candidates:
+        if not entry or not os.path.isabs(entry):
+            continue
+        path = Path(entry).resolve()
+        if not path.is_dir() or not any(_inside(path, root) for root in hidden):
+            continue
+        path = _toolchain_root(path, home) or path
+        if path in hidden or _inside(secret, path) or path in shown:
+            continue
+        shown.append(path)
+    return shown
+
+
+def _toolchain_root(path: Path, home: Path) -> Path | None:
+    for root in TOOLCHAIN_ROOTS:
+        if _inside(path, home / root):
+            return home / root
+    return None
+
+
 def _inside(path: Path, root: Path) -> bool:
     return path == root or root in path.parents
 
@@ -202,16 +253,15 @@ _INTERRUPTED = "bwrap was interrupted"
 def _probed(binary: str | None, configured: bool) -> str | None:
     if binary is None or not (configured or shutil.which(binary)):
         return (
-            "commands cannot be sandboxed: bubblewrap is not installed (Debian/Ubuntu: "
-            f"apt-get install bubblewrap; Fedora: dnf install bubblewrap) {_HOW_TO_CHOOSE}"
+            "commands cannot be sandboxed: bubblewrap is not installed; install it (Debian/Ubuntu: "
+            f"apt-get install bubblewrap; Fedora: dnf install bubblewrap){_HOW_TO_CHOOSE}"
         )
     if not Path(binary).is_file():
         return (
-            f"commands cannot be sandboxed: {BWRAP_VARIABLE}={binary} is not a file "
-            f"{_HOW_TO_CHOOSE}"
+            f"commands cannot be sandboxed: {BWRAP_VARIABLE}={binary} is not a file{_HOW_TO_CHOOSE}"
         )
     if not Path(_prlimit()).is_file():
-        return f"commands cannot be sandboxed: prlimit (util-linux) is missing {_HOW_TO_CHOOSE}"
+        return f"commands cannot be sandboxed: prlimit (util-linux) is missing{_HOW_TO_CHOOSE}"
     probe = [binary, *_namespaces(SandboxPolicy()), "--ro-bind", "/", "/", "--proc", "/proc"]
     try:
         done = subprocess.run(
@@ -221,7 +271,7 @@ def _probed(binary: str | None, configured: bool) -> str | None:
             start_new_session=True,  # a Ctrl-C at the terminal is the run's, not the probe's
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        return f"commands cannot be sandboxed: bwrap did not start ({exc}) {_HOW_TO_CHOOSE}"
+        return f"commands cannot be sandboxed: bwrap did not start ({exc}){_HOW_TO_CHOOSE}"
     if done.returncode < 0:
         return f"commands cannot be sandboxed: {_INTERRUPTED} (signal {-done.returncode})"
     if done.returncode != 0:
@@ -229,6 +279,6 @@ def _probed(binary: str | None, configured: bool) -> str | None:
         detail = said[-1] if said else f"exit code {done.returncode}"
         return (
             f"commands cannot be sandboxed: bwrap failed ({detail}); user namespaces may be "
-            f"off (sysctl kernel.unprivileged_userns_clone=1) {_HOW_TO_CHOOSE}"
+            f"off (sysctl kernel.unprivileged_userns_clone=1){_HOW_TO_CHOOSE}"
         )
     return None

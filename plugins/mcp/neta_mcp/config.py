@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -10,7 +11,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from neta import ConfigError, HostSettings, neta_home
+from neta import ConfigError, HostSettings, SandboxPolicy, neta_home
+from neta.sandbox import sandbox_policy
 
 CONFIG_NAME = "mcp.json"
 """The file name in ``NETA_HOME`` and in the workspace's ``.neta`` folder."""
@@ -31,6 +33,10 @@ class ServerConfig(BaseModel):
         headers: HTTP headers sent with every request (e.g. ``Authorization``).
         enabled: ``false`` keeps the server configured but off.
         timeout: seconds to wait for the server to start and list its tools.
+        sandbox: how a stdio server is confined. A workspace's server always runs in the
+            host's sandbox (its entry may only say ``{"network": true}``); a server of
+            ``NETA_HOME/mcp.json`` or of the host runs unconfined unless this says ``true``
+            (the host's sandbox) or gives ``SandboxPolicy`` fields.
     """
 
     model_config = ConfigDict(extra="ignore")
@@ -43,6 +49,7 @@ class ServerConfig(BaseModel):
     headers: dict[str, str] = Field(default_factory=dict)
     enabled: bool = True
     timeout: float = Field(default=30.0, gt=0)
+    sandbox: bool | dict[str, Any] | None = None
 
     @model_validator(mode="after")
     def _one_transport(self) -> ServerConfig:
@@ -64,12 +71,35 @@ class ServerConfig(BaseModel):
 
 @dataclass(frozen=True)
 class ConfiguredServer:
-    """A server entry and where it came from; ``error`` says why the entry is unusable."""
+    """A server entry and where it came from; ``error`` says why the entry is unusable.
+
+    ``from_workspace``: the entry comes from the workspace's own ``.neta/mcp.json``.
+    """
 
     name: str
     source: str
     config: ServerConfig | None
     error: str = ""
+    from_workspace: bool = False
+
+    def sandbox(self, host: SandboxPolicy) -> SandboxPolicy | None:
+        """The sandbox this stdio server runs in under the host's policy ``host``.
+
+        ``None``: unconfined (an HTTP server, the host's ``--sandbox off``, or a server of the
+        user's own that does not ask for the sandbox).
+        """
+        config = self.config
+        if config is None or config.command is None or not host.enabled:
+            return None
+        wanted = config.sandbox
+        if self.from_workspace:
+            network = wanted.get("network", host.network) if isinstance(wanted, dict) else None
+            return host if network is None else dataclasses.replace(host, network=network)
+        if wanted is True:
+            return host
+        if isinstance(wanted, dict):
+            return sandbox_policy(wanted)
+        return None
 
 
 def load_servers(host: HostSettings) -> dict[str, ConfiguredServer]:
@@ -80,9 +110,12 @@ def load_servers(host: HostSettings) -> dict[str, ConfiguredServer]:
     ``mcpServers`` form raises ``ConfigError``.
     """
     servers: dict[str, ConfiguredServer] = {}
-    for path in (neta_home() / CONFIG_NAME, host.workspace / ".neta" / CONFIG_NAME):
+    for path, workspace in (
+        (neta_home() / CONFIG_NAME, False),
+        (host.workspace / ".neta" / CONFIG_NAME, True),
+    ):
         if path.is_file():
-            servers.update(_entries(_read(path), str(path)))
+            servers.update(_entries(_read(path), str(path), from_workspace=workspace))
     own = host.options.get(HOST_OPTION)
     if own is not None and not isinstance(own, Mapping):
         raise ConfigError(f"mcp_servers must map server names to entries, not {own!r:.80}")
@@ -102,16 +135,43 @@ def _read(path: Path) -> Mapping[str, Any]:
     return servers
 
 
-def _entries(raw: Mapping[str, Any], source: str) -> dict[str, ConfiguredServer]:
+def _entries(
+    raw: Mapping[str, Any], source: str, *, from_workspace: bool = False
+) -> dict[str, ConfiguredServer]:
     entries: dict[str, ConfiguredServer] = {}
     for name, entry in raw.items():
         try:
             config = ServerConfig.model_validate(entry)
+            _check_sandbox(config, from_workspace)
         except ValidationError as exc:
             first = exc.errors(include_url=False)[0]
             where = ".".join(str(p) for p in first["loc"])
             detail = f"{where}: {first['msg']}" if where else first["msg"]
             entries[name] = ConfiguredServer(name, source, None, f"bad entry in {source}: {detail}")
+        except ConfigError as exc:
+            entries[name] = ConfiguredServer(name, source, None, f"bad entry in {source}: {exc}")
         else:
-            entries[name] = ConfiguredServer(name, source, config)
+            entries[name] = ConfiguredServer(name, source, config, from_workspace=from_workspace)
     return entries
+
+
+def _check_sandbox(config: ServerConfig, from_workspace: bool) -> None:
+    """Refuse a ``sandbox`` setting the entry's source may not make.
+
+    Raises:
+        ConfigError: a workspace entry asks for anything but ``{"network": true|false}``,
+            or a user's entry gives fields no ``SandboxPolicy`` has.
+    """
+    wanted = config.sandbox
+    if wanted is None or wanted is True:
+        return
+    if from_workspace:
+        if not isinstance(wanted, dict) or set(wanted) - {"network"}:
+            raise ConfigError(
+                "sandbox: a workspace's server always runs in the sandbox; its entry may "
+                'only say {"network": true}'
+            )
+        if not isinstance(wanted.get("network", False), bool):
+            raise ConfigError("sandbox.network must be true or false")
+    elif isinstance(wanted, dict):
+        sandbox_policy(wanted)

@@ -21,6 +21,7 @@ from typing import Any
 from neta import (
     ConfigError,
     HostSettings,
+    SandboxPolicy,
     SessionContext,
     Tool,
     ToolResult,
@@ -49,12 +50,15 @@ class McpHost:
 
     Args:
         workspace: the host's workspace (stdio servers run in it).
-        options: the host options (``mcp_servers`` is read from them).
+        options: the host options (``mcp_servers`` and ``sandbox`` are read from them).
     """
 
     def __init__(self, workspace: Path, options: Mapping[str, object]) -> None:
         self.workspace = workspace
         self.problem = ""
+        # the host's sandbox (Agent(sandbox=...)); a workspace's stdio servers run in it
+        policy = options.get("sandbox")
+        self.sandbox = policy if isinstance(policy, SandboxPolicy) else SandboxPolicy()
         try:
             self.servers = load_servers(HostSettings(workspace, options))
         except ConfigError as exc:
@@ -178,7 +182,9 @@ class McpHost:
 
     def _new_link(self, server: ConfiguredServer) -> ServerLink:
         assert server.config is not None
-        link = ServerLink(server.name, server.config, self.workspace)
+        link = ServerLink(
+            server.name, server.config, self.workspace, sandbox=server.sandbox(self.sandbox)
+        )
         _LIVE.add(link)
         return link
 

@@ -18,8 +18,9 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
+from neta import SandboxPolicy, tls_client_context
 from neta import __version__ as neta_version
-from neta import tls_client_context
+from neta.sandbox import confine
 from neta_mcp.config import ServerConfig
 
 if TYPE_CHECKING:
@@ -46,6 +47,7 @@ class ServerLink:
         name: the server's name in the configuration.
         config: how to reach it.
         workspace: the working directory of a stdio server (unless the config gives one).
+        sandbox: the sandbox a stdio server runs in (``None``: unconfined).
 
     Attributes:
         tools: the server's tools, once started.
@@ -53,10 +55,18 @@ class ServerLink:
         elicit: answers the server's elicitation requests; ``None`` declines them.
     """
 
-    def __init__(self, name: str, config: ServerConfig, workspace: Path) -> None:
+    def __init__(
+        self,
+        name: str,
+        config: ServerConfig,
+        workspace: Path,
+        *,
+        sandbox: SandboxPolicy | None = None,
+    ) -> None:
         self.name = name
         self.config = config
         self.workspace = workspace
+        self.sandbox = sandbox
         self.tools: list[mcp_types.Tool] = []
         self.error = ""
         self.elicit: ElicitHandler | None = None
@@ -167,9 +177,19 @@ class ServerLink:
             from mcp import StdioServerParameters, stdio_client
 
             cwd = self.workspace / self.config.cwd if self.config.cwd else self.workspace
-            params = StdioServerParameters(
-                command=self.config.command, args=self.config.args, env=self.config.env, cwd=cwd
-            )
+            argv = [self.config.command, *self.config.args]
+            env = self.config.env
+            if self.sandbox is not None:
+                # the server runs confined, like a command; the SDK adds its few safe variables
+                confined = confine(
+                    argv,
+                    policy=self.sandbox,
+                    workspace=self.workspace,
+                    cwd=cwd,
+                    count_processes=False,  # it lives as long as the link: prlimit bounds it
+                )
+                argv, env = confined.argv, {**confined.env, **self.config.env}
+            params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=cwd)
             return stdio_client(params, errlog=cast(Any, self._stderr))
         import httpx2
         from mcp.client.streamable_http import streamable_http_client
