@@ -94,6 +94,9 @@ WORK: list[dict[str, Any]] = [
 RUNS: dict[str, list[dict[str, Any]]] = {"clarify": [ASK, {"text": "Finished."}], "work": WORK}
 """The runs the bench loads the server with, by name."""
 
+TOKEN = "bench-token"
+"""The token the servers require (``neta serve`` makes one of its own without)."""
+
 
 # -- the local OpenAI-compatible server ---------------------------------------------------------
 
@@ -287,7 +290,8 @@ async def rest_load(base: str, sessions: int) -> tuple[int, int]:
         except httpx.HTTPError:
             failed += 1
 
-    async with httpx.AsyncClient(base_url=base, timeout=60) as http:
+    headers = {"Authorization": f"Bearer {TOKEN}"}
+    async with httpx.AsyncClient(base_url=base, headers=headers, timeout=60) as http:
         await asyncio.gather(*(one(http) for _ in range(sessions)))
     return sent, failed
 
@@ -305,7 +309,7 @@ def measure(provider: str, run: str, sessions: int, rate: float) -> None:
         (root / "ws" / "notes.txt").write_text("hello\n")
         (root / "script.json").write_text(json.dumps({"turns": RUNS[run]}))
         port = free_port()
-        env = {**os.environ, "NETA_HOME": str(root / "home")}
+        env = {**os.environ, "NETA_HOME": str(root / "home"), "NETA_TOKEN": TOKEN}
         command = [
             sys.executable,
             "-m",
@@ -332,7 +336,7 @@ def measure(provider: str, run: str, sessions: int, rate: float) -> None:
         server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
         try:
             wait_for_port(port, server)
-            url = f"ws://127.0.0.1:{port}/ws"
+            url = f"ws://127.0.0.1:{port}/ws?token={TOKEN}"
             asyncio.run(load(url, sessions, None))  # warm-up, not counted
             elapsed, burst = asyncio.run(load(url, sessions, None))
             _, paced = asyncio.run(load(url, sessions, rate))
@@ -384,7 +388,7 @@ async def crossing_session(
     """
     async with connect(asking, max_size=None) as ws:
         sid = json.loads(await ws.recv())["data"]["sessionId"]
-        async with connect(f"{answering}?sessionId={sid}", max_size=None) as other:
+        async with connect(f"{answering}&sessionId={sid}", max_size=None) as other:
             json.loads(await other.recv())  # session_ready
             drain = asyncio.create_task(_drain(other))
             message = {"type": "user_message", "sessionId": sid, "data": {"text": "go"}}
@@ -452,6 +456,7 @@ def measure_workers(count: int, sessions: int, redis: str, database: str) -> dic
             "NETA_HOME": str(root / "home"),
             "NETA_REDIS_URL": redis,
             "NETA_DATABASE_URL": database,
+            "NETA_TOKEN": TOKEN,
         }
         ports = [free_port() for _ in range(count)]
         servers = [
@@ -478,7 +483,7 @@ def measure_workers(count: int, sessions: int, redis: str, database: str) -> dic
         try:
             for port, server in zip(ports, servers, strict=True):
                 wait_for_port(port, server)
-            urls = [f"ws://127.0.0.1:{port}/ws" for port in ports]
+            urls = [f"ws://127.0.0.1:{port}/ws?token={TOKEN}" for port in ports]
             elapsed, resolved, finished = asyncio.run(crossing_load(urls, sessions))
         finally:
             for server in servers:

@@ -37,17 +37,18 @@ def post(url: str, **options: Any) -> httpx.Response:
         return http.post(url, **options)
 
 
-def keep_alive_seconds(base: str, requests: int = 9) -> float:
+def keep_alive_seconds(base: str, requests: int = 9, **options: Any) -> float:
     """The fastest of ``requests`` GETs of a missing path at ``base``, one after another on one
     keep-alive connection, the first left out: a few ms, unless the server holds back each
     answer's last piece until the client acknowledges the piece before it.
 
     Then every answer but the connection's first (acknowledged at once) waits for the client's
     delayed acknowledgement, ~40 ms on Linux. The fastest, not the median: on a busy machine
-    some answers take 40 ms or more anyway, but not every one of them.
+    some answers take 40 ms or more anyway, but not every one of them. ``options`` go to the
+    client (``headers``: the server's token).
     """
     took = []
-    with client(base_url=base, timeout=10) as http:
+    with client(base_url=base, timeout=10, **options) as http:
         for _ in range(requests):
             started = time.monotonic()
             http.get("/v1/sessions/nope")

@@ -91,38 +91,59 @@ def neta_environ(**extra: str) -> dict[str, str]:
     return {**kept, **extra}
 
 
+SERVE_TOKEN = "neta-test-token"
+"""The token a ``neta serve`` of ``spawn_neta_serve`` requires unless told otherwise."""
+
+
+def bearer(token: str = SERVE_TOKEN) -> dict[str, str]:
+    """The ``Authorization`` header presenting ``token``."""
+    return {"Authorization": f"Bearer {token}"}
+
+
 def spawn_neta_serve(
     root: Path,
     turns: list[Any],
     *options: str,
     name: str = "serve",
     environ: dict[str, str] | None = None,
+    token: str | None = SERVE_TOKEN,
+    group: int | None = None,
 ) -> tuple[subprocess.Popen[bytes], str, Path]:
     """Start a ``neta serve`` process replaying ``turns`` on a free port; the process, its URL
     and its log. ``start_neta_serve`` also waits until it serves.
 
     Its workspace is ``root``, its ``NETA_HOME`` ``root/home``, its script ``root/NAME.json``
-    and its log ``root/NAME.log``; ``options`` follow on its command line. Its environment is
-    this process's as ``neta_environ`` gives it, plus ``environ``.
+    and its log ``root/NAME.log``; ``options`` follow on its command line, after
+    ``--token TOKEN`` (none with ``token=None``: the server makes one and prints it). Its
+    environment is this process's as ``neta_environ`` gives it, plus ``environ``; with
+    ``group``, it runs in that group.
     """
     script = root / f"{name}.json"
     script.write_text(json.dumps({"turns": turns}))
     port = free_port()
     env = neta_environ(NETA_HOME=str(root / "home"), **(environ or {}))
     command = [sys.executable, "-m", "neta", "serve", "--port", str(port), "-p", "scripted"]
-    command += ["--script", str(script), "-w", str(root), *options]
+    command += ["--script", str(script), "-w", str(root)]
+    command += [*(["--token", token] if token is not None else []), *options]
     log_path = root / f"{name}.log"
     with log_path.open("w") as log:
-        proc = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT)
+        proc = subprocess.Popen(command, env=env, stdout=log, stderr=subprocess.STDOUT, group=group)
     return proc, f"http://127.0.0.1:{port}", log_path
 
 
 def start_neta_serve(
-    root: Path, turns: list[Any], *options: str, environ: dict[str, str] | None = None
+    root: Path,
+    turns: list[Any],
+    *options: str,
+    environ: dict[str, str] | None = None,
+    token: str | None = SERVE_TOKEN,
+    group: int | None = None,
 ) -> tuple[subprocess.Popen[bytes], str]:
     """``spawn_neta_serve``, once the process serves: the process and its URL. It is killed
     when it does not start as it should."""
-    proc, base, log_path = spawn_neta_serve(root, turns, *options, environ=environ)
+    proc, base, log_path = spawn_neta_serve(
+        root, turns, *options, environ=environ, token=token, group=group
+    )
     try:
         wait_until_serving(base, proc, log_path)
     except BaseException:

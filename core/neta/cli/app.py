@@ -30,6 +30,7 @@ from neta.cli.context import echo_json
 from neta.cli.options import show_installed_providers
 from neta.cli.plugin_env import unknown_disabled_plugins
 from neta.cli.run_cmd import failed_run_json
+from neta.cli.undumpable import make_undumpable
 from neta.errors import ConfigError, NetaError
 from neta.plugins import NetaPluginManager, create_plugin_manager
 
@@ -105,10 +106,12 @@ def main(argv: list[str] | None = None) -> None:
     """Run the command line with ``argv`` and exit.
 
     Without ``argv`` (the ``neta`` script, ``python -m neta``) the process is the command's own:
-    it runs ``sys.argv[1:]`` and keeps its start-up objects out of later garbage collections
-    (``neta.cli.collector``).
+    it runs ``sys.argv[1:]``, becomes undumpable first (``neta.cli.undumpable``: the same
+    user's other processes cannot read its token and keys) and keeps its start-up objects out
+    of later garbage collections (``neta.cli.collector``).
     """
     if argv is None:
+        make_undumpable()
         own_process()
     args, debug = _take_debug(list(sys.argv[1:] if argv is None else argv))
     _tolerate_unencodable_output()

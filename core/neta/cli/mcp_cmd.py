@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 from pathlib import Path
 from typing import Any
 
@@ -14,8 +13,9 @@ from neta.cli.collector import freeze_startup_objects
 from neta.cli.context import plugin_manager, report_problems
 from neta.cli.mcp_server import SessionServer
 from neta.cli.options import DenyOpt, OnlyOpt, ToolsetOpt, WorkspaceOpt
+from neta.cli.serve_token import ServeToken, serve_token
 from neta.errors import ConfigError
-from neta.hosting.auth import check_exposure, refusal, served_url
+from neta.hosting.auth import refusal, served_url
 from neta.runtime.agent import Agent
 
 mcp_app = typer.Typer(help="MCP both ways: Neta's tools for MCP clients.", no_args_is_help=True)
@@ -32,13 +32,14 @@ def serve(
     http: str | None = typer.Option(
         None, "--http", help="Serve streamable HTTP on HOST:PORT instead of stdio."
     ),
-    token: str | None = typer.Option(None, "--token", help="Required token (or NETA_TOKEN)."),
+    token: str | None = typer.Option(
+        None,
+        "--token",
+        help="Required token over HTTP (or NETA_TOKEN); else one is made and printed.",
+    ),
 ) -> None:
     """Serve one session's tools to an MCP client over stdio (or streamable HTTP)."""
-    address = _address(http) if http else None
-    if address is not None:
-        token = token or os.environ.get("NETA_TOKEN") or None
-        check_exposure(address[0], token)
+    endpoint = _endpoint(http, token) if http else None
     agent = Agent(
         provider=None,
         plugin_manager=plugin_manager(ctx),
@@ -52,10 +53,10 @@ def serve(
     server = SessionServer(session).build()
     freeze_startup_objects()  # the MCP SDK is loaded
     try:
-        if address is None:
+        if endpoint is None:
             asyncio.run(_serve_stdio(server))
         else:
-            _serve_http(server, *address, token)
+            _serve_http(server, *endpoint)
     finally:
         agent.end_session(session)
 
@@ -67,11 +68,12 @@ async def _serve_stdio(server: Any) -> None:
         await server.run(read, write, server.create_initialization_options())
 
 
-def _serve_http(server: Any, host: str, port: int, token: str | None) -> None:
+def _serve_http(server: Any, host: str, port: int, token: ServeToken) -> None:
     import uvicorn
 
-    app = _Guard(server.streamable_http_app(host=host), token)
+    app = _Guard(server.streamable_http_app(host=host), token.value)
     typer.echo(f"Neta MCP server on {served_url(host, port)}/mcp", err=True)
+    token.announce(f"{served_url(host, port)}/mcp")
     uvicorn.run(app, host=host, port=port, log_level="warning")
 
 
@@ -106,6 +108,11 @@ class _Guard:
                 await send({"type": "http.response.body", "body": body})
                 return
         await self.app(scope, receive, send)
+
+
+def _endpoint(http: str, token: str | None) -> tuple[str, int, ServeToken]:
+    host, port = _address(http)
+    return host, port, serve_token(token, host)
 
 
 def _address(text: str) -> tuple[str, int]:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import errno
-import json
 import os
 import socket
 from pathlib import Path
@@ -28,9 +27,12 @@ from neta.cli.options import (
     WorkspaceOpt,
     provider_for,
 )
+from neta.cli.serve_token import TOKEN_VARIABLE, serve_token
+from neta.cli.undumpable import make_undumpable
+from neta.cli.worker_settings import ADDRESS_VARIABLE, SettingsHandout, receive_settings
 from neta.errors import ConfigError, NetaError
 from neta.home import neta_home
-from neta.hosting.auth import check_exposure, served_url
+from neta.hosting.auth import served_url
 from neta.hosting.config import HostConfig
 from neta.hosting.engines import database_url, describe_store, redis_url, safe_url
 from neta.providers.registry import DEFAULT_PROVIDER, resolve_model_name
@@ -59,7 +61,9 @@ def serve(
     toolset: list[str] = ToolsetOpt,
     deny: list[str] = DenyOpt,
     only: list[str] = OnlyOpt,
-    token: str | None = typer.Option(None, "--token", help="Required token (or NETA_TOKEN)."),
+    token: str | None = typer.Option(
+        None, "--token", help="Required token (or NETA_TOKEN); else one is made and printed."
+    ),
     clarify_timeout: float = typer.Option(
         HostConfig.clarify_timeout, "--clarify-timeout", help="Seconds per question."
     ),
@@ -94,8 +98,7 @@ def serve(
     from neta.hosting.hub import check_config
     from neta.server import create_app, uvicorn_options
 
-    token = token or os.environ.get("NETA_TOKEN") or None
-    check_exposure(host, token)
+    required = serve_token(token, host)
     options: dict[str, object] = {
         "base_url": base_url,
         "api_key": api_key,
@@ -113,7 +116,7 @@ def serve(
         "deny": list(deny),
         "clarify_timeout": clarify_timeout,
         "max_frame_bytes": max_frame,
-        "token": token,
+        "token": required.value,
         "lease_seconds": lease_seconds,
         "turn_timeout": turn_timeout,
         "max_tries": max_tries,
@@ -137,6 +140,7 @@ def serve(
     )
     bus_name = "in-process" if bus_url is None else f"Redis {safe_url(bus_url)}"
     typer.echo(f"store: {describe_store(home, db_url)}; bus: {bus_name}; workers: {workers}")
+    required.announce(served_url(host, port))
     common: dict[str, Any] = {
         "host": host,
         "port": port,
@@ -152,12 +156,11 @@ def serve(
     # Each worker process builds its own app from these settings (with all installed plugins).
     from neta.gateway.handshake import protocol_import_strings
 
-    os.environ[_WORKER_SETTINGS] = json.dumps(settings)
+    os.environ.pop(TOKEN_VARIABLE, None)  # the workers, and what they run, need not inherit it
     common.update(protocol_import_strings())
-    uvicorn.run(f"{__name__}:worker_app", factory=True, workers=workers, **common)
-
-
-_WORKER_SETTINGS = "NETA_SERVE_WORKER_SETTINGS"
+    with SettingsHandout(settings) as handout:
+        os.environ[ADDRESS_VARIABLE] = handout.address
+        uvicorn.run(f"{__name__}:worker_app", factory=True, workers=workers, **common)
 
 
 def _config(settings: dict[str, Any], pm: Any) -> HostConfig:
@@ -184,11 +187,12 @@ def _config(settings: dict[str, Any], pm: Any) -> HostConfig:
 
 def worker_app() -> Any:
     """The app of one ``neta serve --workers N`` worker process (a uvicorn app factory)."""
+    make_undumpable()  # as the command's own process is, and before it holds the settings
     from neta.plugins import create_plugin_manager
     from neta.server import create_app
 
     own_process()  # a worker process uvicorn started for this command
-    settings = json.loads(os.environ[_WORKER_SETTINGS])
+    settings = receive_settings()
     served = create_app(_config(settings, create_plugin_manager()))
     freeze_startup_objects(serving=True)
     return served

@@ -9,13 +9,21 @@ it: a command is never run unconfined without the host choosing ``--sandbox off`
 
 from neta.sandbox._bwrap import (
     BWRAP_VARIABLE,
-    HIDDEN_SYSTEM,
+    KERNEL_SWITCHES,
     Confined,
     bwrap_path,
     confine,
     sandbox_unavailable,
 )
 from neta.sandbox._environment import PASSED, SET, sandbox_environment
+from neta.sandbox._layout import (
+    CREDENTIAL_NAMES,
+    HIDDEN_SYSTEM,
+    ROOT_SCANNED,
+    TOOLCHAIN_ROOTS,
+    Layout,
+    host_layout,
+)
 from neta.sandbox._pids import PidsGroup
 from neta.sandbox._policy import (
     MODES,
@@ -27,17 +35,23 @@ from neta.sandbox._policy import (
 
 __all__ = [
     "BWRAP_VARIABLE",
+    "CREDENTIAL_NAMES",
     "HIDDEN_SYSTEM",
+    "KERNEL_SWITCHES",
     "MODES",
     "PASSED",
+    "ROOT_SCANNED",
     "SET",
+    "TOOLCHAIN_ROOTS",
     "Confined",
+    "Layout",
     "PidsGroup",
     "SandboxLimits",
     "SandboxPolicy",
     "bwrap_path",
     "confine",
     "forbidden_variable",
+    "host_layout",
     "sandbox_environment",
     "sandbox_policy",
     "sandbox_unavailable",

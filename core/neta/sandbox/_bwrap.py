@@ -6,13 +6,14 @@ The sandbox a command gets:
   ``--die-with-parent``: the host's processes and their ``/proc`` are invisible, and when the
   command's first process ends, the namespace's init ends and the kernel kills every process
   left in it (``env -i``, ``setsid`` and double forks included);
-- the whole file system read-only; the home folder, ``NETA_HOME``, ``/tmp``, ``/var/tmp`` and
-  ``/run`` replaced by empty in-memory folders (credentials, the host's sockets and databases
-  hidden); the tools the host runs with shown again read-only (``TOOLCHAIN_ROOTS`` and the
-  ``PATH`` folders that lie in a hidden folder, and the Python running Neta); the workspace
-  bound back read-write, then the policy's own paths;
+- the whole file system read-only, ``/proc/sys`` and the kernel's other switches in ``/proc``
+  included; what ``_layout`` hides replaced by empty, size-bounded in-memory folders and files
+  (the home folder, ``NETA_HOME``, ``/tmp``, ``/run``...), what it shows bound back read-only;
+  the workspace bound read-write, then the policy's own paths; a hidden folder inside the
+  workspace stays hidden, each folder on the way to it pinned so that it cannot be renamed;
 - no network but its own loopback unless the policy allows it;
-- no capabilities (a host running as root drops them all);
+- no capabilities (a host running as root drops them all) and the system call filter of
+  ``_seccomp`` (no set-user-ID files; no Unix sockets without the network);
 - ``prlimit`` limits (processes, file size, CPU time, open files) set inside it.
 """
 
@@ -20,41 +21,26 @@ from __future__ import annotations
 
 import functools
 import os
-import pwd
 import shutil
 import subprocess
-import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from neta.errors import ToolError
-from neta.home import neta_home
 from neta.sandbox._environment import sandbox_environment
+from neta.sandbox._layout import Layout, host_layout, inside
 from neta.sandbox._pids import PidsGroup, pids_hierarchy
 from neta.sandbox._policy import SandboxPolicy
+from neta.sandbox._seccomp import filter_file, filter_supported
 
 BWRAP_VARIABLE = "NETA_BWRAP"
 """Host environment variable: the bubblewrap binary to use (default: ``bwrap`` on ``PATH``)."""
 
-HIDDEN_SYSTEM = ("/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm")
-"""Folders replaced by empty ones in every sandbox (besides the home folder and NETA_HOME)."""
+KERNEL_SWITCHES = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")
+"""Parts of ``/proc`` through which root, even without capabilities, could change the host."""
 
-TOOLCHAIN_ROOTS = (
-    ".pyenv",
-    ".cargo",
-    ".rustup",
-    ".nvm",
-    ".volta",
-    ".bun",
-    ".deno",
-    ".sdkman",
-    ".local/bin",
-    ".local/share/uv/python",
-    "go",
-)
-"""Folders of the home folder shown read-only when a ``PATH`` entry lies in them: toolchains
-whose programs (a venv's ``python`` links into ``~/.pyenv``) would otherwise vanish."""
+_FILTER_FD = 9  # where the wrapper shell opens the system call filter for bwrap
 
 _HOW_TO_CHOOSE = (
     "; or choose --sandbox off (Agent(sandbox='off'), host setting sandbox: off) to run "
@@ -106,6 +92,7 @@ def confine(
     host_env: Mapping[str, str] | None = None,
     also_pass: Iterable[str] = (),
     count_processes: bool = True,
+    setenv: Mapping[str, str] | None = None,
 ) -> Confined:
     """``command`` wrapped to run in the sandbox ``policy`` describes, in ``cwd``.
 
@@ -118,22 +105,39 @@ def confine(
         also_pass: more host variable names or patterns to pass on.
         count_processes: as root, make a ``pids`` control group for the call (a long-lived
             server whose end is not awaited here passes ``False``; ``prlimit`` still applies).
+        setenv: variables set inside the sandbox only (never for ``bwrap`` itself: a
+            ``LD_PRELOAD`` there would run before any confinement).
 
     Raises:
-        ToolError: commands cannot be sandboxed here.
+        ToolError: commands cannot be sandboxed here, or not in ``workspace``.
     """
     binary = bwrap_path()
-    home = _home()
-    argv = [binary, *_namespaces(policy), *_file_system(policy, workspace, home)]
+    layout = host_layout()
+    argv = [binary, *_namespaces(policy), *_file_system(policy, workspace, layout)]
+    for name, value in (setenv or {}).items():
+        argv += ["--setenv", name, value]
     argv += ["--chdir", str(cwd or workspace), "--", *_limits(policy), "--", *command]
-    env = sandbox_environment(policy, host_env or os.environ, home=str(home), also_pass=also_pass)
+    env = sandbox_environment(policy, host_env or os.environ, home=_home(), also_pass=also_pass)
     pids = None
     if count_processes and os.geteuid() == 0:
         hierarchy = pids_hierarchy()
         pids = PidsGroup.make(hierarchy, policy.limits.processes) if hierarchy else None
-    if pids is not None:
-        argv = pids.join_argv(argv)
-    return Confined(argv, env, pids)
+    return Confined(_wrapped(argv, policy, pids), env, pids)
+
+
+def _wrapped(argv: list[str], policy: SandboxPolicy, pids: PidsGroup | None) -> list[str]:
+    """``argv`` started by a shell that opens the system call filter and joins the group.
+
+    The shell opens the filter on the descriptor ``--seccomp`` names and moves itself into
+    the call's control group before anything of the command runs.
+    """
+    if not filter_supported():
+        return pids.join_argv(argv) if pids is not None else argv
+    bwrap, *rest = argv
+    argv = [bwrap, "--seccomp", str(_FILTER_FD), *rest]
+    procs = str(pids.path / "cgroup.procs") if pids is not None else ""
+    script = f'exec {_FILTER_FD}<"$0" && {{ [ -z "$1" ] || echo $$ > "$1"; }} && shift && exec "$@"'
+    return ["/bin/sh", "-c", script, filter_file(network=policy.network), procs, *argv]
 
 
 def _namespaces(policy: SandboxPolicy) -> list[str]:
@@ -147,23 +151,55 @@ def _namespaces(policy: SandboxPolicy) -> list[str]:
     return [*flags, "--die-with-parent", "--new-session", "--hostname", "sandbox"]
 
 
-def _file_system(policy: SandboxPolicy, workspace: Path, home: Path) -> list[str]:
-    hidden = _hidden(home)
-    outside = [path for path in hidden if not _inside(path, workspace)]
+def _file_system(policy: SandboxPolicy, workspace: Path, layout: Layout) -> list[str]:
+    """The mounts, in order: hidden, shown again, the workspace, the policy's, hidden inside.
+
+    Raises:
+        ToolError: the workspace is a folder the sandbox must hide (the home folder,
+            ``NETA_HOME``), or a policy path is reached through a symlink.
+    """
+    if workspace in layout.hidden:
+        raise ToolError(
+            f"commands cannot be sandboxed in {workspace}: it is a folder the sandbox hides "
+            f"(your home folder or NETA_HOME); work in a folder below it{_HOW_TO_CHOOSE}"
+        )
+    size = ["--size", str(policy.limits.tmpfs_size)]
     args = ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
-    for path in sorted(outside, key=lambda p: len(p.parts)):
-        args += ["--tmpfs", str(path)]
-    for path in _tools_shown(hidden, home):
+    for switch in KERNEL_SWITCHES:
+        args += ["--ro-bind-try", switch, switch]
+    for path in [*layout.hidden, *layout.unreadable]:
+        if not inside(path, workspace):
+            args += [*size, "--tmpfs", str(path)]
+    for path in layout.shown:
         args += ["--ro-bind", str(path), str(path)]
+    for path in layout.hidden_files:
+        if not inside(path, workspace):
+            args += ["--ro-bind", "/dev/null", str(path)]
     args += ["--bind", str(workspace), str(workspace)]
-    for path in policy.read_only:
-        args += ["--ro-bind-try", str(path), str(path)]
-    for path in policy.read_write:
-        args += ["--bind-try", str(path), str(path)]
-    for path in hidden:
-        if _inside(path, workspace) and path != workspace:
-            args += ["--tmpfs", str(path)]  # NETA_HOME kept inside the workspace stays hidden
+    for flag, paths in (("--ro-bind-try", policy.read_only), ("--bind-try", policy.read_write)):
+        for path in paths:
+            args += [flag, _unlinked(path), str(path)]
+    for path in layout.hidden:  # NETA_HOME kept in the workspace: pinned, then hidden
+        if inside(path, workspace):
+            for folder in reversed(path.parents):
+                if inside(folder, workspace) and folder != workspace:
+                    args += ["--bind", str(folder), str(folder)]
+            args += [*size, "--tmpfs", str(path)]
     return args
+
+
+def _unlinked(path: Path) -> str:
+    """``path``, refused when a symlink on the way to it would redirect the mount.
+
+    Raises:
+        ToolError: it is reached through a symlink.
+    """
+    if os.path.lexists(path) and os.path.realpath(path) != str(path):
+        raise ToolError(
+            f"commands cannot be sandboxed: the sandbox path {path} is reached through a "
+            f"symlink (to {os.path.realpath(path)}); name the real path"
+        )
+    return str(path)
 
 
 def _limits(policy: SandboxPolicy) -> list[str]:
@@ -177,61 +213,9 @@ def _limits(policy: SandboxPolicy) -> list[str]:
     ]
 
 
-def _hidden(home: Path) -> list[Path]:
-    """Existing folders to replace by empty ones, by their real paths, without duplicates.
-
-    The home folder both as ``HOME`` says and as the password database says (a host may have
-    changed ``HOME``), ``NETA_HOME`` and ``HIDDEN_SYSTEM``.
-    """
-    found: list[Path] = []
-    account_home = Path(pwd.getpwuid(os.getuid()).pw_dir)
-    for candidate in (home, account_home, neta_home(), *map(Path, HIDDEN_SYSTEM)):
-        if candidate.is_symlink() or not candidate.is_dir():
-            continue  # /var/run -> /run is hidden through its target
-        real = candidate.resolve()
-        if real != Path("/") and real not in found:
-            found.append(real)
-    return found
-
-
-def _tools_shown(hidden: list[Path], home: Path) -> list[Path]:
-    """Folders of programs the host runs with that a hidden folder covers, to show read-only.
-
-    ``PATH`` entries and the running Python's prefixes that lie in a hidden folder (a venv
-    under ``/tmp``, ``~/.cargo/bin``): a toolchain root of the home folder whole, anything
-    else as it is. Never a hidden folder itself, nor one holding ``NETA_HOME``.
-    """
-    secret = neta_home().resolve()
-    candidates = [*os.environ.get("PATH", "").split(os.pathsep), sys.prefix, sys.base_prefix]
-    shown: list[Path] = []
-    for entry in candidates:
-        if not entry or not os.path.isabs(entry):
-            continue
-        path = Path(entry).resolve()
-        if not path.is_dir() or not any(_inside(path, root) for root in hidden):
-            continue
-        path = _toolchain_root(path, home) or path
-        if path in hidden or _inside(secret, path) or path in shown:
-            continue
-        shown.append(path)
-    return shown
-
-
-def _toolchain_root(path: Path, home: Path) -> Path | None:
-    for root in TOOLCHAIN_ROOTS:
-        if _inside(path, home / root):
-            return home / root
-    return None
-
-
-def _inside(path: Path, root: Path) -> bool:
-    return path == root or root in path.parents
-
-
-def _home() -> Path:
-    """The user's home folder: ``HOME``, else the password database's."""
-    home = os.environ.get("HOME") or pwd.getpwuid(os.getuid()).pw_dir
-    return Path(home).resolve()
+def _home() -> str:
+    """The value of ``HOME`` in the sandbox: the host's home folder's path (empty there)."""
+    return str(Path(os.environ.get("HOME") or "/").resolve())
 
 
 def _prlimit() -> str:

@@ -10,14 +10,17 @@ set; the call's first process joins it before it starts anything (a shell line i
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import secrets
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
 _V1 = Path("/sys/fs/cgroup/pids")
 _V2 = Path("/sys/fs/cgroup")
+_LEFT: list[PidsGroup] = []  # released while the kernel was still emptying them
 
 
 def pids_hierarchy() -> Path | None:
@@ -31,7 +34,7 @@ def pids_hierarchy() -> Path | None:
     return None
 
 
-@dataclass
+@dataclass(eq=False)
 class PidsGroup:
     """One call's control group; ``join_argv`` puts the call's first process in it."""
 
@@ -64,3 +67,22 @@ class PidsGroup:
         except OSError:
             return False
         return True
+
+    def release(self) -> None:
+        """Remove the group now, or, while the kernel still empties it, on a later call."""
+        remove_released()
+        if not self.try_remove():
+            _LEFT.append(self)
+
+
+def remove_released() -> None:
+    """Remove the released groups that are empty by now."""
+    _LEFT[:] = [group for group in _LEFT if not group.try_remove()]
+
+
+@atexit.register
+def _remove_at_exit(seconds: float = 2.0) -> None:
+    deadline = time.monotonic() + seconds
+    while _LEFT and time.monotonic() < deadline:
+        remove_released()
+        time.sleep(0.01)

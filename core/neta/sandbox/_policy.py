@@ -40,15 +40,18 @@ class SandboxLimits:
         file_size: the largest file a process may write, in bytes (``RLIMIT_FSIZE``).
         cpu_seconds: CPU time of each process (``RLIMIT_CPU``).
         open_files: open file descriptors of each process (``RLIMIT_NOFILE``).
+        tmpfs_size: bytes each empty in-memory folder (``/tmp``, the home folder...) may hold,
+            so that filling them cannot take the host's memory.
     """
 
     processes: int = 512
     file_size: int = 4 * 1024**3
     cpu_seconds: int = 900
     open_files: int = 4096
+    tmpfs_size: int = 512 * 1024**2
 
     def __post_init__(self) -> None:
-        for name in ("processes", "file_size", "cpu_seconds", "open_files"):
+        for name in ("processes", "file_size", "cpu_seconds", "open_files", "tmpfs_size"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"sandbox limit {name} must be a positive integer, not {value!r}")

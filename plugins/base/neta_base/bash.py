@@ -21,7 +21,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 import neta
-from neta.sandbox import Confined, PidsGroup, SandboxPolicy, confine
+from neta.sandbox import Confined, SandboxPolicy, confine
 from neta_base import environment, processes
 
 MAX_TIMEOUT = 600
@@ -32,7 +32,7 @@ KEEP_CHARS = 20_000
 
 _TERM_GRACE = 2.0  # seconds between SIGTERM and SIGKILL
 _DRAIN_SECONDS = 1.0  # how long to wait for output once the shell itself has exited
-_RELEASE_SECONDS = 2.0  # how long a sandbox's control group may take to empty
+_SIGNALLED = 128  # exit status 128 + N: ended by signal N (the shells' and bwrap's convention)
 
 
 class BashArgs(BaseModel):
@@ -206,17 +206,11 @@ async def run_command(
     finally:
         transport.close()
         if confined is not None and confined.pids is not None:
-            await _release(confined.pids)
+            confined.pids.release()
     exit_code = process.returncode if process.returncode is not None else -signal.SIGKILL
+    if confined is not None and _SIGNALLED < exit_code <= _SIGNALLED + 64:
+        exit_code = _SIGNALLED - exit_code  # bwrap says "killed by signal N" as 128 + N
     return CommandRun(output.text(), exit_code, timed_out, detached)
-
-
-async def _release(pids: PidsGroup) -> None:
-    """Remove the call's control group once the kernel has emptied it."""
-    loop = asyncio.get_running_loop()
-    deadline = loop.time() + _RELEASE_SECONDS
-    while not pids.try_remove() and loop.time() < deadline:
-        await asyncio.sleep(0.01)
 
 
 async def _wait(awaitable: Awaitable[object], seconds: float) -> bool:

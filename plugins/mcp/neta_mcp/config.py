@@ -34,7 +34,7 @@ class ServerConfig(BaseModel):
         enabled: ``false`` keeps the server configured but off.
         timeout: seconds to wait for the server to start and list its tools.
         sandbox: how a stdio server is confined. A workspace's server always runs in the
-            host's sandbox (its entry may only say ``{"network": true}``); a server of
+            host's sandbox (its entry may only narrow it: ``{"network": false}``); a server of
             ``NETA_HOME/mcp.json`` or of the host runs unconfined unless this says ``true``
             (the host's sandbox) or gives ``SandboxPolicy`` fields.
     """
@@ -92,9 +92,9 @@ class ConfiguredServer:
         if config is None or config.command is None or not host.enabled:
             return None
         wanted = config.sandbox
-        if self.from_workspace:
-            network = wanted.get("network", host.network) if isinstance(wanted, dict) else None
-            return host if network is None else dataclasses.replace(host, network=network)
+        if self.from_workspace:  # it may narrow the host's sandbox, never widen it
+            network = wanted.get("network", True) if isinstance(wanted, dict) else True
+            return dataclasses.replace(host, network=host.network and network)
         if wanted is True:
             return host
         if isinstance(wanted, dict):
@@ -168,8 +168,8 @@ def _check_sandbox(config: ServerConfig, from_workspace: bool) -> None:
     if from_workspace:
         if not isinstance(wanted, dict) or set(wanted) - {"network"}:
             raise ConfigError(
-                "sandbox: a workspace's server always runs in the sandbox; its entry may "
-                'only say {"network": true}'
+                "sandbox: a workspace's server always runs in the host's sandbox; its entry "
+                'may only narrow it ({"network": false})'
             )
         if not isinstance(wanted.get("network", False), bool):
             raise ConfigError("sandbox.network must be true or false")

@@ -180,15 +180,17 @@ class ServerLink:
             argv = [self.config.command, *self.config.args]
             env = self.config.env
             if self.sandbox is not None:
-                # the server runs confined, like a command; the SDK adds its few safe variables
+                # the server runs confined, like a command, its own variables set inside only
+                # (bwrap itself gets the allow list; the SDK adds its few safe variables)
                 confined = confine(
                     argv,
                     policy=self.sandbox,
                     workspace=self.workspace,
                     cwd=cwd,
                     count_processes=False,  # it lives as long as the link: prlimit bounds it
+                    setenv=self.config.env,
                 )
-                argv, env = confined.argv, {**confined.env, **self.config.env}
+                argv, env = confined.argv, confined.env
             params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=cwd)
             return stdio_client(params, errlog=cast(Any, self._stderr))
         import httpx2

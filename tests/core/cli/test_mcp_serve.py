@@ -8,6 +8,7 @@ command in this process, with an in-memory client where stdio would be.
 
 import asyncio
 import contextlib
+import re
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -239,6 +240,32 @@ def test_http_refuses_a_client_without_the_token(http_server):
         raw = http_clients.post(http_server, json={"jsonrpc": "2.0"}, headers=headers, timeout=30)
         assert raw.status_code == 401
         assert raw.json() == {"error": "missing or wrong token"}
+
+
+def test_http_without_a_token_makes_one_says_it_once_and_refuses_clients_without_it(dirs):
+    workspace, home = dirs
+    port = free_port()
+    log = workspace.parent / "http-made-token.log"
+    with log.open("w") as printed:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "neta", "mcp", "serve", "-w", str(workspace),
+             "--http", f"127.0.0.1:{port}"],
+            env=neta_env(home), stdout=printed, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        wait_until_serving(f"http://127.0.0.1:{port}", process, log, seconds=60)
+        raw = http_clients.post(url, json={"jsonrpc": "2.0"}, timeout=30)
+        assert raw.status_code == 401
+        assert raw.json() == {"error": "missing or wrong token"}
+        said = log.read_text()
+        [token] = re.findall(rf"^Token for {re.escape(url)}: (\S+) ", said, re.MULTILINE)
+        assert len(token) >= 43  # secrets.token_urlsafe(32)
+        assert said.count(token) == 1
+        assert "todo" in over_http(url, token, []).tools
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
 
 
 def test_http_off_loopback_without_a_token_is_refused_at_start(dirs):

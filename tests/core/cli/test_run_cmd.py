@@ -2,13 +2,14 @@
 
 import json
 import re
+import secrets
 import subprocess
 import sys
 from pathlib import Path
 
 from neta import ProviderSpec, create_plugin_manager, hookimpl
 from tests.core.cli.cli_runner import neta_in_process
-from tests.processes import wait_gone
+from tests.processes import running_with, wait_none_running_with
 from tests.services import neta_environ
 
 
@@ -276,10 +277,10 @@ def test_ctrl_c_during_a_run_exits_130_and_stops_its_tools(tmp_path):
     import time
 
     started, finished = tmp_path / "started", tmp_path / "finished"
-    # the shell writes its pid, then would go on to touch `finished` had it not been killed
-    command = (
-        f"echo $$ > {started}.pid && mv {started}.pid {started} && sleep 5 && touch {finished}"
-    )
+    # the shell marks that it runs, then would go on to touch `finished` had it not been
+    # killed; the host finds its processes by their unique sleep
+    tag = f"5.{secrets.randbelow(10**6):06d}"
+    command = f"touch {started} && sleep {tag} && touch {finished}"
     script = write_script(
         tmp_path, [{"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}]
     )
@@ -310,7 +311,7 @@ def test_ctrl_c_during_a_run_exits_130_and_stops_its_tools(tmp_path):
             assert time.monotonic() < deadline
             assert proc.poll() is None
             time.sleep(0.05)
-        shell = int(started.read_text())
+        assert running_with(tag)
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
     finally:
@@ -320,5 +321,5 @@ def test_ctrl_c_during_a_run_exits_130_and_stops_its_tools(tmp_path):
     assert proc.returncode == 130, err
     assert "Interrupted." in err
     # gone before the command would have reached `touch`
-    assert wait_gone([shell], 4) == [], "the tool's shell outlived the run"
+    assert wait_none_running_with(tag, 4) == [], "the tool's shell outlived the run"
     assert not finished.exists()

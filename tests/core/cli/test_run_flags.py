@@ -132,7 +132,10 @@ def test_serve_turn_timeout_reaches_every_session(tmp_path, monkeypatch):
             async with (
                 app.router.lifespan_context(app),  # its start and its end, as uvicorn runs them
                 http_clients.async_client(
-                    transport=transport, base_url=f"http://{options['host']}", timeout=30
+                    transport=transport,
+                    base_url=f"http://{options['host']}",
+                    headers={"Authorization": "Bearer s3cret"},
+                    timeout=30,
                 ) as http,
             ):
                 sid = (await http.post("/v1/sessions")).json()["sessionId"]
@@ -145,6 +148,7 @@ def test_serve_turn_timeout_reaches_every_session(tmp_path, monkeypatch):
     done = neta(
         "serve", "-p", "scripted", "--script", script(tmp_path, turns), "-w", str(tmp_path),
         "--port", str(free_port()), "--turn-timeout", "1", "--model-timeout", "5",
+        "--token", "s3cret",
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
     [reply] = replies

@@ -22,7 +22,8 @@ def bwrap():
 
 def script_of(tmp_path, *commands):
     turns = [
-        {"tool_calls": [{"name": "bash", "arguments": {"command": command}}]} for command in commands
+        {"tool_calls": [{"name": "bash", "arguments": {"command": command}}]}
+        for command in commands
     ]
     path = tmp_path / "script.json"
     path.write_text(json.dumps({"turns": [*turns, {"text": "done"}]}))

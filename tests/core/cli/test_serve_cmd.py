@@ -1,19 +1,23 @@
 """``neta serve`` as a real process."""
 
+import asyncio
 import contextlib
+import re
 import socket
 import threading
 import time
 
 import httpx
 import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus
 
 from neta.errors import ConfigError
 from neta.hosting.auth import check_exposure
 from neta.hosting.sqlite_store import SqliteStore
 from tests import http_clients
 from tests.core.cli.cli_runner import neta_in_process
-from tests.services import neta_environ, start_neta_serve
+from tests.services import SERVE_TOKEN, bearer, neta_environ, start_neta_serve
 
 
 def env():
@@ -52,15 +56,46 @@ def default_serve(tmp_path_factory):
 
 def test_serve_answers_rest_with_the_scripted_provider(default_serve):
     root, base = default_serve
-    sid = http_clients.post(f"{base}/v1/sessions").json()["sessionId"]
-    reply = http_clients.post(f"{base}/v1/sessions/{sid}/messages", json={"text": "hi"}, timeout=30)
+    sid = http_clients.post(f"{base}/v1/sessions", headers=bearer()).json()["sessionId"]
+    reply = http_clients.post(
+        f"{base}/v1/sessions/{sid}/messages", json={"text": "hi"}, headers=bearer(), timeout=30
+    )
     assert reply.json()["reply"] == "served"
     assert (root / "home" / "neta.db").exists()
 
 
+async def _open_websocket(url):
+    async with connect(url):
+        pass
+
+
+def test_serve_without_a_token_makes_one_says_it_once_and_refuses_requests_without_it(tmp_path):
+    proc, base = start_neta_serve(tmp_path, [{"text": "served"}], token=None)
+    try:
+        assert http_clients.get(f"{base}/v1/sessions/nope").status_code == 401
+        with pytest.raises(InvalidStatus):
+            asyncio.run(_open_websocket(base.replace("http://", "ws://", 1) + "/ws"))
+        printed = (tmp_path / "serve.log").read_text()
+        [token] = re.findall(rf"^Token for {re.escape(base)}: (\S+) ", printed, re.MULTILINE)
+        assert len(token) >= 43  # secrets.token_urlsafe(32)
+        assert printed.count(token) == 1
+        sid = http_clients.post(f"{base}/v1/sessions", headers=bearer(token)).json()["sessionId"]
+        reply = http_clients.post(
+            f"{base}/v1/sessions/{sid}/messages", json={"text": "hi"}, headers=bearer(token)
+        )
+        assert reply.json()["reply"] == "served"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+
+
 def _get_on(sock):
-    """Send a keep-alive GET on ``sock``; the status line of the answer, or b"" if it was closed."""
-    sock.sendall(b"GET /v1/sessions/nope HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+    """Send a keep-alive GET (with the token) on ``sock``; the status line of the answer, or b""
+    if it was closed."""
+    sock.sendall(
+        b"GET /v1/sessions/nope HTTP/1.1\r\nHost: 127.0.0.1\r\n"
+        b"Authorization: Bearer " + SERVE_TOKEN.encode() + b"\r\n\r\n"
+    )
     received = b""
     while b"\r\n\r\n" not in received:
         chunk = sock.recv(65536)
@@ -88,7 +123,7 @@ def _closed_by_peer(sock, within):
 
 def _post_ignoring_the_end(url, body):
     with contextlib.suppress(httpx.HTTPError):  # the server goes away while it waits
-        http_clients.post(url, json=body, timeout=60)
+        http_clients.post(url, json=body, headers=bearer(), timeout=60)
 
 
 def test_serve_closes_idle_connections_after_its_keep_alive_and_stops_without_waiting_for_a_run(
@@ -106,8 +141,8 @@ def test_serve_closes_idle_connections_after_its_keep_alive_and_stops_without_wa
             assert _closed_by_peer(sock, within=5)
             assert 0.5 < time.monotonic() - started < 3
         # stopping it does not wait for a long run, and keeps the run's message
-        sid = http_clients.post(f"{base}/v1/sessions").json()["sessionId"]
-        with http_clients.client(base_url=base, timeout=30) as http:
+        sid = http_clients.post(f"{base}/v1/sessions", headers=bearer()).json()["sessionId"]
+        with http_clients.client(base_url=base, headers=bearer(), timeout=30) as http:
             pending = threading.Thread(  # a client waiting on the run
                 target=_post_ignoring_the_end,
                 args=(f"{base}/v1/sessions/{sid}/messages", {"text": "take your time"}),

@@ -21,7 +21,13 @@ import pytest
 from neta.hosting.cluster import INTERRUPTED_NOTE, INTERRUPTED_REASON
 from tests import http_clients
 from tests.core.hosting.server_harness import ASK, Client, drive, open_client
-from tests.services import new_database, spawn_neta_serve, wait_until_serving
+from tests.services import (
+    SERVE_TOKEN,
+    bearer,
+    new_database,
+    spawn_neta_serve,
+    wait_until_serving,
+)
 
 LEASE_SECONDS = 1.5
 A_TURNS = [ASK, {"text": "blue it is"}, {"text": "again, from A"}]
@@ -47,8 +53,9 @@ class Worker:
         return self
 
     def ws(self, **query: str) -> str:
-        params = "&".join(f"{k}={v}" for k, v in query.items())
-        return self.http.replace("http://", "ws://", 1) + "/ws" + (f"?{params}" if params else "")
+        """The WebSocket URL, with ``query`` and the token."""
+        params = "&".join(f"{k}={v}" for k, v in {**query, "token": SERVE_TOKEN}.items())
+        return self.http.replace("http://", "ws://", 1) + f"/ws?{params}"
 
     def interrupt(self) -> None:
         """Ask the worker to stop (Ctrl-C), once: a second one would cut its shutdown short."""
@@ -192,7 +199,7 @@ class TestTwoWorkers:
             assert ids == sorted(ids, key=lambda i: tuple(map(int, i.split("-"))))
 
             # a REST message to worker B for the session worker A holds runs on A
-            async with http_clients.async_client(timeout=30) as http:
+            async with http_clients.async_client(headers=bearer(), timeout=30) as http:
                 reply = await http.post(
                     f"{b.http}/v1/sessions/{sid}/messages", json={"text": "again"}
                 )
@@ -221,7 +228,7 @@ class TestTwoWorkers:
             await on_b.send("user_message", sid, text="and now?")
             refused = await on_b.next()
             assert (refused["type"], refused["data"]["code"]) == ("error", "busy")
-            async with http_clients.async_client(timeout=30) as http:
+            async with http_clients.async_client(headers=bearer(), timeout=30) as http:
                 busy = await http.post(f"{b.http}/v1/sessions/{sid}/messages", json={"text": "hi"})
             assert (busy.status_code, busy.json()["code"]) == (409, "busy")
             await on_b.send(
@@ -285,7 +292,7 @@ class TestTwoWorkers:
             finished = await on_b.until("run_finished")
             assert finished["data"]["outcome"] == "interrupted"
             assert finished["data"]["reason"] == INTERRUPTED_REASON
-            async with http_clients.async_client(timeout=30) as http:
+            async with http_clients.async_client(headers=bearer(), timeout=30) as http:
                 saved = (await http.get(f"{b.http}/v1/sessions/{sid}")).json()
             roles = [m["role"] for m in saved["messages"]]
             assert roles == ["user", "assistant", "tool", "assistant"]
@@ -331,7 +338,9 @@ class TestTwoWorkers:
 
         async def scenario() -> None:
             limits = httpx.Limits(max_connections=20)
-            async with http_clients.async_client(timeout=60, limits=limits) as http:
+            async with http_clients.async_client(
+                headers=bearer(), timeout=60, limits=limits
+            ) as http:
 
                 async def one(n: int) -> tuple[str, str]:
                     base = (a, b)[n % 2].http
@@ -360,7 +369,7 @@ class TestTwoWorkers:
         async def scenario() -> None:
             on_a, ready = await open_client(a.ws())
             sid = ready["sessionId"]
-            async with http_clients.async_client(timeout=60) as http:
+            async with http_clients.async_client(headers=bearer(), timeout=60) as http:
                 # a REST message through B for the session A holds runs on A, and waits for its end
                 routed = asyncio.create_task(
                     http.post(f"{b.http}/v1/sessions/{sid}/messages", json={"text": "think hard"})
@@ -397,7 +406,7 @@ class TestTwoWorkers:
         async def scenario() -> None:
             on_b, ready = await open_client(b.ws())
             sid = ready["sessionId"]
-            async with http_clients.async_client(timeout=30) as http:
+            async with http_clients.async_client(headers=bearer(), timeout=30) as http:
                 reply = await http.post(f"{a.http}/v1/sessions/{sid}/messages", json={"text": "hi"})
                 assert reply.json()["reply"] == "ok"  # run by B, which holds the session
                 started = await on_b.until("run_started")

@@ -83,7 +83,9 @@ def test_bash_sleep_in_background_and_foreground_times_out_quickly(call):
     assert result.data["timed_out"] is True
 
 
-def test_bash_timeout_escalates_to_sigkill_when_sigterm_is_ignored(unsandboxed, call, session, monkeypatch):
+def test_bash_timeout_escalates_to_sigkill_when_sigterm_is_ignored(
+    unsandboxed, call, session, monkeypatch
+):
     monkeypatch.setattr(bash, "_TERM_GRACE", 0.3)  # not 2 s of waiting in a test
     started = time.monotonic()
     result = call("bash", command="trap '' TERM; sleep 30 & echo $! > pid; wait", timeout=1)
@@ -151,7 +153,9 @@ def test_bash_in_a_missing_workspace_is_a_tool_error(tmp_path):
         asyncio.run(tool.invoke(bash.BashArgs(command="true")))
 
 
-def test_bash_unsandboxed_inherits_the_environment_with_a_non_interactive_pager(unsandboxed, call, monkeypatch):
+def test_bash_unsandboxed_inherits_the_environment_with_a_non_interactive_pager(
+    unsandboxed, call, monkeypatch
+):
     monkeypatch.setenv("NETA_TEST_VALUE", "visible")
     result = call("bash", command='echo "$NETA_TEST_VALUE $PAGER"')
     assert result.content.startswith("visible cat\n")

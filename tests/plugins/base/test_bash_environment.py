@@ -1,8 +1,14 @@
-"""bash: the child gets the host's environment minus Neta's secrets and provider credentials."""
+"""bash with ``--sandbox off``: the child gets the host's environment minus Neta's secrets and
+provider credentials (a sandboxed one gets an allow list: ``test_bash_sandbox``)."""
 
 import pytest
 
 from neta_base import environment
+
+
+@pytest.fixture(autouse=True)
+def off(unsandboxed):
+    """Every test here is about the unsandboxed environment."""
 
 
 @pytest.fixture

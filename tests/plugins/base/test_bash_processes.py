@@ -66,7 +66,9 @@ def test_session_end_leaves_other_sessions_processes_alone(make_pm, session, tmp
     pm = make_pm(base=neta_base.plugin)
     other_workspace = tmp_path / "other"
     other_workspace.mkdir()
-    other = neta.SessionContext(workspace=other_workspace, sandbox=neta.SandboxPolicy(enabled=False))
+    other = neta.SessionContext(
+        workspace=other_workspace, sandbox=neta.SandboxPolicy(enabled=False)
+    )
     run_bash(other, "setsid sh -c 'echo $$ > p1; exec sleep 300' > /dev/null 2>&1 &")
     survivor = escaped_pids(other_workspace, ("p1",))
     run_bash(session, ESCAPES)

@@ -6,11 +6,13 @@ import secrets
 import shutil
 import socket
 import sys
+from pathlib import Path
 
 import pytest
 
 from neta.runtime.agent import Agent
 from tests.plugins.mcp.conftest import mcp_pm, write_config
+from tests.processes import running_with
 from tests.services import require
 
 SECRET = "s3cr3t-" + secrets.token_hex(8)
@@ -100,12 +102,57 @@ def test_a_workspace_server_cannot_read_neta_home_reach_a_port_or_write_outside(
     assert not any(name.startswith("NETA_") for name in seen["environ"])
 
 
-def test_a_workspace_server_may_ask_for_the_network_only(probe_setup, workspace, tmp_path):
+def test_a_workspace_server_cannot_widen_the_hosts_sandbox_to_the_network(
+    probe_setup, workspace, tmp_path
+):
     entry = probe_entry(workspace, tmp_path, sandbox={"network": True})
     write_config(workspace / ".neta" / "mcp.json", {"probe": entry})
     seen = call_probe(workspace, probe_setup)
+    assert seen["port"].startswith("refused")
+
+
+def test_a_workspace_server_gets_the_network_the_host_allows_unless_it_narrows_it(
+    probe_setup, workspace, tmp_path
+):
+    write_config(workspace / ".neta" / "mcp.json", {"probe": probe_entry(workspace, tmp_path)})
+    seen = call_probe(workspace, probe_setup, sandbox={"network": True})
     assert seen["port"] == "connected"
     assert seen["file"].startswith("refused")
+    entry = probe_entry(workspace, tmp_path, sandbox={"network": False})
+    write_config(workspace / ".neta" / "mcp.json", {"probe": entry})
+    seen = call_probe(workspace, probe_setup, sandbox={"network": True})
+    assert seen["port"].startswith("refused")
+
+
+def test_a_workspace_servers_own_variables_reach_it_but_never_bwrap(
+    probe_setup, workspace, tmp_path
+):
+    # a variable such as LD_PRELOAD given to bwrap itself would run before any confinement
+    entry = probe_entry(workspace, tmp_path)
+    entry["env"]["PROBE_MARK"] = "set-inside-only"
+    write_config(workspace / ".neta" / "mcp.json", {"probe": entry})
+    agent = Agent(provider=None, plugin_manager=mcp_pm(), workspace=workspace)
+    session = agent.new_session()
+    try:
+        bound = session.tools["probe"]
+        arguments = {"path": "/nonexistent", "port": probe_setup["port"]}
+        seen = json.loads(
+            asyncio.run(bound.tool.invoke(bound.schema.validate_arguments(arguments))).content
+        )
+        launchers = [pid for pid in running_with("probe_server.py") if comm(pid) in ("bwrap", "sh")]
+        assert launchers
+        for pid in launchers:
+            assert b"PROBE_MARK" not in Path(f"/proc/{pid}/environ").read_bytes()
+    finally:
+        agent.end_session(session)
+    assert seen["environ"]["PROBE_MARK"] == "set-inside-only"
+
+
+def comm(pid):
+    try:
+        return Path(f"/proc/{pid}/comm").read_text().strip()
+    except OSError:
+        return ""
 
 
 def test_a_workspace_server_cannot_turn_the_sandbox_off(probe_setup, workspace, tmp_path):
@@ -117,15 +164,13 @@ def test_a_workspace_server_cannot_turn_the_sandbox_off(probe_setup, workspace, 
         assert "probe" not in session.tools
         decision = session.toolsets.decision("mcp-probe")
         assert not decision.enabled
-        assert "always runs in the sandbox" in decision.reason
+        assert "always runs in the host's sandbox" in decision.reason
     finally:
         agent.end_session(session)
     assert not (tmp_path / "outside").exists()
 
 
-def test_the_hosts_sandbox_off_runs_a_workspace_server_unconfined(
-    probe_setup, workspace, tmp_path
-):
+def test_the_hosts_sandbox_off_runs_a_workspace_server_unconfined(probe_setup, workspace, tmp_path):
     write_config(workspace / ".neta" / "mcp.json", {"probe": probe_entry(workspace, tmp_path)})
     seen = call_probe(workspace, probe_setup, sandbox="off")
     assert seen["file"] == SECRET
