@@ -13,10 +13,15 @@ from neta.errors import ConfigError
 MODES = ("on", "off")
 """The values ``--sandbox`` and host settings take."""
 
-_FORBIDDEN_NAMES = re.compile(r"^(NETA_.*|.*_API_KEY)$", re.IGNORECASE)
-_CREDENTIAL_URL = re.compile(
-    r"[a-z][a-z0-9+.-]*://[^/\s@]*:[^/\s@]*@"  # scheme://user:password@
-    r"|[?&](password|passwd|pass|pwd|secret|token|api[-_]?key|access[-_]?token)=",
+_FORBIDDEN_NAMES = re.compile(
+    r"^NETA_|API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_KEY|ACCESS_KEY",
+    re.IGNORECASE,
+)
+_CREDENTIAL_VALUE = re.compile(
+    r"[a-z][a-z0-9+.-]*://[^@]*@"  # scheme://user:password@ or scheme://token@
+    r"|^[^\s:/@]+:[^\s@]+@[^\s@]+$"  # user:password@host
+    r"|(^|[\s;&?])[\w.-]*(password|passwd|pwd|secret|token|api[-_]?key|apikey|signature"
+    r"|credential|auth)[\w.-]*=",  # password=..., ?client_secret=..., &X-Amz-Signature=...
     re.IGNORECASE,
 )
 
@@ -24,10 +29,12 @@ _CREDENTIAL_URL = re.compile(
 def forbidden_variable(name: str, value: str) -> bool:
     """Whether no sandboxed command may ever get ``name=value``.
 
-    Neta's own variables (``NETA_*``), API keys (``*_API_KEY``) and any value holding a URL
-    with credentials (``redis://:password@host``, ``...?password=...``).
+    Neta's own variables (``NETA_*``), names of keys, tokens, secrets, passwords and
+    credentials (``OPENAI_API_KEY``, ``GITHUB_TOKEN``, ``AWS_SECRET_ACCESS_KEY``...), and any
+    value holding credentials: a URL with user information (``redis://:pw@host``,
+    ``https://token@host``), ``user:password@host``, or a ``password=``-like pair.
     """
-    return bool(_FORBIDDEN_NAMES.match(name) or _CREDENTIAL_URL.search(value))
+    return bool(_FORBIDDEN_NAMES.search(name) or _CREDENTIAL_VALUE.search(value))
 
 
 @dataclass(frozen=True)

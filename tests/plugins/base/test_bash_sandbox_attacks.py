@@ -1,0 +1,184 @@
+"""bash in the sandbox against the attacks a review made on it: each one here once worked.
+
+Every test plays the attacker's command and checks the host's side of it.
+"""
+
+import asyncio
+import os
+import secrets
+import shutil
+import socket
+import stat
+from pathlib import Path
+
+import pytest
+
+import neta
+from neta.sandbox import forbidden_variable
+from neta_base import bash
+from tests.services import require
+
+SECRET = "s3cr3t-" + secrets.token_hex(8)
+
+
+@pytest.fixture(autouse=True)
+def bwrap():
+    require(shutil.which("bwrap"), "bubblewrap (bwrap)")
+
+
+def run(session, command, timeout=30):
+    tool = bash.build(session)
+    return asyncio.run(tool.invoke(bash.BashArgs(command=command, timeout=timeout)))
+
+
+def test_the_kernels_switches_in_proc_sys_cannot_be_written(session):
+    # as root, writing core_pattern ran a program of the workspace on the host as root; the
+    # command writes each switch's own value back, so the host is unchanged either way
+    result = run(
+        session,
+        "for f in /proc/sys/kernel/core_pattern /proc/sys/vm/swappiness; do "
+        'v=$(cat $f); echo "$v" > $f && echo "WROTE $f"; done; '
+        "echo x > /proc/sysrq-trigger 2>/dev/null && echo WROTE-sysrq; true",
+    )
+    assert "WROTE" not in result.content
+
+
+def test_a_hidden_folder_inside_the_workspace_cannot_be_renamed_into_view(session, monkeypatch):
+    neta_home = session.workspace / "sub" / "nh"
+    neta_home.mkdir(parents=True)
+    (neta_home / "neta.db").write_text(SECRET)
+    monkeypatch.setenv("NETA_HOME", str(neta_home))
+    result = run(
+        session, "mv sub sub2; mv sub/nh sub/nh2; cat sub2/nh/neta.db sub/nh2/neta.db; true"
+    )
+    assert SECRET not in result.content
+    assert (neta_home / "neta.db").read_text() == SECRET  # nothing was moved on the host
+    assert not (session.workspace / "sub2").exists()
+
+
+@pytest.mark.parametrize("which", ["HOME", "NETA_HOME"])
+def test_a_workspace_that_is_the_home_folder_or_neta_home_is_refused(session, monkeypatch, which):
+    (session.workspace / "neta.db").write_text(SECRET)
+    monkeypatch.setenv(which, str(session.workspace))
+    with pytest.raises(neta.ToolError, match="it is a folder the sandbox hides"):
+        run(session, "cat neta.db; touch .bashrc")
+    assert not (session.workspace / ".bashrc").exists()
+
+
+def test_a_neta_home_reached_through_a_symlink_is_hidden_by_its_target(session, monkeypatch):
+    # the target in the workspace, where nothing else would hide it
+    target = session.workspace / "real-home"
+    target.mkdir()
+    (target / "neta.db").write_text(SECRET)
+    link = session.workspace.parent / "neta-home-link"
+    link.symlink_to(target)
+    monkeypatch.setenv("NETA_HOME", str(link))
+    result = run(session, "cat real-home/neta.db; true")
+    assert SECRET not in result.content
+
+
+def test_a_policy_path_turned_into_a_symlink_is_refused(session, monkeypatch):
+    home = session.workspace.parent / "home"
+    (home / ".ssh").mkdir(parents=True)
+    (home / ".ssh" / "id_ed25519").write_text(SECRET)
+    monkeypatch.setenv("HOME", str(home))
+    git = session.workspace / ".git"
+    session.sandbox = neta.SandboxPolicy(read_only=(git,))
+    git.symlink_to("../home")  # what an earlier call left behind
+    with pytest.raises(neta.ToolError, match="reached through a symlink"):
+        run(session, "cat .git/.ssh/id_ed25519")
+
+
+def test_no_set_user_id_file_can_be_made_in_the_workspace(session):
+    script = (
+        "import os\n"
+        "fd = os.open('made', os.O_CREAT | os.O_WRONLY, 0o4755); os.close(fd)\n"
+        "print(oct(os.stat('made').st_mode))\n"
+    )
+    result = run(
+        session,
+        f'cp /bin/true copied; chmod 4755 copied; chmod g+s copied; python3 -c "{script}"; true',
+    )
+    assert (session.workspace / "copied").exists()
+    for path in (session.workspace / "copied", session.workspace / "made"):
+        if path.exists():  # refused outright is fine too
+            mode = path.stat().st_mode
+            assert not mode & (stat.S_ISUID | stat.S_ISGID), (path.name, oct(mode), result.content)
+
+
+def test_a_unix_socket_the_sandbox_can_see_cannot_be_reached_without_the_network(session):
+    path = session.workspace / "server.sock"
+    with socket.socket(socket.AF_UNIX) as listener:
+        listener.bind(str(path))
+        listener.listen()
+        probe = (
+            "import socket; s = socket.socket(socket.AF_UNIX); "
+            f"s.connect('{path}'); print('CONNECTED')"
+        )
+        closed = run(session, f'python3 -c "{probe}"')
+        session.sandbox = neta.SandboxPolicy(network=True)
+        opened = run(session, f'python3 -c "{probe}"')
+    assert "CONNECTED" not in closed.content
+    assert "CONNECTED" in opened.content
+
+
+def test_hidden_folders_are_bounded_in_size(session):
+    limit = neta.SandboxLimits().tmpfs_size
+    result = run(session, "df -B1 --output=size /tmp /run /var/tmp /dev/shm ~ | tail -n +2")
+    sizes = [int(line) for line in result.content.split("\n[exit")[0].split()]
+    assert len(sizes) == 5
+    assert all(size <= limit for size in sizes)
+
+
+def test_root_only_files_stay_unreadable(session):
+    shadow = Path("/etc/shadow")
+    if not shadow.exists():
+        pytest.skip("this system has no /etc/shadow")
+    result = run(session, "head -c 200 /etc/shadow | grep -c :")
+    assert result.content.startswith("0\n") or "Permission denied" in result.content
+
+
+def test_credentials_in_a_shown_toolchain_stay_hidden(session, monkeypatch):
+    home = session.workspace.parent / "home"
+    cargo_bin = home / ".cargo" / "bin"
+    cargo_bin.mkdir(parents=True)
+    (home / ".cargo" / "credentials.toml").write_text(SECRET)
+    (home / ".cargo" / "config.toml").write_text("[build]\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("PATH", f"{cargo_bin}{os.pathsep}{os.environ['PATH']}")
+    result = run(session, f"cat {home}/.cargo/config.toml {home}/.cargo/credentials.toml")
+    assert "[build]" in result.content  # the toolchain is there
+    assert SECRET not in result.content
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [
+        ("OPENAI_API_KEY_2", "x"),
+        ("OPENAI_APIKEY", "x"),
+        ("API_KEY", "x"),
+        ("HF_TOKEN", "x"),
+        ("ANTHROPIC_AUTH_TOKEN", "x"),
+        ("GITHUB_TOKEN", "x"),
+        ("AWS_SECRET_ACCESS_KEY", "x"),
+        ("DB_PASSWORD", "x"),
+        ("neta_token", "x"),
+        ("DATABASE", "postgres://u:p/w-SECRET@db"),
+        ("DATABASE", "mysql://u:p w@h"),
+        ("REMOTE", "https://ghp-SECRET@github.com/x"),
+        ("DSN", "host=db password=pw-SECRET"),
+        ("HOOK", "https://h/x?client_secret=abc"),
+        ("SIGNED", "https://s3/x?X-Amz-Signature=abc"),
+        ("PLAIN", "u:pw@host"),
+    ],
+)
+def test_secret_names_and_values_never_reach_a_command(name, value):
+    assert forbidden_variable(name, value)
+
+
+@pytest.mark.parametrize(
+    ("name", "value"),
+    [("PATH", "/usr/bin:/bin"), ("LANG", "C.UTF-8"), ("URL", "https://example.org/a?b=c")],
+)
+def test_ordinary_variables_pass(name, value):
+    assert not forbidden_variable(name, value)
