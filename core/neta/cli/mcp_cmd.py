@@ -12,7 +12,15 @@ import typer
 from neta.cli.collector import freeze_startup_objects
 from neta.cli.context import plugin_manager, report_problems
 from neta.cli.mcp_server import SessionServer
-from neta.cli.options import DenyOpt, OnlyOpt, ToolsetOpt, WorkspaceOpt
+from neta.cli.options import (
+    DenyOpt,
+    NetworkOpt,
+    OnlyOpt,
+    SandboxOpt,
+    ToolsetOpt,
+    WorkspaceOpt,
+    sandbox_for,
+)
 from neta.cli.serve_token import ServeToken, serve_token
 from neta.errors import ConfigError
 from neta.hosting.auth import refusal, served_url
@@ -37,6 +45,8 @@ def serve(
         "--token",
         help="Required token over HTTP (or NETA_TOKEN); else one is made and printed.",
     ),
+    sandbox: str = SandboxOpt,
+    network: bool = NetworkOpt,
 ) -> None:
     """Serve one session's tools to an MCP client over stdio (or streamable HTTP)."""
     endpoint = _endpoint(http, token) if http else None
@@ -47,6 +57,7 @@ def serve(
         toolsets=toolset,
         deny=deny,
         preset=only or None,
+        sandbox=sandbox_for(sandbox, network),
     )
     session = agent.new_session(crew_runner=None)  # no model here: no sub-agents either
     report_problems(ctx)

@@ -19,8 +19,10 @@ from neta.cli.options import (
     MaxTriesOpt,
     ModelOpt,
     ModelTimeoutOpt,
+    NetworkOpt,
     OnlyOpt,
     ProviderOpt,
+    SandboxOpt,
     ScriptOpt,
     ToolsetOpt,
     TurnTimeoutOpt,
@@ -91,6 +93,8 @@ def serve(
         min=1,
         help="Seconds an idle HTTP keep-alive connection stays open.",
     ),
+    sandbox: str = SandboxOpt,
+    network: bool = NetworkOpt,
 ) -> None:
     """Serve agents over WebSocket (/ws) and REST (/v1); docs at /docs."""
     import uvicorn
@@ -121,6 +125,7 @@ def serve(
         "turn_timeout": turn_timeout,
         "max_tries": max_tries,
         "only": list(only),
+        "sandbox": {"enabled": sandbox == "on", "network": network},
     }
     db_url, bus_url = database_url(), redis_url()
     if workers > 1 and bus_url is None:
@@ -168,6 +173,7 @@ def _config(settings: dict[str, Any], pm: Any) -> HostConfig:
         "turn_timeout": settings["turn_timeout"],
         "retry": RetryPolicy(max_tries=settings["max_tries"]),
         **({"preset": settings["only"]} if settings.get("only") else {}),
+        "sandbox": settings["sandbox"],
     }
     return HostConfig(
         provider=settings["provider"],
