@@ -37,8 +37,9 @@ from neta.sandbox._seccomp import filter_file, filter_supported
 BWRAP_VARIABLE = "NETA_BWRAP"
 """Host environment variable: the bubblewrap binary to use (default: ``bwrap`` on ``PATH``)."""
 
-KERNEL_SWITCHES = ("/proc/sys", "/proc/sysrq-trigger", "/proc/irq", "/proc/bus")
-"""Parts of ``/proc`` through which root, even without capabilities, could change the host."""
+KERNEL_SWITCHES = ("/proc/sys", "/proc/sysrq-trigger")
+"""Parts of ``/proc`` through which root, even without capabilities, could change the host
+(bwrap itself makes ``/proc/irq`` and ``/proc/bus`` read-only)."""
 
 _FILTER_FD = 9  # where the wrapper shell opens the system call filter for bwrap
 
@@ -56,7 +57,7 @@ class Confined:
         argv: the command line to execute (``bwrap ... -- prlimit ... -- command``).
         env: the environment to start it with.
         pids: the call's ``pids`` control group, where one enforces the process limit;
-            remove it (``try_remove``) once the command ended.
+            ``release`` it once the command ended.
     """
 
     argv: list[str]
@@ -167,9 +168,11 @@ def _file_system(policy: SandboxPolicy, workspace: Path, layout: Layout) -> list
     args = ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
     for switch in KERNEL_SWITCHES:
         args += ["--ro-bind-try", switch, switch]
+    covered: list[Path] = []  # a folder inside one hidden already needs no mount of its own
     for path in [*layout.hidden, *layout.unreadable]:
-        if not inside(path, workspace):
+        if not inside(path, workspace) and not any(inside(path, c) for c in covered):
             args += [*size, "--tmpfs", str(path)]
+            covered.append(path)
     for path in layout.shown:
         args += ["--ro-bind", str(path), str(path)]
     for path in layout.hidden_files:

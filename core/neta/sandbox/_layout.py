@@ -96,7 +96,7 @@ def _account_home() -> str:
 def _layout(home: Path, secret: Path, search_path: str, euid: int) -> Layout:
     hidden: list[Path] = []
     for candidate in (home, Path(_account_home()), secret, *map(Path, HIDDEN_SYSTEM)):
-        if not candidate.is_dir():
+        if not _is_dir(candidate):
             continue
         real = candidate.resolve()
         if real != Path("/") and real not in hidden:
@@ -120,7 +120,7 @@ def _tools_shown(hidden: list[Path], home: Path, secret: Path, search_path: str)
         if not entry or not os.path.isabs(entry):
             continue
         path = Path(entry).resolve()
-        if not path.is_dir() or not any(inside(path, root) for root in hidden):
+        if not _is_dir(path) or not any(inside(path, root) for root in hidden):
             continue
         path = _toolchain_root(path, home) or path
         if path in hidden or inside(secret, path) or path in shown:
@@ -181,11 +181,20 @@ def _unreadable_by_others(hidden: list[Path]) -> tuple[list[Path], list[Path]]:
                     dirs.append(path)
                 else:
                     pending.append(path)
-            elif stat.S_ISREG(info.st_mode) and not info.st_mode & 0o004:
-                files.append(path)
+            elif stat.S_ISREG(info.st_mode) and not info.st_mode & 0o004 and info.st_size:
+                files.append(path)  # an empty one (a lock file) holds nothing to hide
     return dirs, files
 
 
+def _is_dir(path: Path) -> bool:
+    """Whether ``path`` is a folder this process can see (one it may not look into is not)."""
+    try:
+        return path.is_dir()
+    except OSError:
+        return False
+
+
 def inside(path: Path, root: Path) -> bool:
-    """Whether ``path`` is ``root`` or lies under it."""
-    return path == root or root in path.parents
+    """Whether ``path`` is ``root`` or lies under it (both absolute and resolved)."""
+    below, above = str(path), str(root)
+    return below == above or below.startswith(above if above == "/" else above + "/")

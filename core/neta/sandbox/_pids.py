@@ -5,7 +5,8 @@ namespace), whatever capabilities they dropped, so a fork bomb run by a host tha
 root would meet no bound. There, each call gets a fresh control group of the ``pids``
 controller (cgroup v1 ``/sys/fs/cgroup/pids`` or v2 ``/sys/fs/cgroup``) with ``pids.max``
 set; the call's first process joins it before it starts anything (a shell line in front of
-``bwrap``), so everything the command forks is counted.
+``bwrap``), so everything the command forks is counted. Making a group takes milliseconds,
+so an emptied one is kept for a later call; they are removed when the process exits.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from pathlib import Path
 _V1 = Path("/sys/fs/cgroup/pids")
 _V2 = Path("/sys/fs/cgroup")
 _LEFT: list[PidsGroup] = []  # released while the kernel was still emptying them
+_FREE: list[PidsGroup] = []  # empty, kept for the next call (making one takes milliseconds)
 
 
 def pids_hierarchy() -> Path | None:
@@ -42,10 +44,16 @@ class PidsGroup:
 
     @classmethod
     def make(cls, hierarchy: Path, limit: int) -> PidsGroup | None:
-        """A new group under ``hierarchy`` allowing ``limit`` processes, or ``None``."""
-        path = hierarchy / f"neta-sandbox-{secrets.token_hex(6)}"
+        """An empty group under ``hierarchy`` allowing ``limit`` processes, or ``None``."""
+        _take_back_emptied()
+        reused = next((g for g in _FREE if g.path.parent == hierarchy), None)
+        if reused is not None:
+            _FREE.remove(reused)
+            path = reused.path
+        else:
+            path = hierarchy / f"neta-sandbox-{secrets.token_hex(6)}"
         try:
-            path.mkdir()
+            path.mkdir(exist_ok=reused is not None)
             (path / "pids.max").write_text(str(limit))
         except OSError:
             with contextlib.suppress(OSError):
@@ -58,8 +66,15 @@ class PidsGroup:
         procs = str(self.path / "cgroup.procs")
         return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', procs, *argv]
 
+    def empty(self) -> bool:
+        """Whether no process is in the group (they die with the sandbox's init)."""
+        try:
+            return not (self.path / "cgroup.procs").read_text().strip()
+        except OSError:
+            return False
+
     def try_remove(self) -> bool:
-        """Remove the group if its processes are gone (they die with the sandbox's init)."""
+        """Remove the group if its processes are gone."""
         try:
             self.path.rmdir()
         except FileNotFoundError:
@@ -69,20 +84,21 @@ class PidsGroup:
         return True
 
     def release(self) -> None:
-        """Remove the group now, or, while the kernel still empties it, on a later call."""
-        remove_released()
-        if not self.try_remove():
-            _LEFT.append(self)
+        """Keep the group for the next call once the kernel has emptied it."""
+        (_FREE if self.empty() else _LEFT).append(self)
 
 
-def remove_released() -> None:
-    """Remove the released groups that are empty by now."""
-    _LEFT[:] = [group for group in _LEFT if not group.try_remove()]
+def _take_back_emptied() -> None:
+    for group in [g for g in _LEFT if g.empty()]:
+        _LEFT.remove(group)
+        _FREE.append(group)
 
 
 @atexit.register
 def _remove_at_exit(seconds: float = 2.0) -> None:
     deadline = time.monotonic() + seconds
-    while _LEFT and time.monotonic() < deadline:
-        remove_released()
-        time.sleep(0.01)
+    pending = [*_FREE, *_LEFT]
+    while pending and time.monotonic() < deadline:
+        pending = [group for group in pending if not group.try_remove()]
+        if pending:
+            time.sleep(0.01)

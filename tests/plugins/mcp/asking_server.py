@@ -90,6 +90,10 @@ class Running:
 
     def stop(self) -> None:
         self.server.should_exit = True
+        self.thread.join(timeout=2)
+        # a client's event stream still open (a link its process closes only at exit) would
+        # hold a graceful shutdown for good: close what is left
+        self.server.force_exit = True
         self.thread.join(timeout=15)
 
 
