@@ -45,6 +45,14 @@ def neta_process(tmp_path, *args, **env):
     return done
 
 
+def neta_here(tmp_path, *args, **env):
+    """``neta_process``, in this process: for what needs no host process of its own."""
+    workspace = tmp_path / "ws"
+    workspace.mkdir(exist_ok=True)
+    environ = neta_environ(NETA_HOME=str(tmp_path / "home"), **env)
+    return neta_in_process(*args, "-w", str(workspace), "--json", env=environ)
+
+
 def tool_outputs(done):
     result = json.loads(done.stdout)
     return [e["content"] for e in result["events"] if e["type"] == "tool_result"]
@@ -74,10 +82,10 @@ def test_neta_run_commands_cannot_read_the_hosts_environment_through_proc(tmp_pa
 def test_neta_run_sandbox_off_runs_with_the_users_authority(tmp_path):
     outside = tmp_path / "outside"
     script = script_of(tmp_path, f"touch {outside}")
-    done = neta_process(tmp_path, "run", "touch", "--script", script)
+    done = neta_here(tmp_path, "run", "touch", "--script", script)
     assert done.returncode == 0, done.stderr
     assert not outside.exists()
-    done = neta_process(tmp_path, "run", "touch", "--script", script, "--sandbox", "off")
+    done = neta_here(tmp_path, "run", "touch", "--script", script, "--sandbox", "off")
     assert done.returncode == 0, done.stderr
     assert outside.exists()
 
@@ -88,8 +96,8 @@ def test_neta_run_network_lets_commands_reach_a_port(tmp_path):
         listener.listen()
         port = listener.getsockname()[1]
         script = script_of(tmp_path, f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo CONNECTED")
-        closed = neta_process(tmp_path, "run", "connect", "--script", script)
-        opened = neta_process(tmp_path, "run", "connect", "--script", script, "--network")
+        closed = neta_here(tmp_path, "run", "connect", "--script", script)
+        opened = neta_here(tmp_path, "run", "connect", "--script", script, "--network")
     assert "CONNECTED" not in tool_outputs(closed)[0]
     assert "CONNECTED" in tool_outputs(opened)[0]
 
@@ -97,7 +105,7 @@ def test_neta_run_network_lets_commands_reach_a_port(tmp_path):
 def test_neta_run_without_bubblewrap_refuses_the_command_in_one_line(tmp_path):
     marker = tmp_path / "ws" / "ran"
     script = script_of(tmp_path, f"touch {marker}")
-    done = neta_process(
+    done = neta_here(
         tmp_path, "run", "touch", "--script", script, NETA_BWRAP=str(tmp_path / "no-bwrap")
     )
     [output] = tool_outputs(done)
