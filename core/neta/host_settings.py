@@ -6,6 +6,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from neta.trust import workspace_trusted
+
+TRUST_OPTION = "trust_workspace"
+"""The host option ``Agent(trust_workspace=...)`` fills: ``True``, ``False`` or absent."""
+
 
 @dataclass(eq=False)
 class HostSettings:
@@ -24,6 +29,15 @@ class HostSettings:
 
     workspace: Path
     options: Mapping[str, object] = field(default_factory=dict)
+
+    def workspace_trusted(self) -> bool:
+        """Whether the workspace's own configuration may be used now.
+
+        That is ``.neta/mcp.json`` and ``.neta/skills``: as the host chose, else as the user's
+        record of trusted workspaces says for the files as they are now (``neta.trust``).
+        """
+        setting = self.options.get(TRUST_OPTION)
+        return workspace_trusted(self.workspace, setting if isinstance(setting, bool) else None)
 
     def same_as(self, workspace: Path, options: Mapping[str, object]) -> bool:
         """Whether these settings already say ``workspace`` and ``options``."""

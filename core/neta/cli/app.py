@@ -24,6 +24,7 @@ from neta.cli import (
     serve_cmd,
     tools_cmd,
     toolsets_cmd,
+    trust_cmd,
 )
 from neta.cli.collector import freeze_startup_objects, own_process
 from neta.cli.context import echo_json
@@ -48,6 +49,8 @@ app = typer.Typer(
 """The root ``neta`` command; plugins add commands through ``neta_commands``."""
 app.command("demo")(demo_cmd.demo)
 app.command("doctor")(doctor_cmd.doctor)
+app.command("trust")(trust_cmd.trust)
+app.command("untrust")(trust_cmd.untrust)
 app.command("run")(run_cmd.run)
 app.command("chat")(chat_cmd.chat)
 app.command("logs")(logs_cmd.logs)

@@ -11,6 +11,7 @@ from typing import Any
 
 import typer
 
+from neta.cli.trust_notice import settle_trust
 from neta.plugins import NetaPluginManager
 from neta.runtime.agent import Agent, AgentSession
 from neta.session import ClarifyFn, EntryKind
@@ -64,7 +65,9 @@ def cli_agent(
     """An agent without a model, for the commands that inspect or call tools by hand.
 
     Its sessions start exactly as ``neta run``'s do: plugins equip them, toolsets resolve.
+    A workspace whose own configuration is not trusted is used without it, as one line says.
     """
+    settle_trust(workspace or Path.cwd(), ask=False)
     return Agent(
         provider=None,
         plugin_manager=pm,

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from neta.errors import ToolError, WorkspaceError, os_reason
+from neta.home import neta_home
 from neta.paths._printable import printable
 
 MAX_SYMLINKS = 40
@@ -123,6 +124,8 @@ class _Walk:
             try:
                 self.fds.append(os.open(name, DIR_FLAGS, dir_fd=here))
                 self.names.append(name)
+                if self.confined:
+                    refuse_private(self.fds[-1], self.here())
                 return
             except FileNotFoundError:
                 if not make:
@@ -275,9 +278,35 @@ def open_dir_at(spot: Spot) -> int:
     if not spot.name:
         return os.dup(spot.dir_fd)
     try:
-        return os.open(spot.name, DIR_FLAGS, dir_fd=spot.dir_fd)
+        fd = os.open(spot.name, DIR_FLAGS, dir_fd=spot.dir_fd)
     except OSError as exc:
         raise os_error("open", spot.path, exc) from exc
+    try:
+        refuse_private(fd, spot.path)
+    except ToolError:
+        os.close(fd)
+        raise
+    return fd
+
+
+def refuse_private(fd: int, path: Path) -> None:
+    """Refuse the directory open on ``fd`` when it is ``NETA_HOME``, wherever that lies.
+
+    Neta's own data (sessions, memory, trusted workspaces, the user's MCP servers) may sit
+    inside a workspace; a file tool never reads or writes there, by whatever path it came.
+
+    Raises:
+        ToolError: it is.
+    """
+    info = os.fstat(fd)
+    try:
+        private = os.stat(neta_home())
+    except OSError:
+        return
+    if (info.st_dev, info.st_ino) == (private.st_dev, private.st_ino):
+        raise ToolError(
+            f"{printable(path)} is Neta's own data folder (NETA_HOME): file tools do not reach it"
+        )
 
 
 def os_error(action: str, path: Path, exc: OSError) -> ToolError:

@@ -13,6 +13,7 @@ from typing import Unpack
 from neta.catalog import ToolSchema
 from neta.errors import ConfigError
 from neta.events import Event, Outcome, ProviderRetry
+from neta.host_settings import TRUST_OPTION
 from neta.messages import Message, Usage, close_interrupted_calls
 from neta.plugins import NetaPluginManager, create_plugin_manager
 from neta.providers.base import Provider, ToolDefinition
@@ -187,6 +188,9 @@ class Agent:
             ``SandboxPolicy`` fields (``{"network": True}``) or a ``SandboxPolicy``. Every
             session gets it (``new_session(sandbox=...)`` overrides it for one); plugins get
             it as the host option ``"sandbox"`` (MCP servers from a workspace file use it).
+        trust_workspace: whether the workspace's own configuration (``.neta/mcp.json``,
+            ``.neta/skills``) is used: ``True``, ``False``, or ``None`` (the default) for what
+            the user's record of trusted workspaces says (``neta trust``; ``neta.trust``).
     """
 
     def __init__(
@@ -217,10 +221,13 @@ class Agent:
         max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS,
         mcp_servers: Mapping[str, Mapping[str, object]] | None = None,
         sandbox: SandboxPolicy | str | bool | Mapping[str, object] | None = None,
+        trust_workspace: bool | None = None,
     ) -> None:
         self.sandbox = sandbox_policy(sandbox)
         self.pm = plugin_manager if plugin_manager is not None else create_plugin_manager()
         host_options: dict[str, object] = {"sandbox": self.sandbox}
+        if trust_workspace is not None:
+            host_options[TRUST_OPTION] = trust_workspace
         if mcp_servers:
             host_options["mcp_servers"] = dict(mcp_servers)
         self.pm.configure_host(Path(workspace).resolve(), host_options)

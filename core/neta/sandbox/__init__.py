@@ -20,7 +20,7 @@ from neta.sandbox._layout import (
     CREDENTIAL_NAMES,
     HIDDEN_SYSTEM,
     ROOT_SCANNED,
-    TOOLCHAIN_ROOTS,
+    TOOLCHAIN_PARTS,
     Layout,
     host_layout,
 )
@@ -42,7 +42,7 @@ __all__ = [
     "PASSED",
     "ROOT_SCANNED",
     "SET",
-    "TOOLCHAIN_ROOTS",
+    "TOOLCHAIN_PARTS",
     "Confined",
     "Layout",
     "PidsGroup",

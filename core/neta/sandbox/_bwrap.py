@@ -19,6 +19,7 @@ The sandbox a command gets:
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import shutil
@@ -28,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from neta.errors import ToolError
+from neta.home import neta_home
 from neta.sandbox._environment import sandbox_environment
 from neta.sandbox._layout import Layout, host_layout, inside
 from neta.sandbox._pids import PidsGroup, pids_hierarchy
@@ -92,7 +94,6 @@ def confine(
     cwd: Path | None = None,
     host_env: Mapping[str, str] | None = None,
     also_pass: Iterable[str] = (),
-    count_processes: bool = True,
     setenv: Mapping[str, str] | None = None,
 ) -> Confined:
     """``command`` wrapped to run in the sandbox ``policy`` describes, in ``cwd``.
@@ -104,8 +105,6 @@ def confine(
         cwd: where the command starts (the workspace by default).
         host_env: the environment the allow list picks from (this process's by default).
         also_pass: more host variable names or patterns to pass on.
-        count_processes: as root, make a ``pids`` control group for the call (a long-lived
-            server whose end is not awaited here passes ``False``; ``prlimit`` still applies).
         setenv: variables set inside the sandbox only (never for ``bwrap`` itself: a
             ``LD_PRELOAD`` there would run before any confinement).
 
@@ -113,6 +112,7 @@ def confine(
         ToolError: commands cannot be sandboxed here, or not in ``workspace``.
     """
     binary = bwrap_path()
+    _check_neta_home(workspace)
     layout = host_layout()
     argv = [binary, *_namespaces(policy), *_file_system(policy, workspace, layout)]
     for name, value in (setenv or {}).items():
@@ -120,7 +120,7 @@ def confine(
     argv += ["--chdir", str(cwd or workspace), "--", *_limits(policy), "--", *command]
     env = sandbox_environment(policy, host_env or os.environ, home=_home(), also_pass=also_pass)
     pids = None
-    if count_processes and os.geteuid() == 0:
+    if os.geteuid() == 0:  # the kernel ignores RLIMIT_NPROC for root: count in a group
         hierarchy = pids_hierarchy()
         pids = PidsGroup.make(hierarchy, policy.limits.processes) if hierarchy else None
     return Confined(_wrapped(argv, policy, pids), env, pids)
@@ -155,6 +155,10 @@ def _namespaces(policy: SandboxPolicy) -> list[str]:
 def _file_system(policy: SandboxPolicy, workspace: Path, layout: Layout) -> list[str]:
     """The mounts, in order: hidden, shown again, the workspace, the policy's, hidden inside.
 
+    Every writable in-memory folder is bounded (``tmpfs_size`` for ``/tmp`` and the home
+    folder, ``small_tmpfs_size`` for the others, a megabyte for ``/dev``); a folder hidden
+    only because others may not read it is an empty read-only one.
+
     Raises:
         ToolError: the workspace is a folder the sandbox must hide (the home folder,
             ``NETA_HOME``), or a policy path is reached through a symlink.
@@ -164,14 +168,13 @@ def _file_system(policy: SandboxPolicy, workspace: Path, layout: Layout) -> list
             f"commands cannot be sandboxed in {workspace}: it is a folder the sandbox hides "
             f"(your home folder or NETA_HOME); work in a folder below it{_HOW_TO_CHOOSE}"
         )
-    size = ["--size", str(policy.limits.tmpfs_size)]
-    args = ["--ro-bind", "/", "/", "--proc", "/proc", "--dev", "/dev"]
+    args = ["--ro-bind", "/", "/", "--proc", "/proc", *_devices()]
     for switch in KERNEL_SWITCHES:
         args += ["--ro-bind-try", switch, switch]
     covered: list[Path] = []  # a folder inside one hidden already needs no mount of its own
     for path in [*layout.hidden, *layout.unreadable]:
         if not inside(path, workspace) and not any(inside(path, c) for c in covered):
-            args += [*size, "--tmpfs", str(path)]
+            args += _empty(path, policy, writable=path in layout.hidden)
             covered.append(path)
     for path in layout.shown:
         args += ["--ro-bind", str(path), str(path)]
@@ -187,7 +190,35 @@ def _file_system(policy: SandboxPolicy, workspace: Path, layout: Layout) -> list
             for folder in reversed(path.parents):
                 if inside(folder, workspace) and folder != workspace:
                     args += ["--bind", str(folder), str(folder)]
-            args += [*size, "--tmpfs", str(path)]
+            args += _empty(path, policy, writable=True)
+    return args
+
+
+_ROOMY = ("/tmp",)  # besides the home folder: where programs keep what they make
+_DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+
+
+def _empty(path: Path, policy: SandboxPolicy, *, writable: bool) -> list[str]:
+    """An empty in-memory folder over ``path``: bounded, or read-only."""
+    limits = policy.limits
+    if not writable:
+        return ["--size", "4096", "--tmpfs", str(path), "--remount-ro", str(path)]
+    roomy = str(path) in _ROOMY or path == Path(_home())
+    size = limits.tmpfs_size if roomy else limits.small_tmpfs_size
+    return ["--size", str(size), "--tmpfs", str(path)]
+
+
+def _devices() -> list[str]:
+    """A ``/dev`` of the harmless devices only, on a bounded folder.
+
+    (bwrap's own ``--dev`` is a writable in-memory folder that may take half the memory.)
+    """
+    args = ["--size", str(1024 * 1024), "--tmpfs", "/dev"]
+    for name in _DEVICES:
+        args += ["--dev-bind-try", f"/dev/{name}", f"/dev/{name}"]
+    args += ["--symlink", "/proc/self/fd", "/dev/fd"]
+    for number, name in enumerate(("stdin", "stdout", "stderr")):
+        args += ["--symlink", f"/proc/self/fd/{number}", f"/dev/{name}"]
     return args
 
 
@@ -203,6 +234,25 @@ def _unlinked(path: Path) -> str:
             f"symlink (to {os.path.realpath(path)}); name the real path"
         )
     return str(path)
+
+
+def _check_neta_home(workspace: Path) -> None:
+    """Make ``NETA_HOME`` exist, so the sandbox hides it; refuse one it cannot keep hidden.
+
+    Raises:
+        ToolError: ``NETA_HOME`` lies in the workspace behind a symlink a command could
+            point elsewhere.
+    """
+    home = Path(os.path.abspath(neta_home()))
+    real = Path(os.path.realpath(home))
+    if (inside(home, workspace) or inside(real, workspace)) and home != real:
+        raise ToolError(
+            f"commands cannot be sandboxed: NETA_HOME ({home}) lies in the workspace behind a "
+            f"symlink a command could change; set NETA_HOME to a real folder outside the "
+            f"workspace{_HOW_TO_CHOOSE}"
+        )
+    with contextlib.suppress(OSError):  # a home it cannot make is one nothing is kept in
+        real.mkdir(mode=0o700, parents=True, exist_ok=True)
 
 
 def _limits(policy: SandboxPolicy) -> list[str]:

@@ -7,13 +7,13 @@ entry of ``ROOT_SCANNED`` that others may not read is hidden too (``/etc/shadow`
 ``/etc/ssl/private``, a database's data folder).
 
 Shown again read-only: the folders of the programs the host runs with (``PATH`` entries and
-the running Python's prefixes) that a hidden folder covers, a toolchain root of the home
-folder whole (``TOOLCHAIN_ROOTS``) with its credential files (``CREDENTIAL_NAMES``) hidden.
+the running Python's prefixes) that a hidden folder covers; for a toolchain of the home
+folder, the parts ``TOOLCHAIN_PARTS`` names, never its configuration, and with files named
+like credentials (``CREDENTIAL_NAMES``) hidden all the same.
 """
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import os
 import pwd
@@ -27,39 +27,58 @@ from neta.home import neta_home
 HIDDEN_SYSTEM = ("/tmp", "/var/tmp", "/run", "/var/run", "/dev/shm")
 """Folders replaced by empty ones in every sandbox (besides the home folder and NETA_HOME)."""
 
-ROOT_SCANNED = ("/etc", "/var", "/srv", "/opt", "/home", "/mnt", "/media", "/boot")
+ROOT_SCANNED = (
+    "/etc",
+    "/var",
+    "/srv",
+    "/opt",
+    "/home",
+    "/mnt",
+    "/media",
+    "/boot",
+    "/usr/local",
+    "/lost+found",
+)
 """Where a host running as root hides what other users may not read."""
 
-TOOLCHAIN_ROOTS = (
-    ".pyenv",
-    ".cargo",
-    ".rustup",
-    ".nvm",
-    ".volta",
-    ".bun",
-    ".deno",
-    ".sdkman",
-    ".local/bin",
-    ".local/share/uv/python",
-    "go",
-)
-"""Folders of the home folder shown read-only when a ``PATH`` entry lies in them: toolchains
-whose programs (a venv's ``python`` links into ``~/.pyenv``) would otherwise vanish."""
+TOOLCHAIN_PARTS: dict[str, tuple[str, ...]] = {
+    ".pyenv": ("bin", "libexec", "plugins", "shims", "versions", "version"),
+    ".rustup": ("toolchains", "settings.toml"),
+    ".cargo": ("bin",),
+    ".nvm": ("nvm.sh", "alias", "versions/node/*/bin", "versions/node/*/lib"),
+    ".volta": ("bin", "tools/image"),
+    ".bun": ("bin",),
+    ".deno": ("bin",),
+    ".sdkman": ("candidates",),
+    ".local/bin": (".",),
+    ".local/share/uv/python": (".",),
+    "go": ("bin", "pkg/mod"),
+}
+"""Toolchains of the home folder, and the parts of each shown read-only when a ``PATH`` entry
+lies in the toolchain (a venv's ``python`` links into ``~/.pyenv/versions``): their programs,
+never their configuration (``~/.cargo/config.toml``, ``~/.nvm/.../etc/npmrc`` hold tokens).
+A ``PATH`` entry of the home folder in none of them is shown as it is."""
 
 CREDENTIAL_NAMES = (
     "credentials",
     "credentials.toml",
-    "*.pem",
-    "*.key",
-    "*token*",
-    "*secret*",
+    "credentials.json",
     ".netrc",
+    "_netrc",
+    "npmrc",
     ".npmrc",
     ".pypirc",
+    "pip.conf",
+    "pip.ini",
+    ".yarnrc",
+    ".yarnrc.yml",
+    "settings.xml",
+    "gradle.properties",
     ".git-credentials",
     "auth.json",
 )
-"""File names hidden inside a toolchain root that is shown (down to ``_CREDENTIAL_DEPTH``)."""
+"""Names of files that hold credentials, hidden besides inside what is shown (down to
+``_CREDENTIAL_DEPTH``; a name alike in another case too)."""
 
 _CREDENTIAL_DEPTH = 3
 _SCAN_LIMIT = 100_000  # entries a root host's scan reads before it hides the rest whole
@@ -123,18 +142,22 @@ def _tools_shown(hidden: list[Path], home: Path, secret: Path, search_path: str)
         path = Path(entry).resolve()
         if not _is_dir(path) or not any(inside(path, root) for root in hidden):
             continue
-        path = _toolchain_root(path, home) or path
-        if path in hidden or inside(secret, path) or path in shown:
-            continue
-        shown.append(path)
+        for part in _toolchain_parts(path, home) or [path]:
+            if part in hidden or inside(secret, part) or part in shown:
+                continue
+            shown.append(part)
     return shown
 
 
-def _toolchain_root(path: Path, home: Path) -> Path | None:
-    for root in TOOLCHAIN_ROOTS:
+def _toolchain_parts(path: Path, home: Path) -> list[Path]:
+    """The parts to show of the toolchain ``path`` lies in (none: it is in no toolchain)."""
+    for root, parts in TOOLCHAIN_PARTS.items():
         if inside(path, home / root):
-            return home / root
-    return None
+            found: list[Path] = []
+            for part in parts:
+                found += sorted((home / root).glob(part)) if part != "." else [home / root]
+            return [p for p in found if not p.is_symlink()]
+    return []
 
 
 def _credentials_in(root: Path) -> list[Path]:
@@ -145,8 +168,7 @@ def _credentials_in(root: Path) -> list[Path]:
         if depth >= _CREDENTIAL_DEPTH:
             dirs[:] = []
         for name in files:
-            lowered = name.lower()
-            if any(fnmatch.fnmatchcase(lowered, pattern) for pattern in CREDENTIAL_NAMES):
+            if name.lower() in CREDENTIAL_NAMES:
                 path = Path(folder) / name
                 if not path.is_symlink():
                     found.append(path)

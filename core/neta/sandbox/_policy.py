@@ -14,14 +14,18 @@ MODES = ("on", "off")
 """The values ``--sandbox`` and host settings take."""
 
 _FORBIDDEN_NAMES = re.compile(
-    r"^NETA_|API_?KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIAL|PRIVATE_KEY|ACCESS_KEY",
+    r"^NETA_|API_?KEY|_KEY$|^KEY$|TOKEN|SECRET|PASS|PWD|CREDENTIAL|AUTH|COOKIE|SESSION|JWT|DSN"
+    r"|(^|_)PAT(_|$)|PRIVATE|ACCESS_KEY",
     re.IGNORECASE,
 )
 _CREDENTIAL_VALUE = re.compile(
     r"[a-z][a-z0-9+.-]*://[^@]*@"  # scheme://user:password@ or scheme://token@
     r"|^[^\s:/@]+:[^\s@]+@[^\s@]+$"  # user:password@host
     r"|(^|[\s;&?])[\w.-]*(password|passwd|pwd|secret|token|api[-_]?key|apikey|signature"
-    r"|credential|auth)[\w.-]*=",  # password=..., ?client_secret=..., &X-Amz-Signature=...
+    r"|credential|auth)[\w.-]*="  # password=..., ?client_secret=..., &X-Amz-Signature=...
+    r"|^(bearer|basic|token)\s"  # an Authorization header's value
+    r"|(^|[^a-z0-9])(ghp_|gho_|ghs_|github_pat_|glpat-|sk-|sk_live_|xox[abpr]-|AKIA|ASIA"
+    r"|AIza|eyJ[a-z0-9_-]{8,}\.)",  # well-known token prefixes; a JWT's header
     re.IGNORECASE,
 )
 
@@ -47,8 +51,10 @@ class SandboxLimits:
         file_size: the largest file a process may write, in bytes (``RLIMIT_FSIZE``).
         cpu_seconds: CPU time of each process (``RLIMIT_CPU``).
         open_files: open file descriptors of each process (``RLIMIT_NOFILE``).
-        tmpfs_size: bytes each empty in-memory folder (``/tmp``, the home folder...) may hold,
+        tmpfs_size: bytes ``/tmp`` and the home folder (empty in-memory folders) may hold,
             so that filling them cannot take the host's memory.
+        small_tmpfs_size: bytes each other writable in-memory folder (``/run``,
+            ``/var/tmp``, ``/dev/shm``, ``NETA_HOME``) may hold.
     """
 
     processes: int = 512
@@ -56,9 +62,11 @@ class SandboxLimits:
     cpu_seconds: int = 900
     open_files: int = 4096
     tmpfs_size: int = 512 * 1024**2
+    small_tmpfs_size: int = 64 * 1024**2
 
     def __post_init__(self) -> None:
-        for name in ("processes", "file_size", "cpu_seconds", "open_files", "tmpfs_size"):
+        names = ("processes", "file_size", "cpu_seconds", "open_files", "tmpfs_size")
+        for name in (*names, "small_tmpfs_size"):
             value = getattr(self, name)
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise ConfigError(f"sandbox limit {name} must be a positive integer, not {value!r}")

@@ -10,7 +10,11 @@ Namespaces leave two holes that only a system call filter closes:
   ``io_uring_setup`` (its operations bypass the filter) are refused outright;
 - without the network a process may still connect to a Unix socket it can see in the file
   system (a database's, Docker's, a server's in the workspace): ``socket(AF_UNIX, ...)`` is
-  refused unless the policy lets the network through. ``socketpair`` stays allowed.
+  refused unless the policy lets the network through, and sockets of every family but
+  ``AF_INET``, ``AF_INET6`` and ``AF_NETLINK`` always (``AF_VSOCK`` reaches past network
+  namespaces). ``socketpair`` stays allowed;
+- the kernel's key rings belong to the user, not to a namespace: ``add_key``,
+  ``request_key`` and ``keyctl`` are refused.
 
 Only this machine's native system call table is allowed; 32-bit and x32 calls are refused.
 """
@@ -37,6 +41,7 @@ _ERRNO = 0x00050000  # SECCOMP_RET_ERRNO | errno
 _NR, _ARCH, _ARGS = 0, 4, 16  # offsets in struct seccomp_data (arguments: 8 bytes each)
 _SPECIAL_MODES = 0o6000  # S_ISUID | S_ISGID
 _AF_UNIX = 1
+_INTERNET_FAMILIES = (2, 10, 16)  # AF_INET, AF_INET6, AF_NETLINK
 _X32_BIT = 0x40000000
 
 # the native table of each machine: audit architecture, calls whose argument N is a mode,
@@ -45,13 +50,13 @@ _TABLES: dict[str, tuple[int, dict[int, int], tuple[int, ...], int]] = {
     "x86_64": (
         0xC000003E,
         {2: 2, 85: 1, 90: 1, 91: 1, 133: 1, 257: 3, 259: 2, 268: 2, 452: 2},
-        (425, 437),  # io_uring_setup, openat2
+        (425, 437, 248, 249, 250),  # io_uring_setup, openat2, add_key, request_key, keyctl
         41,
     ),
     "aarch64": (
         0xC00000B7,
         {56: 3, 33: 2, 52: 1, 53: 2, 452: 2},
-        (425, 437),
+        (425, 437, 217, 218, 219),
         198,
     ),
 }
@@ -79,8 +84,6 @@ def filter_program(*, network: bool) -> bytes:
         program.append((code, jt, jf, k))
 
     checks: list[tuple[int, int]] = list(mode_argument.items())
-    if not network:
-        checks.append((socket_call, 0))
     op(_LD_W_ABS, _ARCH)
     op(_JEQ_K, arch, jt=1)
     op(_RET_K, _ERRNO | errno.ENOSYS)  # another architecture's calls
@@ -90,19 +93,23 @@ def filter_program(*, network: bool) -> bytes:
     for nr in refused:
         op(_JEQ_K, nr, jf=1)
         op(_RET_K, _ERRNO | errno.ENOSYS)
-    # a jump per checked call to its block of four at the end; any other call is allowed
+    families = (*_INTERNET_FAMILIES, _AF_UNIX) if network else _INTERNET_FAMILIES
+    # socket(): allowed for the families above only (a block of its own right here)
+    op(_JEQ_K, socket_call, jf=len(families) + 3)
+    op(_LD_W_ABS, _ARGS)
+    for index, family in enumerate(families):
+        op(_JEQ_K, family, jt=len(families) - index)
+    op(_RET_K, _ERRNO | errno.EACCES)
+    op(_RET_K, _ALLOW)
+    # a jump per mode-setting call to its block of four at the end; any other call is allowed
     blocks = len(program) + len(checks) + 1
     for index, (nr, _argument) in enumerate(checks):
         op(_JEQ_K, nr, jt=blocks + 4 * index - len(program) - 1)
     op(_RET_K, _ALLOW)
-    for nr, argument in checks:
+    for _nr, argument in checks:
         op(_LD_W_ABS, _ARGS + 8 * argument)  # the low 32 bits (little-endian machines)
-        if nr == socket_call:
-            op(_JEQ_K, _AF_UNIX, jf=1)
-            op(_RET_K, _ERRNO | errno.EACCES)
-        else:
-            op(_JSET_K, _SPECIAL_MODES, jf=1)
-            op(_RET_K, _ERRNO | errno.EPERM)
+        op(_JSET_K, _SPECIAL_MODES, jf=1)
+        op(_RET_K, _ERRNO | errno.EPERM)
         op(_RET_K, _ALLOW)
     return b"".join(struct.pack("<HBBI", *instruction) for instruction in program)
 

@@ -105,15 +105,18 @@ class ConfiguredServer:
 def load_servers(host: HostSettings) -> dict[str, ConfiguredServer]:
     """The host's servers by name: home file, then workspace file, then the host's own list.
 
-    A later source replaces an earlier one's entry of the same name. A malformed entry is kept
-    with its ``error`` (its toolset shows it); a file that is not a JSON object of the
-    ``mcpServers`` form raises ``ConfigError``.
+    A later source replaces an earlier one's entry of the same name. The workspace's file is
+    read only while the workspace is trusted (``HostSettings.workspace_trusted``). A malformed
+    entry is kept with its ``error`` (its toolset shows it); a file that is not a JSON object
+    of the ``mcpServers`` form raises ``ConfigError``.
     """
     servers: dict[str, ConfiguredServer] = {}
     for path, workspace in (
         (neta_home() / CONFIG_NAME, False),
         (host.workspace / ".neta" / CONFIG_NAME, True),
     ):
+        if workspace and not host.workspace_trusted():
+            continue
         if path.is_file():
             servers.update(_entries(_read(path), str(path), from_workspace=workspace))
     own = host.options.get(HOST_OPTION)

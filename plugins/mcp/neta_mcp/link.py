@@ -183,14 +183,12 @@ class ServerLink:
                 # the server runs confined, like a command, its own variables set inside only
                 # (bwrap itself gets the allow list; the SDK adds its few safe variables)
                 confined = confine(
-                    argv,
-                    policy=self.sandbox,
-                    workspace=self.workspace,
-                    cwd=cwd,
-                    count_processes=False,  # it lives as long as the link: prlimit bounds it
+                    argv, policy=self.sandbox, workspace=self.workspace, cwd=cwd,
                     setenv=self.config.env,
-                )
+                )  # fmt: skip
                 argv, env = confined.argv, confined.env
+                if confined.pids is not None:  # kept until the server has ended (LIFO)
+                    stack.callback(confined.pids.release)
             params = StdioServerParameters(command=argv[0], args=argv[1:], env=env, cwd=cwd)
             return stdio_client(params, errlog=cast(Any, self._stderr))
         import httpx2

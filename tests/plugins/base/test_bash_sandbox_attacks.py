@@ -6,6 +6,7 @@ Every test plays the attacker's command and checks the host's side of it.
 import asyncio
 import os
 import secrets
+import shlex
 import shutil
 import socket
 import stat
@@ -65,16 +66,16 @@ def test_a_workspace_that_is_the_home_folder_or_neta_home_is_refused(session, mo
     assert not (session.workspace / ".bashrc").exists()
 
 
-def test_a_neta_home_reached_through_a_symlink_is_hidden_by_its_target(session, monkeypatch):
-    # the target in the workspace, where nothing else would hide it
+def test_a_neta_home_whose_target_lies_in_the_workspace_is_refused(session, monkeypatch):
+    # its target in the workspace, where a command could replace what the link leads to
     target = session.workspace / "real-home"
     target.mkdir()
     (target / "neta.db").write_text(SECRET)
     link = session.workspace.parent / "neta-home-link"
     link.symlink_to(target)
     monkeypatch.setenv("NETA_HOME", str(link))
-    result = run(session, "cat real-home/neta.db; true")
-    assert SECRET not in result.content
+    with pytest.raises(neta.ToolError, match="behind a symlink"):
+        run(session, "cat real-home/neta.db")
 
 
 def test_a_policy_path_turned_into_a_symlink_is_refused(session, monkeypatch):
@@ -144,12 +145,16 @@ def test_credentials_in_a_shown_toolchain_stay_hidden(session, monkeypatch):
     home = session.workspace.parent / "home"
     cargo_bin = home / ".cargo" / "bin"
     cargo_bin.mkdir(parents=True)
+    (cargo_bin / "cargo").write_text("#!/bin/sh\necho cargo\n")
     (home / ".cargo" / "credentials.toml").write_text(SECRET)
-    (home / ".cargo" / "config.toml").write_text("[build]\n")
+    (home / ".cargo" / "config.toml").write_text(f'token = "{SECRET}"\n')
     monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv("PATH", f"{cargo_bin}{os.pathsep}{os.environ['PATH']}")
-    result = run(session, f"cat {home}/.cargo/config.toml {home}/.cargo/credentials.toml")
-    assert "[build]" in result.content  # the toolchain is there
+    result = run(
+        session,
+        f"cat {cargo_bin}/cargo {home}/.cargo/config.toml {home}/.cargo/credentials.toml; true",
+    )
+    assert "echo cargo" in result.content  # the toolchain's programs are there
     assert SECRET not in result.content
 
 
@@ -172,6 +177,19 @@ def test_credentials_in_a_shown_toolchain_stay_hidden(session, monkeypatch):
         ("HOOK", "https://h/x?client_secret=abc"),
         ("SIGNED", "https://s3/x?X-Amz-Signature=abc"),
         ("PLAIN", "u:pw@host"),
+        ("DB_PASS", "x"),
+        ("MYSQL_PWD", "x"),
+        ("PGPASS", "x"),
+        ("STRIPE_KEY", "x"),
+        ("OPENAI_KEY", "x"),
+        ("GH_PAT", "x"),
+        ("SLACK", "xoxb-123"),
+        ("GITHUB", "ghp_abc123"),
+        ("AUTH_HEADER", "Bearer abc"),
+        ("JWT", "x"),
+        ("COOKIE", "x"),
+        ("SESSION_ID", "x"),
+        ("IDENTITY", "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig"),
     ],
 )
 def test_secret_names_and_values_never_reach_a_command(name, value):
@@ -184,3 +202,100 @@ def test_secret_names_and_values_never_reach_a_command(name, value):
 )
 def test_ordinary_variables_pass(name, value):
     assert not forbidden_variable(name, value)
+
+
+# -- the second round ---------------------------------------------------------------------
+
+
+def test_a_neta_home_behind_a_symlink_in_the_workspace_is_refused(session, monkeypatch):
+    # a command could point the link elsewhere and have the host use what it planted
+    real = session.workspace.parent / "real-home"
+    real.mkdir()
+    (session.workspace / "nhlink").symlink_to(real)
+    monkeypatch.setenv("NETA_HOME", str(session.workspace / "nhlink"))
+    with pytest.raises(neta.ToolError, match="behind a symlink"):
+        run(session, "ln -sfn decoy nhlink")
+    assert (session.workspace / "nhlink").resolve() == real
+
+
+def test_a_neta_home_not_made_yet_is_made_and_hidden(session, monkeypatch):
+    neta_home = session.workspace / ".nh"
+    monkeypatch.setenv("NETA_HOME", str(neta_home))
+    run(session, "mkdir -p .nh && echo '{\"mcpServers\": {}}' > .nh/mcp.json; true")
+    assert neta_home.is_dir()
+    assert not (neta_home / "mcp.json").exists()  # written, if at all, in the sandbox only
+    (neta_home / "neta.db").write_text(SECRET)
+    result = run(session, "cat .nh/neta.db; true")
+    assert SECRET not in result.content
+
+
+def test_the_kernel_key_rings_cannot_be_reached(session):
+    probe = (
+        "import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); "
+        "r = libc.syscall(248, b'user', b'planted', b'v', 1, -3); "
+        "print('ADDED' if r >= 0 else os.strerror(ctypes.get_errno()))"
+    )
+    result = run(session, f'python3 -c "{probe}"')
+    assert "ADDED" not in result.content
+
+
+def test_dev_and_the_small_hidden_folders_are_bounded(session):
+    limits = neta.SandboxLimits()
+    result = run(session, "df -B1 --output=size /dev /run /var/tmp /dev/shm | tail -n +2")
+    dev, *small = (int(size) for size in result.content.split("\n[exit")[0].split())
+    assert dev <= 1024 * 1024
+    assert all(size <= limits.small_tmpfs_size for size in small)
+
+
+def test_sockets_of_other_families_are_refused(session):
+    probe = (
+        "import socket\n"
+        "for family in (40, 17, 1):\n"
+        "    try:\n"
+        "        socket.socket(family, socket.SOCK_STREAM if family != 17 else socket.SOCK_RAW)\n"
+        "        print('MADE', family)\n"
+        "    except OSError as exc:\n"
+        "        print('refused', family, exc.errno)\n"
+    )
+    result = run(session, f"python3 -c {shlex.quote(probe)}")
+    assert "MADE" not in result.content
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root reads files others may not")
+def test_a_root_only_file_under_usr_local_is_hidden(session):
+    from neta.sandbox import _layout
+
+    folder = Path("/usr/local/etc")
+    folder.mkdir(parents=True, exist_ok=True)
+    secret = folder / f"neta-test-{secrets.token_hex(4)}.conf"
+    secret.write_text(SECRET)
+    secret.chmod(0o600)
+    try:
+        _layout._unreadable_by_others.cache_clear()
+        _layout._layout.cache_clear()
+        result = run(session, f"cat {secret}; true")
+    finally:
+        secret.unlink()
+        _layout._unreadable_by_others.cache_clear()
+        _layout._layout.cache_clear()
+    assert SECRET not in result.content
+
+
+def test_a_toolchains_configuration_stays_hidden(session, monkeypatch):
+    home = session.workspace.parent / "home"
+    node = home / ".nvm" / "versions" / "node" / "v20.0.0"
+    (node / "bin").mkdir(parents=True)
+    (node / "etc").mkdir()
+    (node / "etc" / "npmrc").write_text(f"//registry/:_authToken={SECRET}\n")
+    (node / "bin" / "node").write_text("#!/bin/sh\necho node\n")
+    (home / ".cargo" / "bin").mkdir(parents=True)
+    (home / ".cargo" / "config.toml").write_text(f'token = "{SECRET}"\n')
+    monkeypatch.setenv("HOME", str(home))
+    path = f"{node / 'bin'}{os.pathsep}{home / '.cargo' / 'bin'}{os.pathsep}{os.environ['PATH']}"
+    monkeypatch.setenv("PATH", path)
+    result = run(
+        session,
+        f"cat {node}/bin/node {node}/etc/npmrc {home}/.cargo/config.toml; true",
+    )
+    assert "echo node" in result.content  # the toolchain's programs are there
+    assert SECRET not in result.content
