@@ -19,8 +19,8 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from rich.console import Console
-from rich.markup import escape
 
+from neta.cli.sanitize import sanitize_markup
 from neta.session import ClarifyFn
 
 _POLL_SECONDS = 0.1
@@ -62,9 +62,9 @@ def terminal_clarify(
 
     async def ask(question: str, choices: Sequence[str] | None) -> str:
         listed = list(choices or ())
-        out.print(f"[yellow]? {escape(question)}[/]")
+        out.print(f"[yellow]? {sanitize_markup(question)}[/]")
         for number, choice in enumerate(listed, start=1):
-            out.print(f"  {number}. {escape(choice)}")
+            out.print(f"  {number}. {sanitize_markup(choice)}")
         if listed:
             out.print("  [dim]or type your own answer[/]")
         try:

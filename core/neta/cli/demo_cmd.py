@@ -17,10 +17,10 @@ from typing import Any
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
 from neta.cli.context import plugin_manager
 from neta.cli.render import EventRenderer
+from neta.cli.sanitize import sanitize_markup
 from neta.errors import ConfigError
 from neta.events import ToolResultEvent
 from neta.providers.scripted import ScriptedProvider
@@ -161,7 +161,9 @@ def _report(result: RunResult, console: Console) -> bool:
         )
     for event in failed:
         first_line = (event.content.splitlines() or [""])[0]
-        console.print(f"[red]step failed:[/] {escape(event.name)}: {escape(first_line)}")
+        console.print(
+            f"[red]step failed:[/] {sanitize_markup(event.name)}: {sanitize_markup(first_line)}"
+        )
     if failed:
         console.print(f"demo failed: {len(failed)} of {len(results)} tool calls did not work")
         return False

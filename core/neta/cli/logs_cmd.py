@@ -7,11 +7,11 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from neta.cli.context import echo_json
 from neta.cli.conversations import Conversation, Conversations
+from neta.cli.sanitize import sanitize, sanitize_markup
 
 
 def logs(
@@ -55,8 +55,8 @@ def _list(found: list[Conversation], as_json: bool) -> None:
         table.add_row(
             c.session_id[:12],
             _when(c.updated),
-            escape(c.workspace),
-            escape(prompt[:50] + ("…" if len(prompt) > 50 else "")),
+            sanitize_markup(c.workspace),
+            sanitize_markup(prompt[:50] + ("…" if len(prompt) > 50 else "")),
             c.outcome,
             str(c.input_tokens + c.output_tokens),
         )
@@ -72,7 +72,7 @@ def _show(conversations: Conversations, session_id: str, as_json: bool) -> None:
         echo_json(data)
         return
     typer.echo(
-        f"session {found.session_id} · {found.command} in {found.workspace} · "
+        f"session {found.session_id} · {found.command} in {sanitize(found.workspace)} · "
         f"{_when(found.created)} · {found.outcome} · {found.turns} turns · "
         f"{found.input_tokens + found.output_tokens} tokens"
     )
@@ -80,8 +80,8 @@ def _show(conversations: Conversations, session_id: str, as_json: bool) -> None:
         if message.role == "system":
             continue
         if message.content:
-            typer.echo(f"\n{message.role}: {message.content}")
+            typer.echo(f"\n{message.role}: {sanitize(message.content)}")
         for call in message.tool_calls or []:
-            typer.echo(f"  → {call.name} {call.arguments}")
+            typer.echo(f"  → {sanitize(call.name)} {sanitize(call.arguments)}")
     if found.outcome == "awaiting_input":
         typer.echo(f'\n(waiting for your answer: neta run --session {found.session_id} "…")')

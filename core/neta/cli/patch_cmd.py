@@ -9,6 +9,7 @@ from pathlib import Path
 import typer
 
 from neta.cli.context import echo_json
+from neta.cli.sanitize import sanitize
 from neta.errors import ConfigError, MatchError, ToolError
 from neta.fuzzy_match.patching import patch_file
 
@@ -59,8 +60,8 @@ def patch(
             }
         )
         return
-    if outcome.diff:
-        typer.echo(outcome.diff)
+    if outcome.diff:  # the file's own text: it may hold what a terminal would obey
+        typer.echo(sanitize(outcome.diff))
     suffix = " (dry run: file not changed)" if dry_run else ""
     typer.echo(outcome.summary() + suffix)
 

@@ -9,6 +9,7 @@ import typer
 
 from neta.cli.context import cli_agent, plugin_manager
 from neta.cli.options import DenyOpt, OnlyOpt, ToolsetOpt, WorkspaceOpt
+from neta.cli.sanitize import sanitize
 from neta.crew import CREW_PARENT
 from neta.session import EntryKind
 
@@ -37,6 +38,7 @@ def prompt(
     else:
         session = agent.new_session()
     try:
-        typer.echo(agent.system_prompt(session), nl=False)
+        # it holds what plugins, the workspace and the model's memories wrote
+        typer.echo(sanitize(agent.system_prompt(session)), nl=False)
     finally:
         agent.end_session(session)

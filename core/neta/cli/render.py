@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from neta.cli.sanitize import sanitize, sanitize_markup
 from neta.events import (
     ClarifyRequest,
     ProviderRetry,
@@ -118,13 +119,15 @@ class EventRenderer:
         )
         if isinstance(event, TextDelta):
             if self.show_text and not prefix:
-                self.text_console.out(event.text, end="", highlight=False)  # verbatim, unwrapped
+                # as written (unwrapped, not parsed) but for what the terminal would obey
+                self.text_console.out(sanitize(event.text), end="", highlight=False)
                 self._in_text = True
             return
         self._end_text()
         if isinstance(event, ToolCallStart):
             preview = escape(call_preview(event.arguments))
-            self.console.print(f"{prefix}[cyan]→ {escape(event.name)}[/] [dim]{preview}[/]")
+            name = sanitize_markup(event.name)
+            self.console.print(f"{prefix}[cyan]→ {name}[/] [dim]{preview}[/]")
         elif isinstance(event, ToolResultEvent):
             mark = Text.from_markup(f"{prefix}{'[red]✗[/]' if event.is_error else '[green]✓[/]'} ")
             content = event.content
@@ -139,14 +142,15 @@ class EventRenderer:
                 # with one call running, its result repeats the list: that shows one line only
                 self._list_shown_by_call = not prefix and self._running_calls == 1
         elif isinstance(event, ClarifyRequest):
-            self.console.print(f"{prefix}[yellow]? {escape(event.question)}[/]")
+            self.console.print(f"{prefix}[yellow]? {sanitize_markup(event.question)}[/]")
         elif isinstance(event, ToolProgress):
-            self.console.print(f"{prefix}[dim]… {escape(progress_line(event))}[/]")
+            self.console.print(f"{prefix}[dim]… {sanitize_markup(progress_line(event))}[/]")
         elif isinstance(event, ProviderRetry):
-            self.console.print(f"{prefix}[yellow]{escape(retry_line(event))}[/]")
+            self.console.print(f"{prefix}[yellow]{sanitize_markup(retry_line(event))}[/]")
         elif isinstance(event, RunFinished) and prefix and event.outcome != "completed":
             # a sub-agent's end; the top-level run's end is told once, by the command
-            self.console.print(f"{prefix}[red]run ended: {event.outcome}[/] {escape(event.reason)}")
+            reason = sanitize_markup(event.reason)
+            self.console.print(f"{prefix}[red]run ended: {event.outcome}[/] {reason}")
 
     def finish_line(self) -> None:
         """End a line of streamed text, if one is open (before printing something else)."""
@@ -163,24 +167,26 @@ def call_preview(arguments: str, *, lines: int = _PREVIEW_LINES, width: int = 16
 
     Short values stay on the call's line (``path='a.py'``); a value of several lines (a
     patch's ``old_string``) follows, verbatim and indented, cut after ``lines`` lines.
+    What a terminal would obey is shown instead (``sanitize``): the text is safe to print.
     """
     try:
         parsed = json.loads(arguments)
     except ValueError:
         parsed = None
     if not isinstance(parsed, dict) or not parsed:
-        return one_line(arguments, width)
+        return one_line(sanitize(arguments), width)
     inline: list[str] = []
     blocks: list[str] = []
     for key, value in parsed.items():
+        name = sanitize(key)
         if isinstance(value, str) and "\n" in value:
-            body = value.splitlines()
+            body = sanitize(value).splitlines()  # a lone carriage return is shown, not a break
             shown = "\n".join(f"    {line}" for line in body[:lines])
             more = f"\n    … {len(body) - lines} more lines" if len(body) > lines else ""
-            blocks.append(f"\n  {key}:\n{shown}{more}")
-        else:
+            blocks.append(f"\n  {name}:\n{shown}{more}")
+        else:  # repr and json.dumps escape every control character
             text = repr(value) if isinstance(value, str) else json.dumps(value)
-            inline.append(f"{key}={text if len(text) <= width else text[: width - 1] + '…'}")
+            inline.append(f"{name}={text if len(text) <= width else text[: width - 1] + '…'}")
     return " ".join(inline) + "".join(blocks)
 
 
@@ -208,12 +214,8 @@ def _todo_table(event: TodoUpdate) -> Table:
             status, ""
         )
         mark = _STATUS_MARK.get(status, "[?]")
-        table.add_row(
-            escape(mark),
-            f"[{style}]{escape(str(item.get('content', '')))}[/]"
-            if style
-            else escape(str(item.get("content", ""))),
-        )
+        content = sanitize_markup(str(item.get("content", "")))
+        table.add_row(escape(mark), f"[{style}]{content}[/]" if style else content)
     return table
 
 
@@ -221,8 +223,9 @@ _DIFF_STYLES = (("+++", "bold"), ("---", "bold"), ("@@", "cyan"), ("+", "green")
 
 
 def result_preview(text: str) -> Text:
-    """A tool result's first lines; a unified diff's lines coloured (on a terminal)."""
+    """A tool result's first lines, made safe to show; a unified diff's lines coloured."""
     preview = Text()
+    text = sanitize(text)
     is_diff = "\n@@ " in text or text.startswith("--- ")
     for number, line in enumerate(_preview(text).split("\n")):
         if number:

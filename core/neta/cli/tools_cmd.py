@@ -16,6 +16,7 @@ from neta.cli.clarify_prompt import terminal_clarify
 from neta.cli.context import cli_session, echo_json, plugin_manager
 from neta.cli.doctor_cmd import sandbox_line
 from neta.cli.options import DenyOpt, OnlyOpt, ToolsetOpt, WorkspaceOpt
+from neta.cli.sanitize import sanitize, sanitize_markup
 from neta.errors import ConfigError, NetaError, ToolError
 
 tools_app = typer.Typer(help="List, inspect and call tools.", no_args_is_help=True)
@@ -36,9 +37,9 @@ def list_tools(
     whether such a session gets each tool. With --only, only those toolsets' tools are listed.
     """
     pm = plugin_manager(ctx)
-    catalog = pm.catalog()
     with cli_session(pm, None, toolsets=toolset, deny=deny, only=only) as session:
         resolution = session.toolsets  # an unknown name failed, as for neta run
+    catalog = pm.catalog()  # the session's: built for the toolsets chosen (no server denied)
     schemas = [s for s in catalog if not only or s.toolset in only]
     if as_json:
         echo_json(
@@ -59,7 +60,7 @@ def list_tools(
         on = "yes" if s.toolset in resolution.enabled else "no"
         summary = s.description.splitlines()[0]
         cells = (s.name, s.toolset, catalog.plugin_of(s.name), on, summary)
-        table.add_row(*(escape(cell) for cell in cells))
+        table.add_row(*(sanitize_markup(cell) for cell in cells))
     console = Console()
     console.print(table if schemas else "No tools registered.")
     console.print(escape(sandbox_line()), highlight=False)
@@ -69,12 +70,12 @@ def list_tools(
 def show_tool(ctx: typer.Context, name: str = typer.Argument(..., help="Tool name.")) -> None:
     """Show a tool's description, guidance and JSON schema."""
     schema = plugin_manager(ctx).catalog().get(name)
-    typer.echo(f"{schema.name}  (toolset {schema.toolset})\n")
-    typer.echo(schema.description)
+    typer.echo(sanitize(f"{schema.name}  (toolset {schema.toolset})\n"))
+    typer.echo(sanitize(schema.description))
     if schema.when_to_use:
-        typer.echo(f"\nWhen to use: {schema.when_to_use}")
+        typer.echo(f"\nWhen to use: {sanitize(schema.when_to_use)}")
     if schema.guidance:
-        typer.echo(f"\n{schema.guidance}")
+        typer.echo(f"\n{sanitize(schema.guidance)}")
     typer.echo("\nArguments (JSON schema):")
     echo_json(schema.parameters())
 
@@ -116,6 +117,6 @@ def call_tool(
             raise NetaError(f"{name}: {exc}") from exc
         except Exception as exc:
             raise NetaError(f"tool {name!r} raised {type(exc).__name__}: {exc}") from exc
-    typer.echo(result.content)
+    typer.echo(sanitize(result.content))
     if result.is_error:
         raise typer.Exit(1)

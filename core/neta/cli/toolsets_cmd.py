@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 from neta.cli.context import cli_session, echo_json, plugin_manager
+from neta.cli.sanitize import sanitize_markup
 
 
 def toolsets(
@@ -39,5 +39,7 @@ def toolsets(
     for d in resolution.decisions:
         state = "[green]on[/]" if d.enabled else "[dim]off[/]"
         tools = ", ".join(catalog.tool_names([d.name])) or "-"
-        table.add_row(escape(d.name), state, escape(d.reason), escape(tools))
+        table.add_row(
+            sanitize_markup(d.name), state, sanitize_markup(d.reason), sanitize_markup(tools)
+        )
     Console().print(table if rows else "No toolsets: no plugin announces any.")
