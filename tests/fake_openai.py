@@ -2,9 +2,10 @@
 
 It answers ``POST /v1/chat/completions`` from a queue of scripted replies, streamed (SSE) or
 whole as the client asks, and records every request body it received, the client port each
-came from (``peers``) and how many client connections are open (``open_connections``). Like
-the real API it refuses (400) a request whose history is invalid (``tests.openai_rules``):
-such a request takes no reply from the queue and is listed in ``rejected``.
+came from (``peers``), the ``Authorization`` header each had (``authorizations``) and how many
+client connections are open (``open_connections``). Like the real API it refuses (400) a
+request whose history is invalid (``tests.openai_rules``): such a request takes no reply from
+the queue and is listed in ``rejected``.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ class FakeOpenAI:
         self.rejected: list[str] = []  # why each refused request was refused
         self.validate = validate
         self.peers: list[int] = []
+        self.authorizations: list[str] = []
         self.open_connections = 0
         self._lock = threading.Lock()
         self._closing = threading.Event()
@@ -114,6 +116,7 @@ class FakeOpenAI:
             def do_POST(self) -> None:
                 with fake._lock:
                     fake.peers.append(self.client_address[1])
+                    fake.authorizations.append(self.headers.get("Authorization", ""))
                 if self.headers.get("Content-Type", "").split(";")[0] != "application/json":
                     self._send_json(415, {"error": {"message": "the body must be JSON"}})
                     return

@@ -31,6 +31,8 @@ from __future__ import annotations
 import errno
 from collections.abc import Sequence
 
+from neta.safe_url import safe_url
+
 
 class NetaError(Exception):
     """Base class of every Neta exception."""
@@ -154,7 +156,7 @@ class ProviderError(NetaError):
         status: the HTTP status the API answered with, when it answered.
         provider: the provider's name, when known.
         model: the model asked for, when known.
-        url: the API root the request went to, when known.
+        url: the API root the request went to, when known (``safe_url``: no credentials).
         detail: the message without the provider, model and URL.
     """
 
@@ -169,6 +171,7 @@ class ProviderError(NetaError):
         model: str | None = None,
         url: str | None = None,
     ) -> None:
+        url = safe_url(url) if url else url  # printed and logged: never its credentials
         where = ""
         if provider:
             where = (

@@ -22,6 +22,7 @@ from neta.hosting.protocol import http_status
 from neta.service.agent_executor import router
 from neta.service.body_limit import BodyLimit
 from neta.service.docs import docs_router
+from neta.service.security_headers import SecurityHeaders
 
 
 def create_app(config: HostConfig | None = None) -> FastAPI:
@@ -38,9 +39,9 @@ def create_app(config: HostConfig | None = None) -> FastAPI:
         title="Neta",
         summary="Agents whose tools come from plugins",
         lifespan=lifespan,
-        docs_url=None,  # served below, behind the same checks as the API
+        docs_url=None,  # no pages loading scripts from a CDN (neta.service.docs)
         redoc_url=None,
-        openapi_url=None,
+        openapi_url=None,  # served below, behind the same checks as the API
     )
     app.state.hub = hub
     app.include_router(router)
@@ -54,6 +55,7 @@ def create_app(config: HostConfig | None = None) -> FastAPI:
         await serve_connection(websocket, hub)
 
     mount_console(app, hub.config)  # last: the console's routes only take what is left
+    app.add_middleware(SecurityHeaders)  # outermost: a refused request's answer has them too
     return app
 
 

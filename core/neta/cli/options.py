@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from neta.cli.secret_file import secret_option
 from neta.providers.registry import DEFAULT_PROVIDER, provider_entries
 from neta.providers.retry import DEFAULT_MAX_TRIES
 from neta.runtime.attempt import DEFAULT_TURN_TIMEOUT
@@ -75,6 +76,22 @@ ApiKeyOpt = typer.Option(
     show_default=False,
 )
 """``--api-key``: the API key."""
+ApiKeyFileOpt = typer.Option(
+    None,
+    "--api-key-file",
+    metavar="FILE",
+    help="Read the API key from FILE (chmod 600), unlike --api-key hidden from `ps`.",
+    show_default=False,
+)
+"""``--api-key-file``: a file holding the API key."""
+TokenFileOpt = typer.Option(
+    None,
+    "--token-file",
+    metavar="FILE",
+    help="Read the required token from FILE (chmod 600), unlike --token hidden from `ps`.",
+    show_default=False,
+)
+"""``--token-file``: a file holding the token a served command requires."""
 ScriptOpt = typer.Option(
     None, "--script", metavar="FILE", help="JSON script to replay (implies --provider scripted)."
 )
@@ -153,3 +170,13 @@ def provider_for(provider: str | None, script: Path | None) -> str | None:
     if provider is None and script is not None:
         return "scripted"
     return provider
+
+
+def api_key_option(api_key: str | None, api_key_file: Path | None) -> str | None:
+    """The API key ``--api-key`` (with a warning) or ``--api-key-file`` gives, if either does.
+
+    Raises:
+        typer.BadParameter: both are given, or the file gives no key.
+    """
+    instead = "its environment variable (OPENAI_API_KEY for openai; see `neta providers`)"
+    return secret_option(api_key, api_key_file, option="--api-key", instead=instead)

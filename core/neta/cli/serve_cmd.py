@@ -13,6 +13,7 @@ import typer
 from neta.cli.collector import freeze_startup_objects, own_process
 from neta.cli.context import plugin_manager
 from neta.cli.options import (
+    ApiKeyFileOpt,
     ApiKeyOpt,
     BaseUrlOpt,
     DenyOpt,
@@ -24,21 +25,24 @@ from neta.cli.options import (
     ProviderOpt,
     SandboxOpt,
     ScriptOpt,
+    TokenFileOpt,
     ToolsetOpt,
     TurnTimeoutOpt,
     WorkspaceOpt,
+    api_key_option,
     provider_for,
 )
-from neta.cli.serve_token import TOKEN_VARIABLE, serve_token
+from neta.cli.serve_token import TOKEN_VARIABLE, given_token, serve_token
 from neta.cli.undumpable import make_undumpable
 from neta.cli.worker_settings import ADDRESS_VARIABLE, SettingsHandout, receive_settings
 from neta.errors import ConfigError, NetaError
 from neta.home import neta_home
 from neta.hosting.auth import served_url
 from neta.hosting.config import HostConfig
-from neta.hosting.engines import database_url, describe_store, redis_url, safe_url
+from neta.hosting.engines import database_url, describe_store, redis_url
 from neta.providers.registry import DEFAULT_PROVIDER, resolve_model_name
 from neta.providers.retry import RetryPolicy
+from neta.safe_url import safe_url
 
 KEEP_ALIVE_SECONDS = 75
 """How long an idle HTTP keep-alive connection stays open. Longer than the pool expiry of
@@ -58,6 +62,7 @@ def serve(
     model: str = ModelOpt,
     base_url: str | None = BaseUrlOpt,
     api_key: str | None = ApiKeyOpt,
+    api_key_file: Path | None = ApiKeyFileOpt,
     script: Path | None = ScriptOpt,
     workspace: Path | None = WorkspaceOpt,
     toolset: list[str] = ToolsetOpt,
@@ -66,6 +71,7 @@ def serve(
     token: str | None = typer.Option(
         None, "--token", help="Required token (or NETA_TOKEN); else one is made and printed."
     ),
+    token_file: Path | None = TokenFileOpt,
     clarify_timeout: float = typer.Option(
         HostConfig.clarify_timeout, "--clarify-timeout", help="Seconds per question."
     ),
@@ -96,13 +102,14 @@ def serve(
     sandbox: str = SandboxOpt,
     network: bool = NetworkOpt,
 ) -> None:
-    """Serve agents over WebSocket (/ws) and REST (/v1); docs at /docs."""
+    """Serve agents over WebSocket (/ws) and REST (/v1), described at /openapi.json."""
     import uvicorn
 
     from neta.hosting.hub import check_config
     from neta.server import create_app, uvicorn_options
 
-    required = serve_token(token, host)
+    api_key = api_key_option(api_key, api_key_file)
+    required = serve_token(given_token(token, token_file), host)
     options: dict[str, object] = {
         "base_url": base_url,
         "api_key": api_key,
@@ -141,7 +148,8 @@ def serve(
         check_config(config)
     home = config.home or neta_home()
     typer.echo(
-        f"Neta serving on {served_url(host, port)} (console /, WebSocket /ws, REST /v1, docs /docs)"
+        f"Neta serving on {served_url(host, port)} "
+        "(console /, WebSocket /ws, REST /v1, OpenAPI spec /openapi.json)"
     )
     bus_name = "in-process" if bus_url is None else f"Redis {safe_url(bus_url)}"
     typer.echo(f"store: {describe_store(home, db_url)}; bus: {bus_name}; workers: {workers}")

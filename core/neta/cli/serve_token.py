@@ -1,9 +1,9 @@
 """The token a served command requires: the one the user gave, or one made for the run.
 
 ``neta serve`` and ``neta mcp serve --http`` always require a token, so that another user of
-the machine cannot drive the agent through its loopback port. Without ``--token`` or
-``NETA_TOKEN`` they make one and say it once as they start (as Jupyter does). Off loopback
-they still refuse to start without a token the user chose.
+the machine cannot drive the agent through its loopback port. Without ``--token``,
+``--token-file`` or ``NETA_TOKEN`` they make one and say it once as they start (as Jupyter
+does). Off loopback they still refuse to start without a token the user chose.
 """
 
 from __future__ import annotations
@@ -11,9 +11,11 @@ from __future__ import annotations
 import os
 import secrets
 from dataclasses import dataclass
+from pathlib import Path
 
 import typer
 
+from neta.cli.secret_file import secret_option
 from neta.hosting.auth import check_exposure
 
 TOKEN_VARIABLE = "NETA_TOKEN"
@@ -37,9 +39,18 @@ class ServeToken:
         if self.made:
             typer.echo(
                 f"Token for {url}: {self.value} "
-                f"(made for this run; --token or {TOKEN_VARIABLE} sets your own)",
+                f"(made for this run; --token-file or {TOKEN_VARIABLE} sets your own)",
                 err=True,
             )
+
+
+def given_token(token: str | None, token_file: Path | None) -> str | None:
+    """The token ``--token`` (with a warning) or ``--token-file`` gives, if either does.
+
+    Raises:
+        typer.BadParameter: both are given, or the file gives no token.
+    """
+    return secret_option(token, token_file, option="--token", instead=TOKEN_VARIABLE)
 
 
 def serve_token(given: str | None, host: str) -> ServeToken:

@@ -13,6 +13,7 @@ from pathlib import Path
 from neta.errors import ConfigError
 from neta.hosting.bus import Bus, LocalBus
 from neta.hosting.store import Store
+from neta.safe_url import safe_url
 
 DATABASE_URL_ENV = "NETA_DATABASE_URL"
 REDIS_URL_ENV = "NETA_REDIS_URL"
@@ -43,7 +44,7 @@ def open_store(home: Path, url: str | None) -> Store:
         from neta.hosting.postgres_store import PostgresStore
 
         return PostgresStore(url)
-    scheme = url.partition("://")[0]
+    scheme = safe_url(url).partition("://")[0]  # not a URL: the whole, masked
     raise ConfigError(f"unknown session store {scheme!r}: use a postgresql:// URL")
 
 
@@ -52,16 +53,6 @@ def describe_store(home: Path, url: str | None) -> str:
     if url is None:
         return f"SQLite {home / 'neta.db'}"
     return f"PostgreSQL {safe_url(url)}"
-
-
-def safe_url(url: str) -> str:
-    """``url`` without its password, fit for a message or a log."""
-    scheme, sep, rest = url.partition("://")
-    if not sep or "@" not in rest:
-        return url
-    credentials, _, host = rest.rpartition("@")
-    user = credentials.split(":", 1)[0]
-    return f"{scheme}://{user + '@' if user else ''}{host}"
 
 
 def open_bus(url: str | None) -> Bus:
@@ -76,5 +67,5 @@ def open_bus(url: str | None) -> Bus:
         from neta.hosting.redis_bus import RedisBus
 
         return RedisBus(url)
-    scheme = url.partition("://")[0]
+    scheme = safe_url(url).partition("://")[0]  # not a URL: the whole, masked
     raise ConfigError(f"unknown bus {scheme!r}: use a redis:// URL")

@@ -31,9 +31,9 @@ from typing import Any
 
 from neta.errors import ConfigError, SessionOwned, StorageUnavailable, UnknownSession
 from neta.hosting import postgres_sql as sql
-from neta.hosting.engines import safe_url
 from neta.hosting.store import RunCalls, StoredQuestion, StoredSession
 from neta.messages import Message
+from neta.safe_url import safe_url
 
 try:
     import psycopg

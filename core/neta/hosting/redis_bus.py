@@ -23,7 +23,7 @@ from typing import Any, TypeVar, cast
 
 from neta.errors import ConfigError, StorageUnavailable
 from neta.hosting.bus import KEEP_EVENTS, Command, Frame
-from neta.hosting.engines import safe_url
+from neta.safe_url import safe_url
 
 try:
     import redis.asyncio as aioredis

@@ -30,8 +30,7 @@ def authorized(
 ) -> None:
     """Refuse (401, 403) a request that may not reach the agent (see ``refusal``).
 
-    The token comes in ``Authorization: Bearer``, or, for the API docs a browser opens, in
-    ``?token=``.
+    The token comes in ``Authorization: Bearer``, or in ``?token=`` (as on the WebSocket).
     """
     refused = refusal(
         _hub(request).config.token,

@@ -72,9 +72,9 @@ def test_run_that_cannot_reach_the_model_api_names_the_url_and_the_variable(tmp_
         closed.bind(("127.0.0.1", 0))
         port = closed.getsockname()[1]
     url = f"http://127.0.0.1:{port}/v1"
-    done = neta(
-        "run", "hi", "-p", "openai", "--base-url", url, "--api-key", "k",
-        "--max-tries", "1", "-w", str(tmp_path),
+    done = neta_in_process(
+        "run", "hi", "-p", "openai", "--base-url", url, "--max-tries", "1", "-w", str(tmp_path),
+        env=neta_environ(OPENAI_API_KEY="k"),
     )  # fmt: skip
     assert done.returncode == 1
     # one line, as a usage error's: what failed, in plain words, and where the URL comes from

@@ -4,6 +4,8 @@ import asyncio
 import contextlib
 import re
 import socket
+import subprocess
+import sys
 import threading
 import time
 
@@ -17,7 +19,7 @@ from neta.hosting.auth import check_exposure
 from neta.hosting.sqlite_store import SqliteStore
 from tests import http_clients
 from tests.core.cli.cli_runner import neta_in_process
-from tests.services import SERVE_TOKEN, bearer, neta_environ, start_neta_serve
+from tests.services import SERVE_TOKEN, bearer, free_port, neta_environ, start_neta_serve
 
 
 def env():
@@ -178,3 +180,47 @@ def test_idle_keep_alive_connections_outlive_the_clients_pool_expiry_by_default(
         assert _get_on(sock) == b"HTTP/1.1 404 Not Found"
         assert not _closed_by_peer(sock, within=httpx.Limits().keepalive_expiry + 0.5)
         assert _get_on(sock) == b"HTTP/1.1 404 Not Found"
+
+
+SECRET = "SECRET-7f3a"
+
+
+def _printed_by_serve(root, redis):
+    """Stdout and stderr of a ``neta serve`` whose Redis and model URLs hold credentials, from
+    its start until it has served (or failed) for a while."""
+    command = [
+        sys.executable, "-m", "neta", "serve", "--port", str(free_port()), "-w", str(root),
+        "-p", "openai", "--base-url", f"http://u:{SECRET}@127.0.0.1:9/v1?api-key={SECRET}",
+    ]  # fmt: skip
+    environ = neta_environ(NETA_HOME=str(root / "home"), NETA_REDIS_URL=redis, NETA_TOKEN="t")
+    out, err = root / "serve.out", root / "serve.err"
+    with out.open("w") as stdout, err.open("w") as stderr:
+        proc = subprocess.Popen(command, env=environ, stdout=stdout, stderr=stderr)
+    try:
+        deadline = time.monotonic() + 30
+        while "bus:" not in out.read_text() and proc.poll() is None:
+            assert time.monotonic() < deadline, err.read_text()
+            time.sleep(0.05)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            proc.wait(timeout=2)  # the bus fails meanwhile, and says so
+    finally:
+        proc.terminate()
+        proc.wait(timeout=15)
+    return out.read_text(), err.read_text()
+
+
+def test_serve_masks_the_credentials_of_a_redis_url_nothing_listens_on(tmp_path):
+    redis = f"redis://:{SECRET}@127.0.0.1:{free_port()}/0?password={SECRET}"
+    stdout, stderr = _printed_by_serve(tmp_path, redis)
+    assert "bus: Redis redis://:***@127.0.0.1:" in stdout
+    assert "the bus cannot" in stderr  # it failed, and said so
+    assert SECRET not in stdout + stderr
+
+
+def test_serve_masks_the_credentials_a_real_redis_refuses(tmp_path, redis_url):
+    host = redis_url.removeprefix("redis://")
+    redis = f"redis://nobody:{SECRET}@{host}?password={SECRET}"  # no such user: refused
+    stdout, stderr = _printed_by_serve(tmp_path, redis)
+    assert "bus: Redis redis://nobody:***@127.0.0.1:" in stdout
+    assert "invalid username-password pair" in stderr
+    assert SECRET not in stdout + stderr

@@ -85,7 +85,6 @@ def test_rest_unknown_session_is_404_and_empty_text_is_422(serve):
         assert http.get("/v1/sessions/nope").status_code == 404
         sid = http.post("/v1/sessions").json()["sessionId"]
         assert http.post(f"/v1/sessions/{sid}/messages", json={"text": ""}).status_code == 422
-        assert http.get("/docs").status_code == 200
         assert "/v1/sessions" in http.get("/openapi.json").json()["paths"]
 
 

@@ -90,11 +90,12 @@ def test_rate_limit_is_shown_while_it_is_waited_out(tmp_path, monkeypatch):
     assert done.stdout == "made it\n"
 
 
-def test_bad_key_ends_the_run_with_one_line_naming_provider_model_and_url(tmp_path):
+def test_bad_key_ends_the_run_with_one_line_naming_provider_model_and_url(tmp_path, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "wrong")
     with FakeAnthropic([Reply(text="never")]) as server:
         done = invoke(
             "run", "hi", "-m", "anthropic:claude-test", "--base-url", server.base_url,
-            "--api-key", "wrong", "--max-tries", "5", "-w", str(tmp_path),
+            "--max-tries", "5", "-w", str(tmp_path),
         )  # fmt: skip
     assert done.exit_code == 1
     assert done.stderr.splitlines()[0] == (
