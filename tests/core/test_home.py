@@ -32,4 +32,4 @@ def test_sessions_memory_and_skills_live_under_the_same_home(monkeypatch, tmp_pa
         hub.store.close()
     assert SQLiteMemoryStore.for_scope("default").path == home / "memory" / "default.db"
     library = SkillLibrary.for_session(neta.SessionContext(workspace=tmp_path))
-    assert library.directories[-1] == home / "skills"
+    assert library.directories[0].path == home / "skills"

@@ -46,8 +46,9 @@ SCHEMA = neta.ToolSchema(
     name="memory_save",
     toolset="memory",
     description=(
-        "Save a durable fact about the user or the project to long-term memory, shared with "
-        "this user's future sessions. Returns the new memory's id."
+        "Save a durable fact about the user or the project to long-term memory, for this "
+        "user's later sessions in this workspace (or in every workspace, where the host "
+        "shares memory). Returns the new memory's id."
     ),
     args=MemorySaveArgs,
     guidance=(

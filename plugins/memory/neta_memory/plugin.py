@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import neta
 from neta_memory import memory_forget, memory_recall, memory_save
-from neta_memory.sqlite_store import DEFAULT_SCOPE, SQLiteMemoryStore
+from neta_memory.sqlite_store import SQLiteMemoryStore
 
 TOOLSET = neta.ToolsetSpec(
     name="memory",
@@ -29,14 +29,12 @@ def neta_tools() -> list[neta.ToolSchema]:
 def neta_session_start(session: neta.SessionContext) -> None:
     """Give a session without a memory store the embedded SQLite one of its user scope.
 
-    The scope is ``session.extras["user_scope"]`` (default ``"default"``); the database is
-    opened only when a memory tool first runs.
+    The scope is ``session.extras["user_scope"]`` (default ``"default"``); the store sees the
+    session's workspace's memories only, unless ``session.extras["memory_scope"]`` is
+    ``"global"``. The database is opened only when a memory tool first runs.
     """
     if session.memory_store is None:
-        scope = session.extras.get("user_scope", DEFAULT_SCOPE)
-        if not isinstance(scope, str):
-            raise neta.ConfigError(f"session extra 'user_scope' must be text, not {scope!r}")
-        session.memory_store = SQLiteMemoryStore.for_scope(scope)
+        session.memory_store = SQLiteMemoryStore.for_session(session)
 
 
 @neta.hookimpl

@@ -4,6 +4,12 @@ The file is ``NETA_HOME/memory/<scope>.db`` (``NETA_HOME`` defaults to ``~/.neta
 and its folder are created readable by their owner only. Nothing touches the disk until the
 first save, recall or forget, so listing tools stays side-effect free.
 
+Each memory belongs to a workspace (stored by its real path) or to none: the global memories.
+A store sees one of these only, so a fact saved while working in one repository is never
+recalled (or forgotten) in another. Memories saved before workspaces were recorded (schema
+version 2 and older) are global: they were shared by every workspace then, and a store for a
+workspace no longer sees them.
+
 Several processes may share a file: it runs in WAL mode, every connection waits up to
 ``busy_timeout`` seconds for a lock instead of failing, and every write is one short
 transaction. Connections are opened per operation, so a store may be used from any thread.
@@ -32,6 +38,16 @@ from neta_memory.store import check_entry
 DEFAULT_SCOPE = "default"
 """The user scope of a session whose extras name none."""
 
+USER_SCOPE_KEY = "user_scope"
+"""The ``session.extras`` key naming the user scope, which picks the database file."""
+
+MEMORY_SCOPE_KEY = "memory_scope"
+"""The ``session.extras`` key a host sets to ``"global"`` to share memories across workspaces.
+
+``"workspace"`` (the default): the session saves and sees its workspace's memories only.
+``"global"``: it saves and sees the global memories, which every such session shares.
+"""
+
 MAX_QUERY_TERMS = 32
 """Words of a recall query beyond this many are ignored."""
 
@@ -45,8 +61,9 @@ _UNSPACED = re.compile(
     "\U00020000-\U0003134f]"
 )
 _SQLITE_INTEGERS = range(-(2**63), 2**63)
-_SCHEMA_VERSION = 2
-_TABLES = (
+_SCHEMA_VERSION = 3
+_GLOBAL = ""  # the workspace column of a memory that belongs to none
+_VERSION_2 = (
     """CREATE TABLE IF NOT EXISTS memories (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
         content TEXT NOT NULL,
@@ -63,11 +80,16 @@ _TABLES = (
     )""",
     "DELETE FROM memory_index",
 )
+# Version 3 records the workspace of each memory; older ones become global.
+_VERSION_3 = (
+    f"ALTER TABLE memories ADD COLUMN workspace TEXT NOT NULL DEFAULT '{_GLOBAL}'",
+    "CREATE INDEX IF NOT EXISTS memories_by_workspace ON memories (workspace)",
+)
 # A tag hit says more than a word somewhere in the text.
 _RECALL = """
     SELECT m.id, m.content, m.tags, m.created
     FROM memory_index JOIN memories AS m ON m.id = memory_index.rowid
-    WHERE memory_index MATCH ?
+    WHERE memory_index MATCH ? AND m.workspace = ?
     ORDER BY bm25(memory_index, 1.0, 2.0), m.id DESC
     LIMIT ?
 """
@@ -119,23 +141,62 @@ class SQLiteMemoryStore:
     Args:
         path: the database file.
         busy_timeout: seconds to wait for another writer before giving up.
+        workspace: the workspace whose memories the store saves and sees (known by its real
+            path), or ``None`` for the global memories, shared by every workspace.
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, busy_timeout: float = 30.0) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        busy_timeout: float = 30.0,
+        workspace: str | os.PathLike[str] | None = None,
+    ) -> None:
         self.path = Path(path)
         self.busy_timeout = busy_timeout
+        self.workspace = None if workspace is None else Path(workspace).resolve()
+        self._key = _GLOBAL if self.workspace is None else str(self.workspace)
         self._ready = False
         self._ready_lock = threading.Lock()
 
     @classmethod
     def for_scope(
-        cls, scope: str = DEFAULT_SCOPE, *, home: Path | None = None
+        cls,
+        scope: str = DEFAULT_SCOPE,
+        *,
+        home: Path | None = None,
+        workspace: str | os.PathLike[str] | None = None,
     ) -> SQLiteMemoryStore:
-        """The store of user scope ``scope`` under ``home`` (default: ``NETA_HOME``)."""
-        return cls(scope_path(scope, home=home))
+        """The store of user scope ``scope`` under ``home`` (default: ``NETA_HOME``).
+
+        ``workspace``: whose memories it sees (``None``: the global ones).
+        """
+        return cls(scope_path(scope, home=home), workspace=workspace)
+
+    @classmethod
+    def for_session(cls, session: neta.SessionContext) -> SQLiteMemoryStore:
+        """The store a session gets: its user scope's file, its workspace's memories.
+
+        ``session.extras["user_scope"]`` names the user scope (default ``"default"``);
+        ``session.extras["memory_scope"] = "global"`` gives the global memories instead of
+        the workspace's.
+
+        Raises:
+            neta.ConfigError: either setting is invalid.
+        """
+        scope = session.extras.get(USER_SCOPE_KEY, DEFAULT_SCOPE)
+        if not isinstance(scope, str):
+            raise neta.ConfigError(f"session extra {USER_SCOPE_KEY!r} must be text, not {scope!r}")
+        shared = session.extras.get(MEMORY_SCOPE_KEY, "workspace")
+        if shared not in ("workspace", "global"):
+            raise neta.ConfigError(
+                f"session.extras[{MEMORY_SCOPE_KEY!r}] is {shared!r}; use 'workspace' or 'global'"
+            )
+        return cls.for_scope(scope, workspace=None if shared == "global" else session.workspace)
 
     def __repr__(self) -> str:
-        return f"SQLiteMemoryStore({str(self.path)!r})"
+        where = "global" if self.workspace is None else str(self.workspace)
+        return f"SQLiteMemoryStore({str(self.path)!r}, workspace={where!r})"
 
     def save(self, content: str, tags: Sequence[str] = ()) -> neta.Memory:
         """Store a fact (see ``check_entry`` for the limits) and return it with its id."""
@@ -144,8 +205,8 @@ class SQLiteMemoryStore:
         tags = " ".join(cleaned)
         with self._connection() as db, _transaction(db):
             cursor = db.execute(
-                "INSERT INTO memories (content, tags, created) VALUES (?, ?, ?)",
-                (text, tags, created.isoformat()),
+                "INSERT INTO memories (content, tags, created, workspace) VALUES (?, ?, ?, ?)",
+                (text, tags, created.isoformat(), self._key),
             )
             memory_id = cursor.lastrowid
             if memory_id is None:  # pragma: no cover - an INSERT always sets it
@@ -159,16 +220,17 @@ class SQLiteMemoryStore:
             raise neta.ToolError(f"limit must be at least 1, not {limit}")
         match = fts_query(query)
         with self._connection() as db:
-            rows = db.execute(_RECALL, (match, limit)).fetchall()
+            rows = db.execute(_RECALL, (match, self._key, limit)).fetchall()
         return [_memory(row) for row in rows]
 
     def forget(self, memory_id: int) -> neta.Memory | None:
-        """Delete memory ``memory_id`` and return it, or ``None`` if there is no such memory."""
+        """Delete memory ``memory_id`` and return it (``None``: this store sees no such memory)."""
         if memory_id not in _SQLITE_INTEGERS:  # no row can have it (and SQLite cannot bind it)
             return None
         with self._connection() as db, _transaction(db):
             row = db.execute(
-                "SELECT id, content, tags, created FROM memories WHERE id = ?", (memory_id,)
+                "SELECT id, content, tags, created FROM memories WHERE id = ? AND workspace = ?",
+                (memory_id, self._key),
             ).fetchone()
             if row is not None:
                 db.execute("DELETE FROM memories WHERE id = ?", (memory_id,))
@@ -176,9 +238,11 @@ class SQLiteMemoryStore:
         return None if row is None else _memory(row)
 
     def count(self) -> int:
-        """How many memories the file holds."""
+        """How many memories the store sees (its workspace's, or the global ones)."""
         with self._connection() as db:
-            (total,) = db.execute("SELECT count(*) FROM memories").fetchone()
+            (total,) = db.execute(
+                "SELECT count(*) FROM memories WHERE workspace = ?", (self._key,)
+            ).fetchone()
         return int(total)
 
     @contextmanager
@@ -257,7 +321,7 @@ def _transaction(db: sqlite3.Connection) -> Iterator[None]:
 
 
 def _upgrade(db: sqlite3.Connection, path: Path) -> None:
-    """Bring the schema to the current version, re-indexing memories an older one saved."""
+    """Bring the schema to the current version (older memories re-indexed, and made global)."""
     (version,) = db.execute("PRAGMA user_version").fetchone()
     if version == _SCHEMA_VERSION:
         return
@@ -266,12 +330,15 @@ def _upgrade(db: sqlite3.Connection, path: Path) -> None:
             f"the memory database {path} was written by a newer neta (schema version "
             f"{version}; this one reads up to {_SCHEMA_VERSION}); upgrade neta to use it"
         )
-    for statement in _TABLES:
+    if version < 2:
+        for statement in _VERSION_2:
+            db.execute(statement)
+        rows = db.execute("SELECT id, content, tags FROM memories").fetchall()
+        db.executemany(
+            _INDEX, ((row_id, _searchable(text), _searchable(tags)) for row_id, text, tags in rows)
+        )
+    for statement in _VERSION_3:
         db.execute(statement)
-    rows = db.execute("SELECT id, content, tags FROM memories").fetchall()
-    db.executemany(
-        _INDEX, ((row_id, _searchable(text), _searchable(tags)) for row_id, text, tags in rows)
-    )
     db.execute(f"PRAGMA user_version = {_SCHEMA_VERSION}")
 
 

@@ -16,7 +16,10 @@ from dataclasses import dataclass, field
 
 import neta
 
-SKILL_NAME_PATTERN = r"^[a-z0-9][a-z0-9._-]{0,63}$"
+MAX_SKILL_NAME_CHARS = 64
+"""The longest skill name."""
+
+SKILL_NAME_PATTERN = rf"^[a-z0-9][a-z0-9._-]{{0,{MAX_SKILL_NAME_CHARS - 1}}}$"
 """What a skill name (and its folder name) looks like."""
 
 MAX_DESCRIPTION_CHARS = 1024

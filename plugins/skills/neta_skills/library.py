@@ -1,14 +1,15 @@
 """The skills a session can see: the directories searched, lookup by name, the prompt listing.
 
 A skill is a folder named like the skill, holding ``SKILL.md`` and any other files. A session
-searches two directories, in order: the workspace's ``.neta/skills`` and ``NETA_HOME/skills``
-(``NETA_HOME`` defaults to ``~/.neta``). When both hold a skill of the same name, the
-workspace's copy is the one the session sees, reads and changes.
+searches the directories ``neta_skills.directories`` names, in order: ``NETA_HOME/skills``
+(``NETA_HOME`` defaults to ``~/.neta``), then the workspace's ``.neta/skills``. When both hold
+a skill of the same name, the user's home copy is the one the session sees, reads and changes.
 
-New skills are created in the workspace directory; a host sets
-``session.extras["skills_write_to"] = "home"`` to create them in ``NETA_HOME/skills`` instead
-(e.g. for skills that should follow the user across projects). Changes to an existing skill
-are made where that skill lives, so what the model read is what it changes.
+New skills are created in the workspace directory, and home skills are read-only; a host sets
+``session.extras["skills_write_to"] = "home"`` to create skills in ``NETA_HOME/skills``
+instead and let the model change them (e.g. for skills that should follow the user across
+projects). Changes to an existing skill are made where that skill lives, so what the model
+read is what it changes, or refused when that directory is read-only.
 
 Every file of a skill is reached through ``neta.paths``, confined three deep: a path inside a
 skill stays inside that skill's folder, the folder inside its skills directory, and the
@@ -28,6 +29,7 @@ from pathlib import Path
 
 import neta
 import neta.paths
+from neta_skills.directories import SkillDirectory, session_directories, writes_home
 from neta_skills.frontmatter import (
     SKILL_NAME_PATTERN,
     SkillDocument,
@@ -47,9 +49,6 @@ MAX_LISTED_DESCRIPTION_CHARS = 200
 MAX_SKILL_FILE_BYTES = 256 * 1024
 """Files of a skill larger than this are not read."""
 
-WRITE_TO_KEY = "skills_write_to"
-"""The ``session.extras`` key that chooses where new skills go: ``workspace`` or ``home``."""
-
 _NAME = re.compile(SKILL_NAME_PATTERN)
 _WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:")
 
@@ -62,13 +61,16 @@ class Skill:
         name: the skill's (and its folder's) name.
         folder: where the folder is, for messages.
         root: the folder as a root its files are confined to (itself inside ``directory``).
-        directory: the skills directory holding it.
+        directory: the skills directory holding it, as a root.
+        source: that directory as the library lists it (where it comes from, whether the
+            session may change it).
     """
 
     name: str
     folder: Path
     root: neta.PinnedRoot
     directory: neta.PinnedRoot
+    source: SkillDirectory
 
     def load(self) -> SkillDocument:
         """Read and parse ``SKILL.md``; a malformed one raises ``SkillFormatError``."""
@@ -93,50 +95,56 @@ class SkillLibrary:
 
     Attributes:
         directories: searched in this order; the first holding a name wins.
-        write_directory: where ``create`` puts new skills.
-        workspace: the session's workspace: a skills directory inside it is confined to it,
-            symlinks included (one the host names elsewhere is opened as named).
+        write_directory: where ``create`` puts new skills (refused when it is not writable).
+        workspace: the session's workspace: a workspace skills directory inside it is confined
+            to it, symlinks included (one the host names elsewhere is opened as named).
     """
 
-    directories: tuple[Path, ...]
-    write_directory: Path
+    directories: tuple[SkillDirectory, ...]
+    write_directory: SkillDirectory
     workspace: Path | None = None
 
-    def root(self, directory: Path) -> neta.PinnedRoot:
-        """``directory`` as a root: pinned inside the workspace when it lies in it."""
-        if self.workspace is not None and directory.is_relative_to(self.workspace):
-            return neta.PinnedRoot(directory, within=neta.PinnedRoot(self.workspace))
-        return neta.PinnedRoot(directory)
+    def root(self, directory: SkillDirectory) -> neta.PinnedRoot:
+        """``directory`` as a root: a workspace's pinned inside the workspace when it lies in it.
 
-    def skill(self, directory: Path, name: str) -> Skill:
+        The user's home directory is opened as named, even inside the workspace (a session in
+        the home folder): it is Neta's, which file tools do not walk into.
+        """
+        path = directory.path
+        if (
+            directory.origin == "workspace"
+            and self.workspace is not None
+            and path.is_relative_to(self.workspace)
+        ):
+            return neta.PinnedRoot(path, within=neta.PinnedRoot(self.workspace))
+        return neta.PinnedRoot(path)
+
+    def skill(self, directory: SkillDirectory, name: str) -> Skill:
         """The skill folder ``name`` of ``directory`` (whether it exists or not)."""
         outer = self.root(directory)
-        folder = directory / name
-        return Skill(name, folder, neta.PinnedRoot(folder, within=outer), outer)
+        folder = directory.path / name
+        return Skill(name, folder, neta.PinnedRoot(folder, within=outer), outer, directory)
 
     @classmethod
-    def for_session(cls, session: neta.SessionContext) -> SkillLibrary:
-        """The workspace's ``.neta/skills`` then ``NETA_HOME/skills`` (see the module docs).
+    def for_session(
+        cls, session: neta.SessionContext, *, workspace_trusted: bool = True
+    ) -> SkillLibrary:
+        """The directories ``session_directories`` gives ``session`` (see the module docs).
+
+        ``workspace_trusted``: whether the workspace's own skills are used.
 
         Raises:
             neta.ConfigError: ``session.extras["skills_write_to"]`` is neither ``"workspace"``
                 nor ``"home"``.
         """
-        workspace = session.workspace / ".neta" / "skills"
-        home = neta.neta_home() / "skills"
-        target = session.extras.get(WRITE_TO_KEY, "workspace")
-        if target not in ("workspace", "home"):
-            raise neta.ConfigError(
-                f"session.extras[{WRITE_TO_KEY!r}] is {target!r}; use 'workspace' or 'home'"
-            )
-        return cls(
-            directories=(workspace, home),
-            write_directory=workspace if target == "workspace" else home,
-            workspace=session.workspace,
-        )
+        directories = session_directories(session, workspace_trusted=workspace_trusted)
+        origin = "home" if writes_home(session) else "workspace"
+        # without a workspace directory, new skills would go home: read-only unless opted in
+        target = next((d for d in directories if d.origin == origin), directories[0])
+        return cls(directories=directories, write_directory=target, workspace=session.workspace)
 
     def skills(self) -> list[Skill]:
-        """Every skill folder the session sees, by name (a workspace copy hides a home copy)."""
+        """Every skill folder the session sees, by name (a home copy hides a workspace copy)."""
         found: dict[str, Skill] = {}
         for directory in self.directories:
             for name in _skill_names(self.root(directory)):

@@ -26,13 +26,15 @@ def neta_tools() -> list[neta.ToolSchema]:
 
 
 @neta.hookimpl
-def neta_session_start(session: neta.SessionContext) -> None:
+def neta_session_start(session: neta.SessionContext, host: neta.HostSettings) -> None:
     """Give the session its skill library (unless the host set one), which turns the toolset on.
 
-    The library searches the workspace's ``.neta/skills`` then ``NETA_HOME/skills``.
+    The library searches ``NETA_HOME/skills`` then, while the workspace is trusted, the
+    workspace's ``.neta/skills``.
     """
     if "skills" not in session.extras:
-        session.extras["skills"] = SkillLibrary.for_session(session)
+        trusted = host.workspace_trusted() if host.workspace == session.workspace else False
+        session.extras["skills"] = SkillLibrary.for_session(session, workspace_trusted=trusted)
 
 
 @neta.hookimpl

@@ -21,7 +21,12 @@ from pydantic import BaseModel, Field, model_validator
 import neta
 import neta.paths
 from neta.fuzzy_match import fuzzy_replace
-from neta_skills.frontmatter import SKILL_NAME_PATTERN, parse_skill_md, render_skill_md
+from neta_skills.frontmatter import (
+    MAX_SKILL_NAME_CHARS,
+    SKILL_NAME_PATTERN,
+    parse_skill_md,
+    render_skill_md,
+)
 from neta_skills.library import (
     SKILL_FILE,
     Skill,
@@ -37,6 +42,7 @@ MAX_WRITE_CHARS = 100_000
 """The most text one ``skill_manage`` call may write to a file."""
 
 _MAX_DIFF_LINES = 60
+_COPY_SUFFIX = "-local"
 
 SkillAction = Literal["create", "edit", "patch", "delete", "write_file", "remove_file"]
 
@@ -123,15 +129,21 @@ def build(session: neta.SessionContext) -> neta.Tool:
 def _create(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult:
     existing = library.find(args.name)
     if existing is not None:
+        _check_writable(library, existing)
         raise neta.ToolError(
             f"skill {args.name!r} already exists ({existing.folder}); change it with edit or "
             "patch, or choose another name"
+        )
+    if not library.write_directory.writable:
+        raise neta.ToolError(
+            "this session may not create skills: they would go to "
+            f"{library.write_directory.path}, which only the user may change"
         )
     if not (args.body or "").strip():
         raise neta.ToolError("the body is empty; write the skill's instructions in body")
     text = render_skill_md(args.name, args.description or "", args.body or "")
     parse_skill_md(text, expected_name=args.name)
-    folder = library.write_directory / args.name
+    folder = library.write_directory.path / args.name
     root, inside = _creation_root(library.root(library.write_directory))
     try:
         neta.atomic_write(f"{inside}{args.name}/{SKILL_FILE}", text, make_parents=True, root=root)
@@ -160,7 +172,7 @@ def _creation_root(directory: neta.PinnedRoot) -> tuple[neta.PinnedRoot, str]:
 
 
 def _edit(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult:
-    skill = library.get(args.name)
+    skill = _check_writable(library, library.get(args.name))
     content = args.content or ""
     parse_skill_md(content, expected_name=skill.name)
     with confined(skill, SKILL_FILE):
@@ -169,7 +181,7 @@ def _edit(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult:
 
 
 def _patch(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult:
-    skill = library.get(args.name)
+    skill = _check_writable(library, library.get(args.name))
     path = args.path or SKILL_FILE
     target = skill_file(skill, path)
     of_skill_md = is_skill_md(skill, target)
@@ -206,6 +218,7 @@ def _patch(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult:
 
 def _delete(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult:
     skill = library.find(args.name) or library.link_named(args.name) or library.get(args.name)
+    _check_writable(library, skill)
     try:  # a symlinked skill loses the link, never what it points to
         neta.paths.remove(skill.name, root=skill.directory, tree=True)
     except neta.ToolError as exc:
@@ -221,7 +234,7 @@ def _delete(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult:
 
 
 def _write_file(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult:
-    skill = library.get(args.name)
+    skill = _check_writable(library, library.get(args.name))
     path = args.path or ""
     target = _other_file(skill, path, "write_file")
     with confined(skill, path):
@@ -243,7 +256,7 @@ def _write_file(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult
 
 
 def _remove_file(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResult:
-    skill = library.get(args.name)
+    skill = _check_writable(library, library.get(args.name))
     path = args.path or ""
     _other_file(skill, path, "remove_file")
     shown = neta.printable(path)
@@ -259,6 +272,24 @@ def _remove_file(library: SkillLibrary, args: SkillManageArgs) -> neta.ToolResul
             if str(folder) == "." or not neta.paths.remove_empty_folder(folder, root=skill.root):
                 break
     return _done(f"Removed {shown} from skill {skill.name!r}.", skill.name, skill.folder)
+
+
+def _check_writable(library: SkillLibrary, skill: Skill) -> Skill:
+    """Return ``skill`` if this session may change it; refuse one among the home skills."""
+    if skill.source.writable:
+        return skill
+    if not library.write_directory.writable:
+        advice = "ask the user to change it if it should change"
+    else:
+        other = f"{skill.name[: MAX_SKILL_NAME_CHARS - len(_COPY_SUFFIX)]}{_COPY_SUFFIX}"
+        advice = (
+            f"to adapt it for this project, create a workspace skill under another name (such "
+            f"as {other!r}) from its text (read_skill), or ask the user to change the home skill"
+        )
+    raise neta.ToolError(
+        f"skill {skill.name!r} is one of the user's home skills ({skill.folder}), which every "
+        f"workspace uses; this session may change only the workspace's skills: {advice}"
+    )
 
 
 def _other_file(skill: Skill, path: str, action: str) -> Path:

@@ -33,9 +33,29 @@ def memory_tools(memory_pm, session):
 @pytest.fixture
 def call(memory_tools):
     """Validate ``args`` with the tool's schema and run it: ``call("memory_save", content=...)``."""
+    return caller(memory_tools)
+
+
+@pytest.fixture
+def call_in(memory_pm, tmp_path):
+    """``call`` for a new session in workspace ``name``: ``call_in("a")("memory_save", ...)``."""
+
+    def start(name, **extras):
+        workspace = tmp_path / name
+        workspace.mkdir(exist_ok=True)
+        session = neta.SessionContext(workspace=workspace, entry="cli", extras=extras)
+        memory_pm.notify("neta_session_start", session=session)
+        assert memory_pm.problems == []
+        return caller(neta.build_session_tools(memory_pm, session, ["memory"]))
+
+    return start
+
+
+def caller(tools):
+    """A function that validates ``args`` with a tool's schema and runs the tool."""
 
     def run(name, **args):
-        bound = memory_tools[name]
+        bound = tools[name]
         return asyncio.run(bound.tool.invoke(bound.schema.args.model_validate(args)))
 
     return run

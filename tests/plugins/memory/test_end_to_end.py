@@ -56,6 +56,51 @@ def test_scripted_run_saves_then_recalls_a_memory_across_sessions(tmp_path, neta
     assert (neta_home / "memory" / "default.db").is_file()
 
 
+def test_scripted_run_in_another_workspace_neither_recalls_nor_forgets_a_memory(
+    tmp_path, neta_home
+):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    save = {"name": "memory_save", "arguments": {"content": "The staging password is hunter2."}}
+    first = agent_for(tmp_path / "a", [{"tool_calls": [save]}, {"text": "Noted."}])
+    assert asyncio.run(first.run("Remember the staging password.")).outcome == "completed"
+
+    recall = {"name": "memory_recall", "arguments": {"query": "staging password"}}
+    forget = {"name": "memory_forget", "arguments": {"id": 1}}
+    second = agent_for(
+        tmp_path / "b",
+        [
+            {"tool_calls": [recall]},
+            {"tool_calls": [forget], "expect": {"last_message_contains": "No memory matches"}},
+            {"text": "Nothing.", "expect": {"last_message_contains": "there is no memory #1"}},
+        ],
+    )
+    result = asyncio.run(second.run("What is the staging password?"))
+    assert result.outcome == "completed", result.reason
+    assert "hunter2" not in str([e for e in result.events if isinstance(e, ToolResultEvent)])
+
+
+def test_scripted_runs_sharing_the_global_scope_recall_across_workspaces(tmp_path, neta_home):
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    save = {"name": "memory_save", "arguments": {"content": "The user prefers tabs."}}
+    first = agent_for(tmp_path / "a", [{"tool_calls": [save]}, {"text": "Noted."}])
+    shared = first.new_session(extras={"memory_scope": "global"})
+    assert asyncio.run(first.run("Remember: tabs.", session=shared)).outcome == "completed"
+
+    recall = {"name": "memory_recall", "arguments": {"query": "tabs"}}
+    second = agent_for(
+        tmp_path / "b",
+        [
+            {"tool_calls": [recall]},
+            {"text": "Tabs.", "expect": {"last_message_contains": "The user prefers tabs."}},
+        ],
+    )
+    shared = second.new_session(extras={"memory_scope": "global"})
+    result = asyncio.run(second.run("Tabs or spaces?", session=shared))
+    assert result.outcome == "completed", result.reason
+
+
 def test_agent_session_and_prompt_do_not_open_the_database(tmp_path, neta_home):
     agent = agent_for(tmp_path, [])
     session = agent.new_session()

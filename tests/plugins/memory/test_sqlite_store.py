@@ -226,7 +226,58 @@ def test_store_upgrades_a_version_1_database_and_keeps_its_memories(store):
     assert store.recall("staging") == []
     assert store.save("Another fact.").id == 3
     with sqlite3.connect(store.path) as db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 2
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 3
+
+
+_VERSION_2_SCHEMA = """
+    CREATE TABLE memories (
+        id INTEGER PRIMARY KEY AUTOINCREMENT, content TEXT NOT NULL,
+        tags TEXT NOT NULL DEFAULT '', created TEXT NOT NULL);
+    CREATE VIRTUAL TABLE memory_index USING fts5(
+        content, tags, tokenize='porter unicode61 remove_diacritics 2');
+    INSERT INTO memories (content, tags, created)
+        VALUES ('The deploy key is in the vault.', 'infra', '2024-05-02T10:00:00+00:00');
+    INSERT INTO memory_index (rowid, content, tags)
+        VALUES (1, 'The deploy key is in the vault.', 'infra');
+    PRAGMA user_version = 2;
+"""
+
+
+def test_store_upgrades_a_version_2_database_whose_memories_become_global(neta_home, tmp_path):
+    path = neta_home / "memory" / "default.db"
+    path.parent.mkdir(parents=True)
+    with sqlite3.connect(path) as db:
+        db.executescript(_VERSION_2_SCHEMA)
+    workspace = SQLiteMemoryStore(path, workspace=tmp_path)
+    assert workspace.recall("deploy key") == []
+    assert workspace.forget(1) is None
+    [old] = SQLiteMemoryStore(path).recall("deploy key")
+    assert (old.id, old.tags) == (1, ("infra",))
+    assert workspace.save("Another fact.").id == 2
+    with sqlite3.connect(path) as db:
+        assert db.execute("PRAGMA user_version").fetchone()[0] == 3
+
+
+def test_store_of_one_workspace_sees_only_its_own_memories(neta_home, tmp_path):
+    mine = SQLiteMemoryStore.for_scope("default", workspace=tmp_path / "a")
+    theirs = SQLiteMemoryStore.for_scope("default", workspace=tmp_path / "b")
+    shared = SQLiteMemoryStore.for_scope("default")
+    secret = mine.save("The staging password is hunter2.", ["secret"])
+    for other in (theirs, shared):
+        assert other.recall("staging password secret") == []
+        assert other.forget(secret.id) is None
+        assert other.count() == 0
+    assert mine.recall("password") == [secret]
+    assert mine.count() == 1
+
+
+def test_store_knows_a_workspace_by_its_real_path(neta_home, tmp_path):
+    (tmp_path / "project").mkdir()
+    os.symlink(tmp_path / "project", tmp_path / "alias")
+    saved = SQLiteMemoryStore.for_scope(workspace=tmp_path / "alias").save("Uses tabs.")
+    store = SQLiteMemoryStore.for_scope(workspace=tmp_path / "project")
+    assert store.workspace == (tmp_path / "project").resolve()
+    assert store.recall("tabs") == [saved]
 
 
 def test_store_refuses_a_database_from_a_newer_version(store):

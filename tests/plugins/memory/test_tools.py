@@ -89,6 +89,48 @@ def test_memory_session_start_with_unsafe_scope_records_a_problem(memory_pm, ses
     assert not resolution.decision("memory").enabled
 
 
+def test_memory_session_start_scopes_the_store_to_the_workspace(memory_pm, session):
+    memory_pm.notify("neta_session_start", session=session)
+    assert session.memory_store.workspace == session.workspace.resolve()
+
+
+def test_memory_session_start_with_the_global_scope_gives_a_store_of_no_workspace(
+    memory_pm, session
+):
+    session.extras["memory_scope"] = "global"
+    memory_pm.notify("neta_session_start", session=session)
+    assert session.memory_store.workspace is None
+
+
+def test_memory_session_start_with_an_unknown_memory_scope_records_a_problem(memory_pm, session):
+    session.extras["memory_scope"] = "everywhere"
+    memory_pm.notify("neta_session_start", session=session)
+    assert session.memory_store is None
+    assert "use 'workspace' or 'global'" in str(memory_pm.problems[0])
+
+
+def test_memory_saved_in_one_workspace_is_neither_recalled_nor_forgotten_in_another(call_in):
+    saved = call_in("a")("memory_save", content="The staging password is hunter2.")
+    other = call_in("b")
+    assert "No memory matches" in other("memory_recall", query="staging password").content
+    with pytest.raises(neta.ToolError, match=f"there is no memory #{saved.data['id']}"):
+        other("memory_forget", id=saved.data["id"])
+    assert (
+        "No memory matches"
+        in call_in("shared", memory_scope="global")(
+            "memory_recall", query="staging password"
+        ).content
+    )
+    assert "hunter2" in call_in("a")("memory_recall", query="staging password").content
+
+
+def test_memory_saved_in_the_global_scope_is_recalled_in_every_workspace_sharing_it(call_in):
+    call_in("a", memory_scope="global")("memory_save", content="The user prefers tabs.")
+    shared = call_in("b", memory_scope="global")("memory_recall", query="tabs")
+    assert "The user prefers tabs." in shared.content
+    assert "No memory matches" in call_in("b")("memory_recall", query="tabs").content
+
+
 def test_memory_toolset_is_off_without_a_store_and_on_after_session_start(memory_pm, session):
     assert not neta.resolve_session_toolsets(memory_pm, session).decision("memory").enabled
     memory_pm.notify("neta_session_start", session=session)

@@ -6,6 +6,8 @@ import pytest
 
 import neta
 import neta_skills.plugin
+from neta.providers.scripted import ScriptedProvider
+from neta.runtime.agent import Agent
 
 
 @pytest.fixture(autouse=True)
@@ -17,8 +19,12 @@ def neta_home(tmp_path, monkeypatch):
 
 
 @pytest.fixture
-def skills_pm(make_pm):
-    return make_pm(skill=neta_skills.plugin)
+def skills_pm(make_pm, session):
+    """The skill plugin, serving a host whose workspace the user trusts (its skills are used;
+    ``test_trust`` has the untrusted case)."""
+    pm = make_pm(skill=neta_skills.plugin)
+    pm.configure_host(session.workspace, {"trust_workspace": True})
+    return pm
 
 
 @pytest.fixture
@@ -43,10 +49,24 @@ def started(skills_pm, session):
 @pytest.fixture
 def call(skills_pm, started):
     """Build the session's skill tools now and run one: ``call("read_skill", name="x")``."""
+    return caller(skills_pm, started)
+
+
+@pytest.fixture
+def call_writing_home(skills_pm, session):
+    """Like ``call``, in a session whose host lets skill_manage change the home skills."""
+    session.extras["skills_write_to"] = "home"
+    skills_pm.notify("neta_session_start", session=session)
+    assert skills_pm.problems == []
+    return caller(skills_pm, session)
+
+
+def caller(pm, session):
+    """A function that builds ``session``'s skill tools and runs one, as the runtime does."""
 
     def run(tool_name, /, **args):
-        tools = neta.build_session_tools(skills_pm, started, ["skill"])
-        assert skills_pm.problems == []
+        tools = neta.build_session_tools(pm, session, ["skill"])
+        assert pm.problems == []
         bound = tools[tool_name]
         return asyncio.run(bound.tool.invoke(bound.schema.args.model_validate(args)))
 
@@ -61,3 +81,14 @@ def write_skill(directory, name, description="Does a thing.", body="Step one.\n"
     path = folder / "SKILL.md"
     path.write_text(f"---\nname: {name}\ndescription: {description}\n{extra}---\n\n{body}")
     return path
+
+
+def agent_for(workspace, turns=()):
+    """An ``Agent`` with only the skill plugin, rooted at ``workspace``, replaying ``turns``."""
+    pm = neta.create_plugin_manager(load_entrypoints=False, plugins=[("skill", neta_skills.plugin)])
+    return Agent(
+        provider=ScriptedProvider(list(turns)),
+        plugin_manager=pm,
+        workspace=workspace,
+        trust_workspace=True,  # its skills are used (test_trust has the untrusted case)
+    )

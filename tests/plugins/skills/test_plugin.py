@@ -5,6 +5,7 @@ import asyncio
 import pytest
 
 import neta
+from neta_skills.directories import SkillDirectory
 from neta_skills.library import SkillLibrary
 
 
@@ -19,23 +20,29 @@ def test_skill_catalog_holds_three_schemas_in_the_skill_toolset(skills_pm):
     assert catalog.get("skill_manage").when_to_use
 
 
-def test_skill_session_start_sets_a_library_of_workspace_then_home(started, neta_home):
+def test_skill_session_start_sets_a_library_of_read_only_home_then_workspace(started, neta_home):
     library = started.extras["skills"]
     assert isinstance(library, SkillLibrary)
     workspace_dir = started.workspace / ".neta" / "skills"
-    assert library.directories == (workspace_dir, neta_home / "skills")
-    assert library.write_directory == workspace_dir
+    assert library.directories == (
+        SkillDirectory(neta_home / "skills", "home", writable=False),
+        SkillDirectory(workspace_dir, "workspace", writable=True),
+    )
+    assert library.write_directory == library.directories[1]
     assert not workspace_dir.exists()
 
 
 def test_skill_session_start_writes_to_home_when_extras_say_so(skills_pm, session, neta_home):
     session.extras["skills_write_to"] = "home"
     skills_pm.notify("neta_session_start", session=session)
-    assert session.extras["skills"].write_directory == neta_home / "skills"
+    home = SkillDirectory(neta_home / "skills", "home", writable=True)
+    assert session.extras["skills"].directories[0] == home
+    assert session.extras["skills"].write_directory == home
 
 
 def test_skill_session_start_keeps_a_host_library(skills_pm, session, tmp_path):
-    mine = SkillLibrary(directories=(tmp_path / "s",), write_directory=tmp_path / "s")
+    directory = SkillDirectory(tmp_path / "s", "workspace", writable=True)
+    mine = SkillLibrary(directories=(directory,), write_directory=directory)
     session.extras["skills"] = mine
     skills_pm.notify("neta_session_start", session=session)
     assert session.extras["skills"] is mine

