@@ -11,17 +11,19 @@ import typer
 
 from neta.cli.collector import freeze_startup_objects
 from neta.cli.context import plugin_manager, report_problems
-from neta.cli.mcp_server import SessionServer
+from neta.cli.mcp_clients import ClientSessions
+from neta.cli.mcp_server import ServedSession, SessionServer
 from neta.cli.options import (
     DenyOpt,
     NetworkOpt,
     OnlyOpt,
     SandboxOpt,
+    TokenFileOpt,
     ToolsetOpt,
     WorkspaceOpt,
     sandbox_for,
 )
-from neta.cli.serve_token import ServeToken, serve_token
+from neta.cli.serve_token import ServeToken, given_token, serve_token
 from neta.errors import ConfigError
 from neta.hosting.auth import refusal, served_url
 from neta.runtime.agent import Agent
@@ -45,10 +47,12 @@ def serve(
         "--token",
         help="Required token over HTTP (or NETA_TOKEN); else one is made and printed.",
     ),
+    token_file: Path | None = TokenFileOpt,
     sandbox: str = SandboxOpt,
     network: bool = NetworkOpt,
 ) -> None:
-    """Serve one session's tools to an MCP client over stdio (or streamable HTTP)."""
+    """Serve a session's tools to an MCP client over stdio (or each client's over HTTP)."""
+    token = given_token(token, token_file)
     endpoint = _endpoint(http, token) if http else None
     agent = Agent(
         provider=None,
@@ -61,13 +65,14 @@ def serve(
     )
     session = agent.new_session(crew_runner=None)  # no model here: no sub-agents either
     report_problems(ctx)
-    server = SessionServer(session).build()
+    if endpoint is not None:  # each client gets a session of its own: this one showed problems
+        agent.end_session(session)
+        _serve_http(agent, *endpoint)
+        return
+    server = SessionServer.of(ServedSession(session)).build()
     freeze_startup_objects()  # the MCP SDK is loaded
     try:
-        if endpoint is None:
-            asyncio.run(_serve_stdio(server))
-        else:
-            _serve_http(server, *endpoint)
+        asyncio.run(_serve_stdio(server))
     finally:
         agent.end_session(session)
 
@@ -79,13 +84,20 @@ async def _serve_stdio(server: Any) -> None:
         await server.run(read, write, server.create_initialization_options())
 
 
-def _serve_http(server: Any, host: str, port: int, token: ServeToken) -> None:
+def _serve_http(agent: Agent, host: str, port: int, token: ServeToken) -> None:
     import uvicorn
 
-    app = _Guard(server.streamable_http_app(host=host), token.value)
+    clients = ClientSessions(agent)
+    server = SessionServer(clients.session_for).build()
+    freeze_startup_objects()  # the MCP SDK is loaded
+    served = server.streamable_http_app(host=host, session_idle_timeout=clients.idle_timeout)
+    app = _Guard(clients.watch(served), token.value)
     typer.echo(f"Neta MCP server on {served_url(host, port)}/mcp", err=True)
     token.announce(f"{served_url(host, port)}/mcp")
-    uvicorn.run(app, host=host, port=port, log_level="warning")
+    try:
+        uvicorn.run(app, host=host, port=port, log_level="warning")
+    finally:
+        clients.close()
 
 
 class _Guard:

@@ -1,11 +1,13 @@
-"""One Neta session's tools served to MCP clients (the SDK's low-level ``Server``).
+"""Neta sessions' tools served to MCP clients (the SDK's low-level ``Server``).
 
-Tools are listed with the catalog's schemas and called with the catalog's validation; a
-result is the tool's text (``isError`` when it failed). ``clarify`` asks the client through
-an elicitation request (choices as an ``enum``) when the client declared the elicitation
-capability on a connection that can carry server requests; otherwise it degrades exactly as
-over REST (the question comes back as the result). Todo updates also go to the client as
-log messages (logger ``neta.todo``) while the call that made them runs.
+Each client's requests go to its own Neta session (``ServedSession``): over stdio the one
+session of the one client, over streamable HTTP one per client (``ClientSessions``). Tools are
+listed with the catalog's schemas and called with the catalog's validation; a result is the
+tool's text (``isError`` when it failed). ``clarify`` asks the client through an elicitation
+request (choices as an ``enum``) when the client declared the elicitation capability on a
+connection that can carry server requests; otherwise it degrades exactly as over REST (the
+question comes back as the result). Todo updates also go to the client as log messages
+(logger ``neta.todo``) while the call that made them runs.
 """
 
 from __future__ import annotations
@@ -13,8 +15,10 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextvars
+import time
 import warnings
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AbstractAsyncContextManager, asynccontextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -54,13 +58,25 @@ _CURRENT: contextvars.ContextVar[_Request | None] = contextvars.ContextVar(
     "neta_mcp_request", default=None
 )
 
+SessionFor = Callable[
+    ["ServerRequestContext[Any, Any]"], AbstractAsyncContextManager["ServedSession"]
+]
+"""Gives the session of the client a request comes from, for the request's time."""
 
-class SessionServer:
-    """Serves ``session``'s tools to MCP clients.
+
+class ServedSession:
+    """One Neta session serving one MCP client: its tools, todo list and questions.
+
+    Its sequential tools (``clarify``, ``bash``) run one at a time, this client's only: a
+    question one client leaves unanswered holds up no other client.
 
     Args:
-        session: the Neta session whose tools are served (built with the toolset rules).
+        session: the Neta session (built with the toolset rules).
         tool_timeout: seconds a call may take unless the tool sets its own.
+
+    Attributes:
+        running: calls in progress.
+        last_used: when a request last reached it (``time.monotonic()``).
     """
 
     def __init__(
@@ -68,27 +84,17 @@ class SessionServer:
     ) -> None:
         self.session = session
         self.tool_timeout = tool_timeout
+        self.running = 0
+        self.last_used = time.monotonic()
         self._sequential = asyncio.Lock()
         session.context.emit = self._emit
 
-    def build(self) -> Server[Any]:
-        """The SDK server with this session's handlers."""
-        from mcp.server.lowlevel import Server
-
-        return Server(
-            "neta",
-            version=__version__,
-            instructions=INSTRUCTIONS,
-            on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
-        )
-
-    async def _list_tools(
-        self, ctx: ServerRequestContext[Any, Any], params: Any
-    ) -> mcp_types.ListToolsResult:
+    def list_tools(self) -> mcp_types.ListToolsResult:
+        """The session's tools with the catalog's schemas."""
         from mcp_types import ListToolsResult
         from mcp_types import Tool as McpTool
 
+        self.last_used = time.monotonic()
         return ListToolsResult(
             tools=[
                 McpTool(
@@ -99,6 +105,17 @@ class SessionServer:
                 for name, bound in self.session.tools.items()
             ]
         )
+
+    async def call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
+    ) -> mcp_types.CallToolResult:
+        """Validate the arguments, run the tool, and answer with its (bounded) text."""
+        self.running += 1
+        try:
+            return await self._call_tool(ctx, params)
+        finally:
+            self.running -= 1
+            self.last_used = time.monotonic()
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
@@ -168,6 +185,51 @@ class SessionServer:
         data = {"todos": event.todos, "counts": event.counts, "revision": event.revision}
         notice = asyncio.run_coroutine_threadsafe(_log(request, data), request.loop)
         request.notices.append(notice)
+
+
+class SessionServer:
+    """Serves Neta sessions' tools to MCP clients, each request in its client's session.
+
+    Args:
+        session_for: the session of the client a request comes from.
+    """
+
+    def __init__(self, session_for: SessionFor) -> None:
+        self.session_for = session_for
+
+    @classmethod
+    def of(cls, served: ServedSession) -> SessionServer:
+        """A server whose every request goes to ``served`` (stdio's one client)."""
+
+        @asynccontextmanager
+        async def always(ctx: ServerRequestContext[Any, Any]) -> AsyncIterator[ServedSession]:
+            yield served
+
+        return cls(always)
+
+    def build(self) -> Server[Any]:
+        """The SDK server with these handlers."""
+        from mcp.server.lowlevel import Server
+
+        return Server(
+            "neta",
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            on_list_tools=self._list_tools,
+            on_call_tool=self._call_tool,
+        )
+
+    async def _list_tools(
+        self, ctx: ServerRequestContext[Any, Any], params: Any
+    ) -> mcp_types.ListToolsResult:
+        async with self.session_for(ctx) as served:
+            return served.list_tools()
+
+    async def _call_tool(
+        self, ctx: ServerRequestContext[Any, Any], params: mcp_types.CallToolRequestParams
+    ) -> mcp_types.CallToolResult:
+        async with self.session_for(ctx) as served:
+            return await served.call_tool(ctx, params)
 
 
 async def _log(request: _Request, data: dict[str, Any]) -> None:

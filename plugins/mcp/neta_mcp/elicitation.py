@@ -1,9 +1,12 @@
 """A server's elicitation request asked through the session's clarify channel.
 
-Each field of the requested schema becomes one question (an ``enum`` or a boolean gives
-choices); the answers are converted to the field types and returned as ``accept``. A session
-without a clarify callback, a crew child, a URL-mode request, or an answer that does not fit
-the field declines.
+Every question names the server that asks (``MCP server 'NAME' asks: ...``, NAME as the
+configuration has it), so the user never takes it for the agent's own. Each field of the
+requested schema becomes one question (an ``enum`` or a boolean gives choices); the answers
+are converted to the field types and returned as ``accept``. A session without a clarify
+callback, a crew child, a URL-mode request, or an answer that does not fit the field
+declines; a request declined without asking is kept as a note for the tool result, so the
+model (and a host without a live channel, as REST) reads who asked what.
 """
 
 from __future__ import annotations
@@ -17,33 +20,60 @@ _YES = {"yes", "y", "true", "1"}
 _NO = {"no", "n", "false", "0"}
 
 
-def elicit_handler(session: SessionContext) -> Any:
-    """The link's elicitation handler for ``session``, or ``None`` when it must decline."""
-    if session.clarify is None or session.entry == "crew" or not session.user_channel:
-        return None
-    clarify = session.clarify
+class ServerQuestions:
+    """Answers one server's elicitation requests for one session (a link's ``elicit``).
 
-    async def answer(params: Any) -> Any:
-        return await ask(clarify, params)
+    Args:
+        session: the session whose clarify channel asks the user.
+        server: the server's name in the configuration, which every question shows.
+    """
 
-    return answer
+    def __init__(self, session: SessionContext, server: str) -> None:
+        self.session = session
+        self.server = server
+        self._notes: list[str] = []
+
+    async def __call__(self, params: Any) -> Any:
+        """Ask ``params`` (``ElicitRequestParams``) and return the ``ElicitResult``."""
+        session = self.session
+        clarify = session.clarify if session.entry != "crew" and session.user_channel else None
+        if clarify is None:
+            return self._declined(params.message, "nobody can be asked in this session")
+        if getattr(params, "mode", "form") != "form":
+            return self._declined(params.message, "Neta answers no URL requests")
+        return await ask(clarify, params, self.server)
+
+    def take_notes(self) -> list[str]:
+        """The notes of requests declined without asking since the last call, each once."""
+        notes, self._notes = self._notes, []
+        return notes
+
+    def _declined(self, message: str, why: str) -> Any:
+        from mcp_types import ElicitResult
+
+        self._notes.append(f"[{asks(self.server, message)} (declined: {why})]")
+        return ElicitResult(action="decline")
 
 
-async def ask(clarify: ClarifyFn, params: Any) -> Any:
-    """Ask ``params`` (``ElicitRequestParams``) through ``clarify``; an ``ElicitResult``."""
+def asks(server: str, message: str) -> str:
+    """``message`` as the user reads it: ``MCP server 'NAME' asks: ...``."""
+    return f"MCP server {server!r} asks: {message}"
+
+
+async def ask(clarify: ClarifyFn, params: Any, server: str) -> Any:
+    """Ask ``params`` (``ElicitRequestParams``) of ``server`` through ``clarify``."""
     from mcp_types import ElicitResult
 
-    if getattr(params, "mode", "form") != "form":
-        return ElicitResult(action="decline")
+    message = asks(server, params.message)
     schema = getattr(params, "requested_schema", None) or {}
     properties: dict[str, Any] = schema.get("properties") or {}
     required = set(schema.get("required") or ())
     if not properties:
-        reply = await clarify(params.message, ["accept", "decline"])
+        reply = await clarify(message, ["accept", "decline"])
         return ElicitResult(action="accept" if reply.strip().lower() == "accept" else "decline")
     content: dict[str, Any] = {}
     for name, field in properties.items():
-        question = _question(params.message, name, field, len(properties) > 1)
+        question = _question(message, name, field, len(properties) > 1)
         reply = (await clarify(question, _choices(field))).strip()
         if not reply and name not in required:
             continue

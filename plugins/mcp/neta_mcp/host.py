@@ -1,12 +1,14 @@
 """One host's MCP servers: their toolsets and tools, and the connections its sessions use.
 
-When the catalog is built, every enabled server is started (all at once) and asked for its
-tools; a server that fails makes its toolset unavailable with the reason. Those connections
-stay open for the host's first session, which adopts them instead of starting the servers a
-second time. Later sessions start a server on their first call to it (lazily), so a session
-that never uses a server never starts it. Each session's connections close when it ends,
-together with any the catalog opened and nobody adopted; whatever is still open closes when
-the process exits.
+When the catalog is built, every enabled server whose toolset a session may get is started
+(all at once) and asked for its tools; a server that fails makes its toolset unavailable with
+the reason. A server whose toolset the agent's choice leaves out (``Agent(deny=...)``, a
+``preset`` without it: the host option ``"toolsets"``) is never started, so its tools are not
+listed either. Those connections stay open for the host's first session, which adopts them
+instead of starting the servers a second time. Later sessions start a server on their first
+call to it (lazily), so a session that never uses a server never starts it. Each session's
+connections close when it ends, together with any the catalog opened and nobody adopted;
+whatever is still open closes when the process exits.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from __future__ import annotations
 import atexit
 import threading
 import weakref
-from collections.abc import Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -31,10 +33,13 @@ from neta import (
 )
 from neta.events import ToolProgress
 from neta_mcp.config import ConfiguredServer, load_servers
-from neta_mcp.elicitation import elicit_handler
+from neta_mcp.elicitation import ServerQuestions
 from neta_mcp.link import LinkDown, ServerLink
 from neta_mcp.naming import qualified_tool_name, tool_name, toolset_name
 from neta_mcp.results import to_tool_result
+
+TOOLSETS_OPTION = "toolsets"
+"""The host option with the agent's choice of toolsets: ``{"preset", "requested", "denied"}``."""
 
 _LIVE: weakref.WeakSet[ServerLink] = weakref.WeakSet()
 
@@ -50,7 +55,7 @@ class McpHost:
 
     Args:
         workspace: the host's workspace (stdio servers run in it).
-        options: the host options (``mcp_servers`` and ``sandbox`` are read from them).
+        options: the host options (``mcp_servers``, ``sandbox`` and ``toolsets`` are read).
     """
 
     def __init__(self, workspace: Path, options: Mapping[str, object]) -> None:
@@ -63,6 +68,7 @@ class McpHost:
             self.servers = load_servers(HostSettings(workspace, options))
         except ConfigError as exc:
             self.servers, self.problem = {}, str(exc)
+        self.wanted = _wanted_by(options.get(TOOLSETS_OPTION))
         self.unavailable: dict[str, str] = {}
         self.listed: dict[str, list[Any]] = {}
         self._surveyed = False
@@ -71,7 +77,7 @@ class McpHost:
         self._sessions: dict[str, dict[str, ServerLink]] = {}
 
     def survey(self) -> None:
-        """Start every enabled server at once and list its tools (once per host)."""
+        """Start every enabled server a session may use at once, list its tools (once)."""
         with self._lock:
             if self._surveyed:
                 return
@@ -82,6 +88,8 @@ class McpHost:
                     self.unavailable[name] = server.error
                 elif not server.config.enabled:
                     self.unavailable[name] = f'"enabled": false in {server.source}'
+                elif not self.wanted(toolset_name(name)):
+                    continue  # denied, or not chosen: its toolset is off and says why
                 else:
                     links[name] = self._new_link(server)
                     links[name].start()
@@ -176,7 +184,7 @@ class McpHost:
                 if link is not None:
                     link.close()
                 link = self._idle.pop(server, None) or self._new_link(self.servers[server])
-                link.elicit = elicit_handler(session)
+                link.elicit = ServerQuestions(session, server)
                 links[server] = link
             return link
 
@@ -204,9 +212,30 @@ class McpHost:
             except Exception as exc:  # the server refused the call (an MCP error)
                 reason = f"MCP server {server!r} refused the call: {exc}"
                 return ToolResult(content=f"Error: {reason}", is_error=True)
-            return to_tool_result(result, server=server, media_dir=media)
+            notes = link.elicit.take_notes() if isinstance(link.elicit, ServerQuestions) else []
+            return to_tool_result(result, server=server, media_dir=media, notes=notes)
 
         return execute
+
+
+def _wanted_by(choice: object) -> Callable[[str], bool]:
+    """Whether a session may get toolset ``name`` under the agent's ``choice`` of toolsets.
+
+    A server's toolset is on by default; it is left out when denied, or when a preset is
+    given that does not name it and no request adds it. No choice: any may be on.
+    """
+    if not isinstance(choice, Mapping):
+        return lambda name: True
+    denied = _names(choice.get("denied"))
+    preset = choice.get("preset")
+    chosen = None if preset is None else _names(preset) | _names(choice.get("requested"))
+    return lambda name: name not in denied and (chosen is None or name in chosen)
+
+
+def _names(value: object) -> frozenset[str]:
+    if isinstance(value, str) or not isinstance(value, Iterable):
+        return frozenset()
+    return frozenset(str(item) for item in value)
 
 
 def _schema(server: str, tool: Any, name: str) -> ToolSchema:

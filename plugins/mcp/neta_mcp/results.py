@@ -1,4 +1,11 @@
-"""An MCP ``CallToolResult`` as a Neta ``ToolResult``: text the model reads, data for hosts."""
+"""An MCP ``CallToolResult`` as a Neta ``ToolResult``: text the model reads, data for hosts.
+
+A result is bounded: each image, audio clip or binary resource is saved only up to
+``MAX_ITEM_BYTES``, and a result's saved media up to ``MAX_RESULT_BYTES`` in all; its text is
+cut at ``MAX_TEXT_CHARS`` and its structured content kept only within that many characters
+of JSON. What is left out is said in the text the model reads. Saved files are readable by
+their owner only (0600, in folders of 0700).
+"""
 
 from __future__ import annotations
 
@@ -6,77 +13,134 @@ import base64
 import binascii
 import json
 import mimetypes
+import os
 import uuid
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from neta import ToolResult
+from neta_mcp.naming import tool_name
+
+MAX_ITEM_BYTES = 10 * 2**20
+"""Bytes of one image, audio clip or binary resource saved at most (10 MiB)."""
+
+MAX_RESULT_BYTES = 25 * 2**20
+"""Bytes of media one result saves at most, in all (25 MiB)."""
+
+MAX_TEXT_CHARS = 2**20
+"""Characters of text (and of structured content's JSON) one result keeps at most."""
 
 
-def to_tool_result(result: Any, *, server: str, media_dir: Path) -> ToolResult:
+def to_tool_result(
+    result: Any, *, server: str, media_dir: Path, notes: Sequence[str] = ()
+) -> ToolResult:
     """Map ``result`` (an MCP ``CallToolResult``) onto a ``ToolResult``.
 
     Text blocks are the content; an image, audio clip or binary resource is saved under
-    ``media_dir`` and the model reads a note with its path and type (no provider Neta ships
-    sends images to models yet); structured content is the text when no block carries any,
-    and always goes to ``data["structured"]``; ``isError`` makes an error result.
+    ``media_dir`` (made with its parent folder, both private) and the model reads a note with
+    its path and type (no provider Neta ships sends images to models yet); structured content
+    is the text when no block carries any, and goes to ``data["structured"]``; ``isError``
+    makes an error result. ``notes`` (what the server asked that nobody could answer) follow
+    the content. The limits of the module's docstring apply.
     """
+    media = _Media(media_dir, server)
     parts: list[str] = []
-    saved: list[str] = []
     for block in result.content or []:
         kind = getattr(block, "type", "")
         if kind == "text":
             parts.append(block.text)
         elif kind in ("image", "audio"):
-            path = _save(block.data, block.mime_type, media_dir, server)
-            parts.append(_note(kind, block.mime_type, path))
-            if path is not None:
-                saved.append(str(path))
+            parts.append(media.save(kind, block.data, block.mime_type))
         elif kind == "resource":
-            parts.append(_resource(block.resource, media_dir, server, saved))
+            parts.append(_resource(block.resource, media))
         elif kind == "resource_link":
             parts.append(f"[resource link {block.name}: {block.uri}]")
         else:
             parts.append(f"[{kind or 'unknown'} content not shown]")
-    structured = getattr(result, "structured_content", None)
     data: dict[str, Any] = {"server": server}
+    structured = getattr(result, "structured_content", None)
     if structured is not None:
-        data["structured"] = structured
-        if not any(p.strip() for p in parts):
-            parts = [json.dumps(structured, indent=2, ensure_ascii=False)]
-    if saved:
-        data["files"] = saved
-    content = "\n".join(parts) or "(the tool returned no content)"
+        text = json.dumps(structured, indent=2, ensure_ascii=False)
+        if len(text) > MAX_TEXT_CHARS:
+            parts.append(
+                f"[structured content not kept: its {len(text)} characters of JSON pass the "
+                f"{MAX_TEXT_CHARS} allowed per result]"
+            )
+        else:
+            data["structured"] = structured
+            if not any(p.strip() for p in parts):
+                parts = [text]
+    if media.saved:
+        data["files"] = media.saved
+    content = _bounded("\n".join(parts)) or "(the tool returned no content)"
+    content = "\n".join([content, *notes])
     if result.is_error:
         return ToolResult(content=f"Error: {content}", is_error=True, data=data)
     return ToolResult(content=content, data=data)
 
 
-def _resource(resource: Any, media_dir: Path, server: str, saved: list[str]) -> str:
+def _bounded(text: str) -> str:
+    if len(text) <= MAX_TEXT_CHARS:
+        return text
+    more = len(text) - MAX_TEXT_CHARS
+    note = f"[{more} more characters not shown: a result is cut at {MAX_TEXT_CHARS} characters]"
+    return f"{text[:MAX_TEXT_CHARS]}\n{note}"
+
+
+def _resource(resource: Any, media: _Media) -> str:
     text = getattr(resource, "text", None)
     if text is not None:
         return f"[resource {resource.uri}]\n{text}"
     mime = getattr(resource, "mime_type", None) or "application/octet-stream"
-    path = _save(getattr(resource, "blob", ""), mime, media_dir, server)
-    if path is not None:
-        saved.append(str(path))
-    return _note(f"resource {resource.uri}", mime, path)
+    return media.save(f"resource {resource.uri}", getattr(resource, "blob", ""), mime)
 
 
-def _note(kind: str, mime: str, path: Path | None) -> str:
-    if path is None:
-        return f"[{kind} ({mime}) could not be decoded]"
-    return f"[{kind} ({mime}, {path.stat().st_size} bytes) saved to {path}]"
+class _Media:
+    """Saves one result's media under ``folder``, within the limits; ``saved`` lists the files."""
+
+    def __init__(self, folder: Path, server: str) -> None:
+        self.folder = folder
+        self.prefix = tool_name(server)  # a server's name may hold "/" or ".."
+        self.saved: list[str] = []
+        self.total = 0
+
+    def save(self, kind: str, encoded: str, mime: str) -> str:
+        """Save one item; the note the model reads about it."""
+        about = len(encoded) * 3 // 4 - encoded[-2:].count("=")  # what it decodes to
+        if about > MAX_ITEM_BYTES:
+            return (
+                f"[{kind} ({mime}, about {about} bytes) not saved: larger than the "
+                f"{MAX_ITEM_BYTES // 2**20} MiB allowed per item]"
+            )
+        try:
+            raw = base64.b64decode(encoded, validate=True)
+        except (binascii.Error, ValueError):
+            return f"[{kind} ({mime}) could not be decoded]"
+        if self.total + len(raw) > MAX_RESULT_BYTES:
+            return (
+                f"[{kind} ({mime}, {len(raw)} bytes) not saved: the result's media passed the "
+                f"{_amount(MAX_RESULT_BYTES)} allowed per result]"
+            )
+        self.total += len(raw)
+        path = self._write(raw, mime)
+        self.saved.append(str(path))
+        return f"[{kind} ({mime}, {len(raw)} bytes) saved to {path}]"
+
+    def _write(self, raw: bytes, mime: str) -> Path:
+        for folder in (self.folder.parent, self.folder):  # NETA_HOME/mcp-media/SESSION
+            folder.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.chmod(folder, 0o700)  # made before by an older Neta, with the umask's mode
+        vendor = (mime or "").replace("/", "/x-", 1)  # audio/wav is known as audio/x-wav
+        suffix = (
+            mimetypes.guess_extension(mime or "") or mimetypes.guess_extension(vendor) or ".bin"
+        )
+        path = self.folder / f"{self.prefix}-{uuid.uuid4().hex[:12]}{suffix}"
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+        with os.fdopen(os.open(path, flags, 0o600), "wb") as file:
+            file.write(raw)
+        return path
 
 
-def _save(encoded: str, mime: str, media_dir: Path, server: str) -> Path | None:
-    try:
-        raw = base64.b64decode(encoded, validate=True)
-    except (binascii.Error, ValueError):
-        return None
-    media_dir.mkdir(parents=True, exist_ok=True)
-    vendor = (mime or "").replace("/", "/x-", 1)  # audio/wav is known as audio/x-wav
-    suffix = mimetypes.guess_extension(mime or "") or mimetypes.guess_extension(vendor) or ".bin"
-    path = media_dir / f"{server}-{uuid.uuid4().hex[:12]}{suffix}"
-    path.write_bytes(raw)
-    return path
+def _amount(size: int) -> str:
+    return f"{size // 2**20} MiB" if size >= 2**20 and size % 2**20 == 0 else f"{size} bytes"

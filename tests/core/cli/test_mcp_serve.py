@@ -233,6 +233,77 @@ def test_http_serves_the_tools_and_elicits_for_a_client_with_the_token(http_serv
     assert text_of(record.results["clarify"]) == "User answered: spaces"
 
 
+async def http_client(stack, url, token, **options):
+    """An SDK client session to ``url`` with ``token``, open until ``stack`` closes."""
+    http = httpx2.AsyncClient(
+        headers={"Authorization": f"Bearer {token}"},
+        verify=neta.tls_client_context(),
+        timeout=60,  # a call held up fails by the test's own, shorter wait
+    )
+    await stack.enter_async_context(http)
+    transport = streamable_http_client(url, http_client=http)
+    options.setdefault("mode", "legacy")
+    return await stack.enter_async_context(Client(transport, **options))
+
+
+def test_http_gives_each_client_its_own_todo_list(http_server):
+    async def main():
+        async with contextlib.AsyncExitStack() as stack:
+            first = await http_client(stack, http_server, "s3cret")
+            second = await http_client(stack, http_server, "s3cret")
+            written = await first.call_tool("todo", {"todos": PLAN})
+            seen_by_second = await second.call_tool("todo", {})
+            seen_by_first = await first.call_tool("todo", {})
+            return written, seen_by_second, seen_by_first
+
+    written, seen_by_second, seen_by_first = asyncio.run(main())
+    assert not written.is_error, text_of(written)
+    assert "(the list is empty)" in text_of(seen_by_second)
+    assert "write tests" in text_of(seen_by_first)
+
+
+def test_a_clarify_one_http_client_leaves_unanswered_holds_up_no_other(http_server):
+    async def main():
+        asked = asyncio.Event()
+
+        async def never_answer(context, params):
+            asked.set()
+            await asyncio.Event().wait()
+
+        async with contextlib.AsyncExitStack() as stack:
+            silent = await http_client(
+                stack, http_server, "s3cret", elicitation_callback=never_answer
+            )
+            other = await http_client(stack, http_server, "s3cret")
+            question = asyncio.create_task(silent.call_tool("clarify", CHOICE))
+            try:
+                await asyncio.wait_for(asked.wait(), 30)
+                # bash, like clarify, runs one call at a time: but per client, not per server
+                return await asyncio.wait_for(other.call_tool("bash", {"command": "echo hi"}), 20)
+            finally:
+                question.cancel()
+                with contextlib.suppress(asyncio.CancelledError, Exception):
+                    await question
+
+    result = asyncio.run(main())
+    assert "hi" in text_of(result) or result.is_error  # answered (bash may be refused here)
+
+
+def test_http_requests_of_the_sessionless_revision_each_get_a_session_of_their_own(http_server):
+    # the 2026-07-28 revision has no MCP session: no request can see another's todo list
+    async def main():
+        async with contextlib.AsyncExitStack() as stack:
+            client = await http_client(stack, http_server, "s3cret", mode="2026-07-28")
+            written = await client.call_tool("todo", {"todos": PLAN})
+            read = await client.call_tool("todo", {})
+            return written, read
+
+    written, read = asyncio.run(main())
+    assert not written.is_error, text_of(written)
+    assert "write tests" in text_of(written)
+    assert "(the list is empty)" in text_of(read)
+
+
 def test_http_refuses_a_client_without_the_token(http_server):
     with pytest.raises(ExceptionGroup):  # the SDK's client cannot even initialize
         over_http(http_server, None, [])

@@ -8,6 +8,7 @@ import json
 
 import pytest
 
+from neta.trust import TrustStore
 from tests.core.cli.cli_runner import neta_in_process
 from tests.plugins.mcp.conftest import TIME, write_config
 from tests.services import neta_environ
@@ -21,13 +22,15 @@ def project(workspace, neta_home, asking):
         neta_home / "mcp.json",
         {"asker": {"command": "/nonexistent/asker"}, "broken": {"command": "/nonexistent/x"}},
     )
+    TrustStore(neta_home).trust(workspace)  # its user trusts it (test_trust: one not trusted)
     return workspace
 
 
 @pytest.fixture
-def time_project(workspace):
-    """A workspace whose .neta/mcp.json has the reference time server."""
+def time_project(workspace, neta_home):
+    """A trusted workspace whose .neta/mcp.json has the reference time server."""
     write_config(workspace / ".neta" / "mcp.json", {"time": TIME})
+    TrustStore(neta_home).trust(workspace)
     return workspace
 
 

@@ -11,10 +11,17 @@ from tests.plugins.mcp.conftest import write_config
 def test_the_workspace_entry_wins_over_the_home_entry_of_the_same_name(workspace, neta_home):
     write_config(neta_home / "mcp.json", {"a": {"command": "home-a"}, "b": {"url": "http://b"}})
     write_config(workspace / ".neta" / "mcp.json", {"a": {"command": "ws-a", "args": ["-x"]}})
-    servers = load_servers(neta.HostSettings(workspace))
+    servers = load_servers(neta.HostSettings(workspace, {"trust_workspace": True}))
     assert servers["a"].config.summary() == "ws-a -x"
     assert servers["a"].source == str(workspace / ".neta" / "mcp.json")
     assert servers["b"].config.transport == "http"
+
+
+def test_an_untrusted_workspace_file_is_not_read(workspace, neta_home):
+    write_config(neta_home / "mcp.json", {"b": {"url": "http://b"}})
+    write_config(workspace / ".neta" / "mcp.json", {"a": {"command": "ws-a"}})
+    assert list(load_servers(neta.HostSettings(workspace))) == ["b"]
+    assert list(load_servers(neta.HostSettings(workspace, {"trust_workspace": False}))) == ["b"]
 
 
 def test_the_host_list_wins_over_both_files(workspace, neta_home):

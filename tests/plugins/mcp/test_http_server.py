@@ -39,14 +39,15 @@ def invoke(session, name, arguments=None):
 
 
 def test_elicitation_is_asked_through_clarify_with_the_enum_as_choices(workspace, asking):
-    person = Person({"Which colour for the shed?": "green"})
+    person = Person({"MCP server 'asker' asks: Which colour for the shed?": "green"})
     agent, session = open_session(workspace, asking, clarify=person)
     try:
         result = invoke(session, "pick_colour")
     finally:
         agent.end_session(session)
     assert result.content == "painting the shed green"
-    assert person.asked == [("Which colour for the shed?", ["red", "green", "blue"])]
+    question = "MCP server 'asker' asks: Which colour for the shed?"
+    assert person.asked == [(question, ["red", "green", "blue"])]
 
 
 def test_links_to_http_servers_after_the_first_load_no_certificates(
@@ -73,8 +74,8 @@ def test_each_field_of_an_elicitation_is_asked_and_converted_to_its_type(workspa
         agent.end_session(session)
     assert result.content == "confirm=True copies=3"
     assert person.asked == [
-        ("Print the report?\nConfirm", ["yes", "no"]),
-        ("Print the report?\nCopies", None),
+        ("MCP server 'asker' asks: Print the report?\nConfirm", ["yes", "no"]),
+        ("MCP server 'asker' asks: Print the report?\nCopies", None),
     ]
 
 
@@ -99,7 +100,10 @@ def test_a_session_without_a_live_channel_declines_the_elicitation(workspace, as
         result = invoke(session, "pick_colour")
     finally:
         agent.end_session(session)
-    assert result.content == "no colour: decline"
+    assert result.content == (
+        "no colour: decline\n[MCP server 'asker' asks: Which colour for the shed? "
+        "(declined: nobody can be asked in this session)]"
+    )
     if "clarify" in options:
         assert options["clarify"].asked == []
 

@@ -1,9 +1,14 @@
 """How each kind of MCP content reads as a Neta tool result."""
 
 import base64
+import json
+import os
+import stat
+from pathlib import Path
 
 import mcp_types as t
 
+from neta_mcp import results
 from neta_mcp.results import to_tool_result
 
 
@@ -73,3 +78,79 @@ def test_an_error_with_no_content_still_reads_as_an_error(tmp_path):
     mapped = to_tool_result(result(is_error=True), server="x", media_dir=tmp_path / "media")
     assert mapped.is_error
     assert mapped.content == "Error: (the tool returned no content)"
+
+
+def image(raw, mime="image/png"):
+    return t.ImageContent(type="image", data=base64.b64encode(raw).decode(), mime_type=mime)
+
+
+def test_an_image_over_the_limit_per_item_is_not_saved_and_the_model_is_told(tmp_path):
+    too_big = b"\x89PNG" + bytes(results.MAX_ITEM_BYTES)
+    mapped = to_tool_result(
+        result(t.TextContent(type="text", text="a huge picture:"), image(too_big)),
+        server="cam",
+        media_dir=tmp_path / "media",
+    )
+    assert mapped.content == (
+        "a huge picture:\n[image (image/png, about 10485764 bytes) not saved: larger than "
+        "the 10 MiB allowed per item]"
+    )
+    assert "files" not in mapped.data
+    assert not (tmp_path / "media").exists()
+
+
+def test_media_past_the_limit_per_result_is_not_saved_and_the_model_is_told(tmp_path, monkeypatch):
+    monkeypatch.setattr(results, "MAX_RESULT_BYTES", 10)
+    mapped = to_tool_result(
+        result(image(b"12345"), image(b"67890"), image(b"X")),
+        server="cam",
+        media_dir=tmp_path / "media",
+    )
+    assert len(mapped.data["files"]) == 2
+    assert mapped.content.splitlines()[2] == (
+        "[image (image/png, 1 bytes) not saved: the result's media passed the 10 bytes "
+        "allowed per result]"
+    )
+    assert len(list((tmp_path / "media").iterdir())) == 2
+
+
+def test_text_past_the_limit_per_result_is_cut_and_the_model_is_told(tmp_path):
+    text = "x" * (results.MAX_TEXT_CHARS + 5)
+    mapped = to_tool_result(
+        result(t.TextContent(type="text", text=text)), server="log", media_dir=tmp_path
+    )
+    head, note = mapped.content.rsplit("\n", 1)
+    assert head == "x" * results.MAX_TEXT_CHARS
+    assert note == "[5 more characters not shown: a result is cut at 1048576 characters]"
+
+
+def test_structured_content_past_the_limit_is_left_out_and_the_model_is_told(tmp_path):
+    big = {"rows": ["x" * results.MAX_TEXT_CHARS]}
+    mapped = to_tool_result(
+        result(t.TextContent(type="text", text="rows:"), structured_content=big),
+        server="db",
+        media_dir=tmp_path,
+    )
+    size = len(json.dumps(big, indent=2))
+    assert "structured" not in mapped.data
+    assert mapped.content == (
+        f"rows:\n[structured content not kept: its {size} characters of JSON pass the "
+        "1048576 allowed per result]"
+    )
+
+
+def test_saved_media_and_its_folders_are_for_the_owner_only(tmp_path):
+    media = tmp_path / "mcp-media" / "session"
+    mapped = to_tool_result(result(image(b"picture")), server="cam", media_dir=media)
+    [saved] = mapped.data["files"]
+    assert stat.S_IMODE(os.stat(saved).st_mode) == 0o600
+    assert stat.S_IMODE(media.stat().st_mode) == 0o700
+    assert stat.S_IMODE(media.parent.stat().st_mode) == 0o700
+
+
+def test_a_server_name_cannot_lead_a_saved_file_out_of_the_media_folder(tmp_path):
+    media = tmp_path / "mcp-media" / "session"
+    mapped = to_tool_result(result(image(b"picture")), server="../../evil", media_dir=media)
+    [saved] = mapped.data["files"]
+    assert Path(saved).parent == media
+    assert Path(saved).name.startswith("evil-")

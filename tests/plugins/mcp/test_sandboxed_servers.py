@@ -77,8 +77,19 @@ def probe_entry(workspace, tmp_path, **extra):
     }
 
 
+def trusting(workspace, **options):
+    """An agent for ``workspace`` whose own configuration the user trusts."""
+    return Agent(
+        provider=None,
+        plugin_manager=mcp_pm(),
+        workspace=workspace,
+        trust_workspace=True,
+        **options,
+    )
+
+
 def call_probe(workspace, setup, **agent_options):
-    agent = Agent(provider=None, plugin_manager=mcp_pm(), workspace=workspace, **agent_options)
+    agent = trusting(workspace, **agent_options)
     session = agent.new_session()
     try:
         bound = session.tools["probe"]
@@ -131,7 +142,7 @@ def test_a_workspace_servers_own_variables_reach_it_but_never_bwrap(
     entry = probe_entry(workspace, tmp_path)
     entry["env"]["PROBE_MARK"] = "set-inside-only"
     write_config(workspace / ".neta" / "mcp.json", {"probe": entry})
-    agent = Agent(provider=None, plugin_manager=mcp_pm(), workspace=workspace)
+    agent = trusting(workspace)
     session = agent.new_session()
     try:
         bound = session.tools["probe"]
@@ -158,7 +169,7 @@ def comm(pid):
 def test_a_workspace_server_cannot_turn_the_sandbox_off(probe_setup, workspace, tmp_path):
     entry = probe_entry(workspace, tmp_path, sandbox=False)
     write_config(workspace / ".neta" / "mcp.json", {"probe": entry})
-    agent = Agent(provider=None, plugin_manager=mcp_pm(), workspace=workspace)
+    agent = trusting(workspace)
     session = agent.new_session()
     try:
         assert "probe" not in session.tools
@@ -190,3 +201,47 @@ def test_the_users_own_server_may_ask_for_the_sandbox(probe_setup, workspace, ne
     seen = call_probe(workspace, probe_setup)
     assert seen["port"].startswith("refused")
     assert not (tmp_path / "outside").exists()
+
+
+FORKING_SERVER = """
+import os, time
+from mcp.server.mcpserver import MCPServer
+
+server = MCPServer("forker")
+
+
+@server.tool()
+def fork_many() -> str:
+    \"\"\"Start sleeping children until the system refuses one; say how many started.\"\"\"
+    started = 0
+    while started < 2000:
+        try:
+            pid = os.fork()
+        except OSError:
+            break
+        if pid == 0:
+            time.sleep(5)
+            os._exit(0)
+        started += 1
+    return str(started)
+
+
+server.run("stdio")
+"""
+
+
+def test_a_workspace_servers_processes_are_bounded_as_a_commands_are(workspace, tmp_path):
+    # as root the kernel ignores the process limit: the server runs in a pids group too
+    (workspace / "forking_server.py").write_text(FORKING_SERVER)
+    entry = {"command": sys.executable, "args": [str(workspace / "forking_server.py")]}
+    write_config(workspace / ".neta" / "mcp.json", {"forker": entry})
+    limited = {"limits": {"processes": 40}}
+    agent = trusting(workspace, sandbox=limited)
+    session = agent.new_session()
+    try:
+        bound = session.tools["fork_many"]
+        result = asyncio.run(bound.tool.invoke(bound.schema.validate_arguments({})))
+    finally:
+        agent.end_session(session)
+    assert not result.is_error, result.content
+    assert int(result.content) < 40

@@ -14,7 +14,7 @@ def neta_env_for(home):
 def test_neta_chat_asks_a_server_elicitation_at_the_prompt_and_shows_progress(
     workspace, neta_home, asking, tmp_path
 ):
-    write_config(workspace / ".neta" / "mcp.json", {"asker": {"url": asking.url}})
+    write_config(neta_home / "mcp.json", {"asker": {"url": asking.url}})
     script = tmp_path / "script.json"
     turns = [
         {"tool_calls": [{"name": "count_up", "arguments": {"steps": 2}}]},
@@ -27,7 +27,7 @@ def test_neta_chat_asks_a_server_elicitation_at_the_prompt_and_shows_progress(
         input_text="paint the shed\n2\n/exit\n", env=neta_env_for(neta_home), cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
-    assert "Which colour for the shed?" in done.stderr
+    assert "MCP server 'asker' asks: Which colour for the shed?" in done.stderr
     assert "  2. green" in done.stderr
     assert "count_up 1/2 (50%) step 1" in done.stderr
     assert "Green it is." in done.stdout
