@@ -23,7 +23,7 @@ from neta.home import neta_home
 CONFIG_FOLDER = ".neta"
 """The workspace folder holding its own configuration."""
 
-TRUSTED_FILES = ("mcp.json",)
+TRUSTED_FILES = ("mcp.json", "permissions.toml")
 """Files of ``CONFIG_FOLDER`` that need trust."""
 
 TRUSTED_FOLDERS = ("skills",)

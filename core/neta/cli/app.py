@@ -31,6 +31,7 @@ from neta.cli.context import echo_json
 from neta.cli.options import show_installed_providers
 from neta.cli.plugin_env import unknown_disabled_plugins
 from neta.cli.run_cmd import failed_run_json
+from neta.cli.sanitize import sanitize
 from neta.cli.undumpable import make_undumpable
 from neta.errors import ConfigError, NetaError
 from neta.plugins import NetaPluginManager, create_plugin_manager
@@ -83,7 +84,7 @@ class CliState:
         for problem in self.pm.problems[self.reported :]:
             if self.debug and problem.__cause__ is not None:
                 traceback.print_exception(problem.__cause__)
-            typer.echo(f"Warning: {problem}", err=True)
+            typer.echo(f"Warning: {sanitize(str(problem))}", err=True)
         self.reported = len(self.pm.problems)
 
 
@@ -123,7 +124,7 @@ def main(argv: list[str] | None = None) -> None:
     try:
         state = CliState(create_plugin_manager(), debug)
         for warning in unknown_disabled_plugins():
-            typer.echo(f"Warning: {warning}", err=True)
+            typer.echo(f"Warning: {sanitize(warning)}", err=True)
         state.pm.notify("neta_commands", app=app)
         freeze_startup_objects()  # the core, the plugins and their commands are loaded
         command = typer.main.get_command(app)
@@ -178,7 +179,7 @@ def _report_usage(exc: typer.TyperException, args: list[str]) -> int:
     message = " ".join(str(getattr(exc, "format_message", exc.__str__)()).split())
     if ctx is not None and ctx.command.name == "run" and "--json" in _options(args, ctx.command):
         echo_json(failed_run_json(message))
-    typer.echo(f"Error: {message} (see '{where} -h')", err=True)
+    typer.echo(f"Error: {sanitize(message)} (see '{where} -h')", err=True)
     code = getattr(exc, "exit_code", 2)
     return code if isinstance(code, int) else 2
 
@@ -218,7 +219,7 @@ def _report(exc: BaseException, debug: bool, *, code: int) -> int:
             "run again with --debug for the traceback and report it"
         )
     typer.echo(
-        f"Error: {message}",  # as said: a quoted text's spaces are part of it
+        f"Error: {sanitize(message)}",  # as said: a quoted text's spaces are part of it
         err=True,
     )
     return code

@@ -19,6 +19,7 @@ from neta.cli.clarify_prompt import QuestionInterrupt
 from neta.cli.context import report_problems
 from neta.cli.conversations import Conversations
 from neta.cli.options import (
+    ApiKeyFileOpt,
     ApiKeyOpt,
     BaseUrlOpt,
     DenyOpt,
@@ -34,6 +35,7 @@ from neta.cli.options import (
     ToolsetOpt,
     TurnTimeoutOpt,
     WorkspaceOpt,
+    api_key_option,
     sandbox_for,
 )
 from neta.cli.render import EventRenderer, keep_waiting_notice
@@ -47,6 +49,8 @@ from neta.cli.run_cmd import (
     resume,
     show_outcome,
 )
+from neta.cli.sanitize import sanitize, sanitize_markup
+from neta.cli.trust_notice import settle_trust
 from neta.runtime.agent import Agent, AgentSession, RunResult
 
 SLASH_COMMANDS = {
@@ -71,6 +75,7 @@ def chat(
     model: str = ModelOpt,
     base_url: str | None = BaseUrlOpt,
     api_key: str | None = ApiKeyOpt,
+    api_key_file: Path | None = ApiKeyFileOpt,
     script: Path | None = ScriptOpt,
     workspace: Path | None = WorkspaceOpt,
     toolset: list[str] = ToolsetOpt,
@@ -84,10 +89,12 @@ def chat(
     network: bool = NetworkOpt,
 ) -> None:
     """Talk with an agent in the terminal; the conversation is kept (`neta chat -c` resumes)."""
+    api_key = api_key_option(api_key, api_key_file)
     conversations = Conversations()
     try:
         where = (workspace or Path.cwd()).resolve()
         history, stored_id = resume(conversations, where, continue_, session_id)
+        settle_trust(where, ask=True)
         agent = build_agent(
             ctx, provider, model, base_url, api_key, script, where, toolset, deny, max_turns,
             max_tries, only=only, model_timeout=model_timeout, turn_timeout=turn_timeout,
@@ -134,15 +141,16 @@ class Chat:
         """One line, of ``width`` at most if it can be: model, workspace, toolsets, how to leave.
 
         How to leave is always there: a long model or workspace name is cut short, and the
-        toolsets that do not fit are counted instead of named.
+        toolsets that do not fit are counted instead of named. Names go through ``sanitize``.
         """
         resumed = f" · resumed {self.stored_id[:8]}" if self.stored_id else ""
         tail = f"{resumed} · {_EXIT_HINT}"
-        toolsets = sorted(self.session.toolsets.enabled)
+        toolsets = sorted(sanitize(name) for name in self.session.toolsets.enabled)
         fewest = _toolsets_fitting(toolsets, 0)
         room = width - cell_len(tail) - cell_len(fewest) - cell_len("neta chat ·  ·  · ")
-        where = self.agent.workspace.name or str(self.agent.workspace)
-        model, where = _shorten(self.agent.model or self.provider_name, where, max(room, 8))
+        where = sanitize(self.agent.workspace.name or str(self.agent.workspace))
+        model = sanitize(self.agent.model or self.provider_name)
+        model, where = _shorten(model, where, max(room, 8))
         head = f"neta chat · {model} · {where} · "
         return head + _toolsets_fitting(toolsets, width - cell_len(head) - cell_len(tail)) + tail
 
@@ -178,14 +186,14 @@ class Chat:
                 self.err.print(f"  {command:<10} {escape(what)}")
         elif name == "/toolsets":
             enabled = ", ".join(sorted(self.session.toolsets.enabled)) or "none"
-            self.err.print(f"toolsets: {escape(enabled)}")
+            self.err.print(f"toolsets: {sanitize_markup(enabled)}")
         elif name == "/todo":
             store = self.session.context.todo_store
             items = store.snapshot().items if store is not None else []
             if not items:
                 self.err.print("The todo list is empty.")
             for item in items:
-                self.err.print(f"  [{item.status}] {escape(item.content)}", markup=False)
+                self.err.print(f"  [{item.status}] {sanitize(item.content)}", markup=False)
         elif name == "/clear":  # a new session: empty history and todo list, stored anew
             fresh = new_terminal_session(self.agent, interactive=True, interrupt=self.interrupt)
             self.agent.end_session(self.session)
@@ -199,7 +207,7 @@ class Chat:
                 back = f"session {self.stored_id} (`neta chat --session {self.stored_id}`)"
                 self.err.print(back, soft_wrap=True)  # one line, to copy whole
         else:
-            self.err.print(f"Unknown command {escape(name)}; /help lists the commands.")
+            self.err.print(f"Unknown command {sanitize_markup(name)}; /help lists the commands.")
 
     async def turn(self, line: str) -> None:
         """Run one turn; Ctrl-C cancels it (its tools too) and keeps the conversation."""

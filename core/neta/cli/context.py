@@ -11,6 +11,7 @@ from typing import Any
 
 import typer
 
+from neta.cli.sanitize import json_escaped
 from neta.cli.trust_notice import settle_trust
 from neta.plugins import NetaPluginManager
 from neta.runtime.agent import Agent, AgentSession
@@ -36,10 +37,11 @@ def echo_json(value: Any) -> None:
     """Print ``value`` as indented JSON on standard output.
 
     Non-ASCII text is written as is when standard output can encode it, escaped otherwise,
-    so the JSON stays valid and lossless on any terminal. A value JSON has no type for
-    (a path, a date in a tool's ``data``) is written as its text.
+    so the JSON stays valid and lossless on any terminal. Control and bidirectional
+    characters are always escaped (``json_escaped``): a terminal never obeys them. A value
+    JSON has no type for (a path, a date in a tool's ``data``) is written as its text.
     """
-    text = json.dumps(value, indent=2, ensure_ascii=False, default=str)
+    text = json_escaped(json.dumps(value, indent=2, ensure_ascii=False, default=str))
     if not _encodable(text):
         text = json.dumps(value, indent=2, default=str)
     typer.echo(text)

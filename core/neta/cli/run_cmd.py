@@ -19,6 +19,7 @@ from neta.cli.collector import freeze_startup_objects
 from neta.cli.context import echo_json, plugin_manager, report_problems
 from neta.cli.conversations import Conversations
 from neta.cli.options import (
+    ApiKeyFileOpt,
     ApiKeyOpt,
     BaseUrlOpt,
     DenyOpt,
@@ -35,10 +36,13 @@ from neta.cli.options import (
     ToolsetOpt,
     TurnTimeoutOpt,
     WorkspaceOpt,
+    api_key_option,
     provider_for,
     sandbox_for,
 )
 from neta.cli.render import EventRenderer, keep_waiting_notice
+from neta.cli.sanitize import sanitize
+from neta.cli.trust_notice import settle_trust
 from neta.errors import NetaError
 from neta.events import RunFinished, ToolCallStart
 from neta.messages import Message, Usage
@@ -124,6 +128,7 @@ def run(
     model: str = ModelOpt,
     base_url: str | None = BaseUrlOpt,
     api_key: str | None = ApiKeyOpt,
+    api_key_file: Path | None = ApiKeyFileOpt,
     script: Path | None = ScriptOpt,
     workspace: Path | None = WorkspaceOpt,
     toolset: list[str] = ToolsetOpt,
@@ -142,6 +147,7 @@ def run(
     message = read_prompt(prompt)
     if continue_ and session_id:
         raise typer.BadParameter("give --continue or --session, not both", param_hint="-c")
+    api_key = api_key_option(api_key, api_key_file)
 
     def make_agent(where: Path) -> Agent:
         return build_agent(
@@ -180,8 +186,9 @@ def _run(
         history, stored_id = resume(conversations, where, continue_, session_id)
         if session_id and workspace is None:
             where = Path(conversations.get(stored_id or session_id).workspace)
-        agent = make_agent(where)
         interactive = not no_input and not as_json and _stdin_is_a_terminal()
+        settle_trust(where, ask=interactive)
+        agent = make_agent(where)
         if stored_id is None:
             stored_id = conversations.start(where, "run", message)
         session = new_terminal_session(
@@ -345,22 +352,23 @@ def show_outcome(result: RunResult, *, one_shot: bool = False, streamed: bool = 
 
     ``streamed``: the answer was already streamed to stdout (a terminal), so it is not
     printed again. ``one_shot`` (``neta run``): the hint says how to answer a question.
+    The model's text and the reasons go through ``sanitize``; ``--json`` has them exactly.
     """
     shown = result.outcome == "awaiting_input" or (result.outcome == "completed" and not streamed)
     if shown and result.text:
-        typer.echo(result.text)
+        typer.echo(sanitize(result.text))
     if result.outcome == "awaiting_input":
         hint = AWAITING_HINT if one_shot else "(answer with your next message)"
         typer.echo(hint, err=True)
     elif result.outcome == "error":  # said as every error is, usage errors too
-        typer.echo(f"Error: {' '.join(result.reason.split())}", err=True)
+        typer.echo(f"Error: {' '.join(sanitize(result.reason).split())}", err=True)
     elif result.outcome != "completed":
-        typer.echo(f"Run ended: {result.outcome}: {result.reason}", err=True)
+        typer.echo(f"Run ended: {result.outcome}: {sanitize(result.reason)}", err=True)
     else:
         if not result.text.strip():
             typer.echo("Note: the model's final reply was empty.", err=True)
         if result.reason:  # completed, but not cleanly (a reply cut off at the token limit)
-            typer.echo(f"Note: {result.reason}", err=True)
+            typer.echo(f"Note: {sanitize(result.reason)}", err=True)
 
 
 def summary_line(result: RunResult, seconds: float) -> str:

@@ -7,9 +7,9 @@ from pathlib import Path
 import typer
 
 from neta.cli.context import echo_json
+from neta.cli.sanitize import sanitize
 from neta.cli.trust_notice import describe
 from neta.errors import ConfigError
-from neta.paths import printable
 from neta.trust import TrustStore
 
 
@@ -33,15 +33,15 @@ def trust(
         for record in records.values():
             current = Path(record.path)
             state = "trusted" if store.is_trusted(current) else "changed since: not trusted"
-            typer.echo(f"{record.path}  ({state}, {record.trusted_at})")
+            typer.echo(f"{sanitize(record.path)}  ({state}, {sanitize(record.trusted_at)})")
         if not records:
             typer.echo("No trusted workspaces.")
         return
     workspace = _workspace(path)
     for line in describe(workspace):
-        typer.echo(printable(line))
+        typer.echo(sanitize(line))
     store.trust(workspace)
-    typer.echo(f"Trusted {workspace}.")
+    typer.echo(f"Trusted {sanitize(str(workspace))}.")
 
 
 def untrust(
@@ -52,9 +52,9 @@ def untrust(
     """Stop trusting a workspace: its .neta/mcp.json and .neta/skills are ignored again."""
     workspace = _workspace(path)
     if TrustStore().untrust(workspace):
-        typer.echo(f"{workspace} is no longer trusted.")
+        typer.echo(f"{sanitize(str(workspace))} is no longer trusted.")
     else:
-        typer.echo(f"{workspace} was not trusted.")
+        typer.echo(f"{sanitize(str(workspace))} was not trusted.")
 
 
 def _workspace(path: Path | None) -> Path:

@@ -14,10 +14,10 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.markup import escape
 
-from neta.paths import printable
+from neta.cli.sanitize import sanitize_markup
 from neta.trust import CONFIG_FOLDER, TrustStore, config_files, workspace_trusted
+
 
 def describe(workspace: Path) -> list[str]:
     """Lines naming what trusting ``workspace`` lets in: each command and each skill."""
@@ -65,16 +65,17 @@ def settle_trust(workspace: Path, *, ask: bool) -> None:
     console = Console(stderr=True, highlight=False)
     if ask and sys.stdin is not None and sys.stdin.isatty():
         console.print(
-            f"[yellow]{escape(str(workspace))} has configuration that can run commands or "
-            "steer the model:[/]"
+            f"[yellow]{sanitize_markup(str(workspace))} has configuration that can run "
+            "commands or steer the model:[/]"
         )
         for line in describe(workspace):
-            console.print(escape(printable(line)))
+            console.print(sanitize_markup(line))
         answer = typer.prompt("Trust this workspace and use it? [y/N]", default="n", err=True)
         if answer.strip().lower() in ("y", "yes"):
             TrustStore().trust(workspace)
             return
     console.print(
         f"Note: ignoring {CONFIG_FOLDER}/mcp.json and {CONFIG_FOLDER}/skills of "
-        f"{escape(str(workspace))}: the workspace is not trusted (neta trust to use them)."
+        f"{sanitize_markup(str(workspace))}: the workspace is not trusted (neta trust to use "
+        "them)."
     )

@@ -156,6 +156,9 @@ class Agent:
         deny: toolsets never given (deny wins).
             A toolset name none of the plugins has raises ``ConfigError`` here, before any
             session starts; only ``deny`` accepts one unlike every installed toolset's name.
+            When ``toolsets``, ``preset`` or ``deny`` are given, plugins get them too, as the
+            host option ``"toolsets"`` (``{"preset", "requested", "denied"}``), so that one
+            starting something per toolset (a server) starts only what a session may get.
         workspace: the root every file tool is confined to.
         plugin_manager: the plugins to use; by default all installed ones.
         entry: how sessions are started (``cli``, ``gateway``, ``service``, ``crew``).
@@ -226,6 +229,10 @@ class Agent:
         self.sandbox = sandbox_policy(sandbox)
         self.pm = plugin_manager if plugin_manager is not None else create_plugin_manager()
         host_options: dict[str, object] = {"sandbox": self.sandbox}
+        toolsets, deny = tuple(toolsets), tuple(deny)
+        preset = None if preset is None else tuple(preset)
+        if toolsets or deny or preset is not None:
+            host_options["toolsets"] = {"preset": preset, "requested": toolsets, "denied": deny}
         if trust_workspace is not None:
             host_options[TRUST_OPTION] = trust_workspace
         if mcp_servers:

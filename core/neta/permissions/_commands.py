@@ -1,0 +1,253 @@
+"""Command patterns (``pytest *``) matched against a ``bash`` command line.
+
+An allow rule is read strictly and a deny or ask rule widely:
+
+- allow: each simple command of the line is compared as written (words joined by single
+  spaces). A line holding anything the text cannot show (``$(...)``, backticks, ``bash -c``,
+  ``eval``, a here-document...) is approved by no allow rule, nor is a command that writes,
+  through a redirection, outside the workspace or somewhere the text cannot tell.
+- deny and ask: every command the line may run is compared, under several views: as
+  written, without leading ``NAME=value`` assignments, with ``/usr/bin/rm`` read as ``rm``,
+  through wrappers (``sudo rm``, ``env X=1 rm``, ``xargs rm``, ``timeout 5 rm``, ``find
+  -exec rm``), and inside substitutions, ``bash -c '...'``, ``eval`` and here-documents fed
+  to a shell.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from neta.permissions._shell import SimpleCommand, parse_command
+
+SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "su", "runuser"})
+"""Programs whose ``-c`` option takes a command line to run."""
+
+WRAPPERS = frozenset(
+    {"sudo", "doas", "env", "xargs", "exec", "command", "builtin", "nice", "nohup", "timeout"}
+    | {"time", "stdbuf", "setsid", "ionice", "chrt", "taskset", "flock", "nsenter", "unshare"}
+    | {"chroot", "strace", "ltrace", "watch", "busybox"}
+)
+"""Programs that run the command given after their options (seen through by deny rules)."""
+
+_EXEC_OPTIONS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
+_DIRECTORY_CHANGES = frozenset({"cd", "pushd", "popd"})
+_DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+_INPUTS = frozenset({"<", "<<", "<<-", "<<<"})
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
+_UNSEEN = re.compile(r"[$`*?\[{]|^~")
+_MAX_VIEWS = 64
+_MAX_LEVEL = 8
+
+
+@dataclass(frozen=True)
+class CommandLine:
+    """A ``bash`` command line, read for matching.
+
+    Attributes:
+        commands: the simple commands at its top level; an allow rule must cover each.
+        views: every text a deny or ask rule is compared with.
+        opaque: why no allow rule can approve it (empty when one may).
+        readable: false when it could not be read in full: deny and ask rules then match it.
+    """
+
+    commands: tuple[SimpleCommand, ...]
+    views: frozenset[str]
+    opaque: tuple[str, ...]
+    readable: bool
+
+
+@functools.lru_cache(maxsize=256)
+def command_line(text: str) -> CommandLine:
+    """Read ``text`` for matching (cached: one line is matched against many rules)."""
+    return _read(text, 0)
+
+
+@functools.lru_cache(maxsize=256)
+def command_pattern(pattern: str) -> re.Pattern[str]:
+    r"""Compile a command pattern: ``*`` matches any text, ``\*`` a star, ``\\`` a backslash.
+
+    Runs of whitespace count as one space. A pattern ending in `` *`` also matches the command
+    without arguments: ``pytest *`` matches ``pytest`` and ``pytest -x``, not ``pytest-cov``.
+    """
+    pieces = _glob_pieces(" ".join(pattern.split()))
+    tail = ""
+    if len(pieces) >= 2 and pieces[-1] is None and (pieces[-2] or "").endswith(" "):
+        pieces = [*pieces[:-2], (pieces[-2] or "")[:-1]]
+        tail = "(?: .*)?"
+    body = "".join(".*" if piece is None else re.escape(piece) for piece in pieces)
+    return re.compile(body + tail, re.S)
+
+
+def covered(pattern: str, line: CommandLine, workspace: Path) -> tuple[frozenset[int], str]:
+    """Which of ``line.commands`` (by index) an allow rule's pattern approves.
+
+    Returns:
+        The indexes, and why commands the pattern matches are not approved after all
+        (``""`` when nothing held it back).
+    """
+    compiled = command_pattern(pattern)
+    matching = [
+        index
+        for index, command in enumerate(line.commands)
+        if compiled.fullmatch(_text(command.words))
+    ]
+    if not matching:
+        return frozenset(), ""
+    if line.opaque:
+        return frozenset(), "the command holds " + " and ".join(line.opaque)
+    moves = any(c.words and c.words[0] in _DIRECTORY_CHANGES for c in line.commands)
+    approved, held = set(), ""
+    for index in matching:
+        problem = _redirect_problem(line.commands[index], workspace, moves)
+        if problem:
+            held = held or problem
+        else:
+            approved.add(index)
+    return frozenset(approved), held
+
+
+def hit(pattern: str, line: CommandLine) -> bool:
+    """Whether a deny or ask rule's pattern matches anything ``line`` may run."""
+    compiled = command_pattern(pattern)
+    return not line.readable or any(compiled.fullmatch(view) for view in line.views)
+
+
+def escape(command: str) -> str:
+    """A pattern that matches ``command`` only (its stars and backslashes escaped)."""
+    return command.replace("\\", "\\\\").replace("*", "\\*")
+
+
+def _glob_pieces(pattern: str) -> list[str | None]:
+    """Literal pieces, with ``None`` for each unescaped star."""
+    pieces: list[str | None] = []
+    literal: list[str] = []
+    index = 0
+    while index < len(pattern):
+        char = pattern[index]
+        if char == "\\" and index + 1 < len(pattern):
+            literal.append(pattern[index + 1])
+            index += 2
+            continue
+        if char == "*":
+            pieces += ["".join(literal), None]
+            literal = []
+        else:
+            literal.append(char)
+        index += 1
+    pieces.append("".join(literal))
+    return [piece for piece in pieces if piece != ""]
+
+
+def _read(text: str, level: int) -> CommandLine:
+    parsed = parse_command(text)
+    views: set[str] = set()
+    opaque = list(parsed.opaque)
+    readable = parsed.readable
+    for command in (*parsed.commands, *parsed.nested):
+        words_views, complete = _views(command.words)
+        readable = readable and complete
+        for words in words_views:
+            views.add(_text(words))
+            inner = _code_in(words, command)
+            if inner is None:
+                continue
+            reason, code = inner
+            opaque.append(reason)
+            if level >= _MAX_LEVEL:
+                readable = False
+                continue
+            read = _read(code, level + 1)
+            views |= read.views
+            opaque += read.opaque
+            readable = readable and read.readable
+    return CommandLine(parsed.commands, frozenset(views), tuple(dict.fromkeys(opaque)), readable)
+
+
+def _text(words: tuple[str, ...]) -> str:
+    """The words as a pattern sees them: joined, with each run of whitespace one space."""
+    return " ".join(" ".join(words).split())
+
+
+def _views(words: tuple[str, ...]) -> tuple[list[tuple[str, ...]], bool]:
+    """The ways a deny rule may see ``words``; false if there were too many to try."""
+    found: list[tuple[str, ...]] = []
+    starts, seen = [0], set[int]()
+    while starts:
+        start = starts.pop()
+        if start in seen or start >= len(words):
+            continue
+        if len(seen) >= _MAX_VIEWS:
+            return list(dict.fromkeys(found)), False
+        seen.add(start)
+        found.append(words[start:])
+        rest = words[start:]
+        while rest and _ASSIGNMENT.match(rest[0]):
+            rest = rest[1:]
+        if not rest:
+            continue
+        name = os.path.basename(rest[0]) or rest[0]
+        found += [rest, (name, *rest[1:])]
+        offset = len(words) - len(rest)
+        if name in WRAPPERS:
+            starts += [offset + i for i, word in enumerate(rest) if i and word[:1] != "-"]
+        if name == "find":
+            starts += [offset + i + 1 for i, word in enumerate(rest) if word in _EXEC_OPTIONS]
+    return list(dict.fromkeys(found)), True
+
+
+def _code_in(words: tuple[str, ...], command: SimpleCommand) -> tuple[str, str] | None:
+    """Code that ``words`` run from a string or from standard input: why it is opaque, and it."""
+    if not words:
+        return None
+    name = os.path.basename(words[0])
+    if name == "eval":
+        return "eval", " ".join(words[1:])
+    if name not in SHELLS:
+        return None
+    for index, word in enumerate(words[1:], 1):
+        if word[:1] == "-" and word[:2] != "--" and "c" in word[1:]:
+            code = words[index + 1] if index + 1 < len(words) else ""
+            return f"a command string run by {name} -c", code
+    for redirect in command.redirects:
+        if redirect.op in ("<<", "<<-") and redirect.body is not None:
+            return f"a here-document run by {name}", redirect.body
+        if redirect.op == "<<<":
+            return f"a here-string run by {name}", redirect.target
+    return None
+
+
+def _redirect_problem(command: SimpleCommand, workspace: Path, moves: bool) -> str:
+    """Why a redirection of ``command`` keeps an allow rule from approving it, or ``""``."""
+    for redirect in command.redirects:
+        target = redirect.target
+        if redirect.op in _INPUTS or target in _DEVICES or target.startswith("/dev/fd/"):
+            continue
+        if redirect.op in (">&", "<&") and re.fullmatch(r"\d*-?", target):
+            continue  # a descriptor duplicated or closed, not a file
+        if _UNSEEN.search(target) or "\0" in target:
+            return f"it writes to {target!r}, a name the shell expands"
+        if moves and not os.path.isabs(target):
+            return f"it writes to {target!r} after changing directory"
+        root = os.path.realpath(workspace)
+        resolved = os.path.realpath(os.path.join(root, target))
+        if os.path.commonpath([root, resolved]) != root:
+            return f"it writes to {target!r}, outside the workspace"
+    return ""
+
+
+def exact_patterns(line: CommandLine, workspace: Path) -> tuple[str, ...]:
+    """Patterns that approve exactly the commands of ``line``; none when no allow rule can."""
+    if line.opaque or not line.readable or not line.commands:
+        return ()
+    moves = any(c.words and c.words[0] in _DIRECTORY_CHANGES for c in line.commands)
+    patterns = []
+    for command in line.commands:
+        text = _text(command.words)
+        if not text or _redirect_problem(command, workspace, moves):
+            return ()
+        patterns.append(escape(text))
+    return tuple(dict.fromkeys(patterns))

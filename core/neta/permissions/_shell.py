@@ -1,0 +1,393 @@
+"""A command line split into the simple commands it runs, read the way bash reads it.
+
+Nothing is run or expanded: quotes are taken off, and each expansion that would run
+something (``$(...)``, backticks, ``<(...)``) is kept as its text in the word while the
+commands inside it are read too. What a rule cannot judge from the text alone is named in
+``ShellCommand.opaque``, so that no allow rule approves it unseen.
+
+``shlex`` is not enough here: it does not see ``$(`` or backticks, loses the difference
+between ``2>x`` and ``2 >x``, and cannot read here-documents or ``$'...'``.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass
+
+SUBSTITUTION = "a command substitution $(...)"
+BACKTICKS = "a command substitution in backticks"
+PROCESS_SUBSTITUTION = "a process substitution <(...)"
+HERE_DOCUMENT = "a here-document"
+UNBALANCED_QUOTE = "an unbalanced quote"
+UNBALANCED_PARENTHESIS = "an unbalanced parenthesis"
+UNBALANCED_BRACE = "an unbalanced ${...}"
+UNTERMINATED_BACKTICK = "an unterminated backtick"
+ANSI_C_ESCAPES = "ANSI-C quoting $'...' with escapes"
+MISSING_TARGET = "a redirection without a target"
+_MAX_LEVEL = 16
+TOO_DEEP = f"substitutions nested more than {_MAX_LEVEL} deep"
+
+_SEPARATORS = ("&&", "||", ";;&", ";;", ";&", "|&", ";", "|", "&", "(", ")")
+_REDIRECTIONS = ("&>>", "&>", ">>", ">|", ">&", "<<<", "<<-", "<<", "<&", "<>", ">", "<")
+_OPERATORS = sorted(_SEPARATORS + _REDIRECTIONS, key=len, reverse=True)
+_OPERATOR_START = frozenset(";&|()<>")
+_BLANKS = frozenset(" \t\r")
+_KEYWORDS = frozenset(  # words that may open a command without being it
+    {"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac"}
+    | {"time"}
+)
+_ANSI_C_ESCAPE = re.compile(
+    r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)", re.S
+)
+_ANSI_C_SIMPLE = dict(zip("abeEfnrtv", "\a\b\x1b\x1b\f\n\r\t\v", strict=True))
+
+
+@dataclass(frozen=True)
+class Redirect:
+    """One redirection of a simple command.
+
+    Attributes:
+        op: the operator (``>``, ``>>``, ``2>`` is ``>`` with ``fd="2"``, ``<<`` ...).
+        fd: the file descriptor written before it, or ``""``.
+        target: the word after it (a file, a descriptor for ``>&``, a here-document's
+            delimiter, a here-string's text).
+        body: a here-document's text, once read.
+    """
+
+    op: str
+    fd: str
+    target: str
+    body: str | None = None
+
+
+@dataclass(frozen=True)
+class SimpleCommand:
+    """One command of a line: its words (quotes taken off) and its redirections."""
+
+    words: tuple[str, ...]
+    redirects: tuple[Redirect, ...] = ()
+
+
+@dataclass(frozen=True)
+class ShellCommand:
+    """A command line, read.
+
+    Attributes:
+        commands: the simple commands it runs at its top level, in order (split on ``&&``,
+            ``||``, ``;``, ``|``, ``&``, newlines and parentheses; leading keywords such as
+            ``then`` or ``do`` taken off).
+        nested: the commands inside its substitutions (``$(...)``, backticks, ``<(...)``).
+        opaque: what no allow rule can judge, in words (empty for a plain command line).
+        readable: false when the line is too deeply nested to be read at all.
+    """
+
+    commands: tuple[SimpleCommand, ...]
+    nested: tuple[SimpleCommand, ...] = ()
+    opaque: tuple[str, ...] = ()
+    readable: bool = True
+
+
+@functools.lru_cache(maxsize=256)
+def parse_command(text: str) -> ShellCommand:
+    """Read ``text`` as bash would, without running or expanding anything."""
+    try:
+        return _Scanner(text, 0).read()
+    except _TooDeep:
+        return ShellCommand((), (), (TOO_DEEP,), readable=False)
+
+
+class _TooDeep(Exception):
+    pass
+
+
+@dataclass
+class _Token:
+    kind: str  # "word", "separator" or "redirect"
+    text: str
+    fd: str = ""
+    quoted: bool = False
+    body: str | None = None
+
+
+class _Scanner:
+    def __init__(self, text: str, level: int) -> None:
+        if level > _MAX_LEVEL:
+            raise _TooDeep
+        self.text = text
+        self.level = level
+        self.pos = 0
+        self.opaque: list[str] = []
+        self.nested: list[SimpleCommand] = []
+        self.heredocs: list[tuple[_Token, str, bool]] = []
+
+    def read(self) -> ShellCommand:
+        commands = self._commands(self._tokens(inside=False))
+        return ShellCommand(tuple(commands), tuple(self.nested), tuple(self.opaque))
+
+    def _problem(self, reason: str) -> None:
+        if reason not in self.opaque:
+            self.opaque.append(reason)
+
+    def _merge(self, other: _Scanner) -> None:
+        self.nested += other.nested
+        for reason in other.opaque:
+            self._problem(reason)
+
+    def _tokens(self, *, inside: bool) -> list[_Token]:
+        """Tokens to the end, or inside ``$(``/``<(`` to the parenthesis that closes it."""
+        text, tokens, parens = self.text, [], 0
+        while self.pos < len(text):
+            char = text[self.pos]
+            if char in _BLANKS:
+                self.pos += 1
+            elif text.startswith("\\\n", self.pos):
+                self.pos += 2
+            elif char == "#":
+                end = text.find("\n", self.pos)
+                self.pos = len(text) if end < 0 else end
+            elif char == "\n":
+                self.pos += 1
+                tokens.append(_Token("separator", "\n"))
+                self._read_heredocs()
+            elif char == ")" and inside and parens == 0:
+                return tokens
+            elif char in _OPERATOR_START and not self._at_process_substitution():
+                op = self._operator()
+                if op == "(":
+                    parens += 1
+                elif op == ")" and parens:
+                    parens -= 1
+                tokens.append(_Token("redirect" if op in _REDIRECTIONS else "separator", op))
+            else:
+                tokens.append(self._word_token(tokens))
+        return tokens
+
+    def _at_process_substitution(self) -> bool:
+        return self.text[self.pos] in "<>" and self.text.startswith("(", self.pos + 1)
+
+    def _operator(self) -> str:
+        op = next(o for o in _OPERATORS if self.text.startswith(o, self.pos))
+        self.pos += len(op)
+        return op
+
+    def _word_token(self, tokens: list[_Token]) -> _Token:
+        value, quoted = self._word()
+        at = self.pos
+        if (
+            value.isascii()
+            and value.isdigit()
+            and not quoted
+            and at < len(self.text)
+            and self.text[at] in "<>"
+            and not self._at_process_substitution()
+        ):
+            return _Token("redirect", self._operator(), fd=value)
+        if tokens and tokens[-1].kind == "redirect" and tokens[-1].text in ("<<", "<<-"):
+            self.heredocs.append((tokens[-1], value, not quoted))
+        return _Token("word", value, quoted=quoted)
+
+    def _word(self) -> tuple[str, bool]:
+        text, value, quoted = self.text, [], False
+        while self.pos < len(text):
+            char, following = text[self.pos], text[self.pos + 1 : self.pos + 2]
+            if char in _BLANKS or char == "\n":
+                break
+            if char in _OPERATOR_START:
+                if not self._at_process_substitution():
+                    break
+                value.append(self._substitution(PROCESS_SUBSTITUTION))
+            elif char == "\\":
+                quoted = True
+                value.append("" if following == "\n" else following)
+                self.pos += 2
+            elif char == "'":
+                quoted = True
+                value.append(self._single_quoted())
+            elif char == '"' or (char == "$" and following == '"'):
+                quoted = True
+                self.pos += 1 if char == '"' else 2
+                value.append(self._double_quoted('"'))
+            elif char == "$" and following == "'":
+                quoted = True
+                value.append(self._ansi_c())
+            elif (char == "$" and following in ("(", "{")) or char == "`":
+                value.append(self._expansion())
+            else:
+                value.append(char)
+                self.pos += 1
+        return "".join(value), quoted
+
+    def _single_quoted(self) -> str:
+        end = self.text.find("'", self.pos + 1)
+        if end < 0:
+            self._problem(UNBALANCED_QUOTE)
+            end = len(self.text)
+        value = self.text[self.pos + 1 : end]
+        self.pos = end + 1
+        return value
+
+    def _double_quoted(self, closing: str | None) -> str:
+        """Text up to ``closing`` (``None``: to the end, as in a here-document's body)."""
+        text, value = self.text, list[str]()
+        while self.pos < len(text):
+            char, following = text[self.pos], text[self.pos + 1 : self.pos + 2]
+            if closing is not None and char == closing:
+                self.pos += 1
+                return "".join(value)
+            if char == "\\" and following and following in '$`"\\\n':
+                value.append("" if following == "\n" else following)
+                self.pos += 2
+            elif (char == "$" and following in ("(", "{")) or char == "`":
+                value.append(self._expansion())
+            else:
+                value.append(char)
+                self.pos += 1
+        if closing is not None:
+            self._problem(UNBALANCED_QUOTE)
+        return "".join(value)
+
+    def _ansi_c(self) -> str:
+        text, start = self.text, self.pos + 2
+        end = start
+        while end < len(text) and text[end] != "'":
+            end += 2 if text[end] == "\\" else 1
+        if end >= len(text):
+            self._problem(UNBALANCED_QUOTE)
+        raw = text[start:end]
+        self.pos = end + 1
+        if "\\" not in raw:
+            return raw
+        self._problem(ANSI_C_ESCAPES)
+        return _ANSI_C_ESCAPE.sub(_decode_escape, raw)
+
+    def _expansion(self) -> str:
+        """``$(...)``, ``${...}`` or a backtick substitution, kept as its text."""
+        if self.text.startswith("$(", self.pos):
+            return self._substitution(SUBSTITUTION)
+        if self.text.startswith("${", self.pos):
+            return self._braced()
+        return self._backticks()
+
+    def _substitution(self, reason: str) -> str:
+        start = self.pos
+        self.pos += 2
+        inner = _Scanner(self.text, self.level + 1)
+        inner.pos, inner.heredocs = self.pos, self.heredocs
+        commands = inner._commands(inner._tokens(inside=True))
+        self.pos = inner.pos
+        if self.pos < len(self.text):
+            self.pos += 1  # the closing parenthesis
+        else:
+            self._problem(UNBALANCED_PARENTHESIS)
+        self._problem(reason)
+        self._merge(inner)
+        self.nested += commands
+        return self.text[start : self.pos]
+
+    def _braced(self) -> str:
+        text, start = self.text, self.pos
+        self.pos += 2
+        while self.pos < len(text):
+            char, following = text[self.pos], text[self.pos + 1 : self.pos + 2]
+            if char == "}":
+                self.pos += 1
+                return text[start : self.pos]
+            if char == "\\":
+                self.pos += 2
+            elif char == "'":
+                self._single_quoted()
+            elif char == '"':
+                self.pos += 1
+                self._double_quoted('"')
+            elif (char == "$" and following in ("(", "{")) or char == "`":
+                self._expansion()
+            else:
+                self.pos += 1
+        self._problem(UNBALANCED_BRACE)
+        return text[start:]
+
+    def _backticks(self) -> str:
+        text, start, inner = self.text, self.pos, []
+        end = self.pos + 1
+        while end < len(text) and text[end] != "`":
+            if text[end] == "\\" and end + 1 < len(text):
+                escaped = text[end + 1]
+                inner.append(escaped if escaped in "$`\\" else text[end : end + 2])
+                end += 2
+            else:
+                inner.append(text[end])
+                end += 1
+        if end >= len(text):
+            self._problem(UNTERMINATED_BACKTICK)
+        self.pos = end + 1
+        self._problem(BACKTICKS)
+        self._read_nested("".join(inner))
+        return text[start : self.pos]
+
+    def _read_nested(self, text: str) -> None:
+        scanner = _Scanner(text, self.level + 1)
+        read = scanner.read()
+        self._merge(scanner)
+        self.nested += read.commands
+
+    def _read_heredocs(self) -> None:
+        """Read the bodies of the here-documents opened on the line that just ended."""
+        text = self.text
+        for token, delimiter, expands in self.heredocs:
+            lines = []
+            while self.pos < len(text):
+                end = text.find("\n", self.pos)
+                end = len(text) if end < 0 else end
+                line = text[self.pos : end]
+                self.pos = end + 1
+                if (line.lstrip("\t") if token.text == "<<-" else line) == delimiter:
+                    break
+                lines.append(line)
+            token.body = "".join(line + "\n" for line in lines)
+            if expands:  # an unquoted delimiter: $(...) and backticks in the body run
+                scanner = _Scanner(token.body, self.level + 1)
+                scanner._double_quoted(None)
+                self._merge(scanner)
+        self.heredocs.clear()
+
+    def _commands(self, tokens: list[_Token]) -> list[SimpleCommand]:
+        commands: list[SimpleCommand] = []
+        words: list[_Token] = []
+        redirects: list[Redirect] = []
+        index = 0
+        while index <= len(tokens):
+            token = tokens[index] if index < len(tokens) else None
+            if token is None or token.kind == "separator":
+                while words and not words[0].quoted and words[0].text in _KEYWORDS:
+                    words.pop(0)
+                if words or redirects:
+                    commands.append(SimpleCommand(tuple(w.text for w in words), tuple(redirects)))
+                words, redirects = [], []
+            elif token.kind == "redirect":
+                target = tokens[index + 1] if index + 1 < len(tokens) else None
+                if target is None or target.kind != "word":
+                    self._problem(MISSING_TARGET)
+                    target = _Token("word", "")
+                else:
+                    index += 1
+                if token.text in ("<<", "<<-"):
+                    self._problem(HERE_DOCUMENT)
+                redirects.append(Redirect(token.text, token.fd, target.text, token.body))
+            else:
+                words.append(token)
+            index += 1
+        return commands
+
+
+def _decode_escape(match: re.Match[str]) -> str:
+    escape = match.group(1)
+    if escape[0] in "xuU" and len(escape) > 1:
+        code = int(escape[1:], 16)
+    elif escape[0] in "01234567":
+        code = int(escape, 8)
+    elif escape[0] == "c" and len(escape) == 2:
+        code = ord(escape[1]) & 0x1F
+    else:
+        return _ANSI_C_SIMPLE.get(escape, escape)
+    return chr(code) if code < 0x110000 else ""
