@@ -48,22 +48,15 @@ def build(session: neta.SessionContext) -> neta.Tool:
     """The ``bash`` tool for ``session``: commands run in its workspace root."""
 
     async def bash(args: BashArgs) -> neta.ToolResult:
-        if session.sandbox.enabled:
-            run = await run_command(
-                args.command,
-                cwd=session.workspace,
-                timeout=args.timeout,
-                env=environment.for_session(session),
-                sandbox=environment.sandbox_for_session(session),
-            )
-        else:
-            run = await run_command(
-                args.command,
-                cwd=session.workspace,
-                timeout=args.timeout,
-                env=environment.for_session(session),
-                session_mark=processes.session_mark(session),
-            )
+        sandboxed = session.sandbox.enabled
+        run = await run_command(
+            args.command,
+            cwd=session.workspace,
+            timeout=args.timeout,
+            env=environment.for_session(session),
+            sandbox=environment.sandbox_for_session(session) if sandboxed else None,
+            session_mark=None if sandboxed else processes.session_mark(session),
+        )
         return run.result(args.timeout)
 
     # Commands may depend on each other's effects, so they never run concurrently; the runtime's

@@ -18,6 +18,7 @@ import pytest
 import neta
 from neta.sandbox import _bwrap
 from neta_base import bash
+from tests.processes import running_with, wait_none_running_with
 from tests.services import require
 
 SECRET = "s3cr3t-" + secrets.token_hex(8)
@@ -141,20 +142,6 @@ def test_host_sockets_under_run_are_hidden(session, tmp_path):
     assert result.content.startswith("0\n")
 
 
-def running(tag: str) -> list[int]:
-    """Host pids whose command line holds ``tag``."""
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
-            try:
-                cmdline = (entry / "cmdline").read_bytes()
-            except OSError:
-                continue
-            if tag.encode() in cmdline:
-                found.append(int(entry.name))
-    return found
-
-
 def escapes(tag: str) -> str:
     """Commands that start ``sleep tag`` every way a process can leave its parent."""
     sleep = f"sleep {tag}"
@@ -171,18 +158,11 @@ def unique_sleep() -> str:
     return f"600.{secrets.randbelow(10**6):06d}"
 
 
-def wait_none_running(tag: str, seconds: float = 5.0) -> list[int]:
-    deadline = time.monotonic() + seconds
-    while running(tag) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    return running(tag)
-
-
 def test_every_process_a_call_started_is_gone_when_it_ends(session):
     tag = unique_sleep()
     result = run(session, escapes(tag) + "sleep 0.5; ps -e | grep -c 'sleep'")
     assert result.content.startswith("5\n")  # all five escapes ran inside the call
-    assert wait_none_running(tag) == []
+    assert wait_none_running_with(tag) == []
 
 
 def test_a_timed_out_call_takes_every_process_with_it(session):
@@ -191,7 +171,7 @@ def test_a_timed_out_call_takes_every_process_with_it(session):
     result = run(session, escapes(tag) + f"sleep {tag}", timeout=1)
     assert result.data["timed_out"] is True
     assert time.monotonic() - started < 10
-    assert wait_none_running(tag) == []
+    assert wait_none_running_with(tag) == []
 
 
 def test_a_cancelled_call_takes_every_process_with_it(session):
@@ -201,15 +181,15 @@ def test_a_cancelled_call_takes_every_process_with_it(session):
     async def cancel_midway():
         task = asyncio.create_task(tool.invoke(bash.BashArgs(command=escapes(tag) + "sleep 60")))
         deadline = time.monotonic() + 10
-        while len(running(tag)) < 5 and time.monotonic() < deadline:
+        while len(running_with(tag)) < 5 and time.monotonic() < deadline:
             await asyncio.sleep(0.05)
-        assert len(running(tag)) >= 5  # the five, and the sandbox whose command names them
+        assert len(running_with(tag)) >= 5  # the five, and the sandbox whose command names them
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
 
     asyncio.run(cancel_midway())
-    assert wait_none_running(tag) == []
+    assert wait_none_running_with(tag) == []
 
 
 FORK_UNTIL_REFUSED = """
@@ -234,7 +214,7 @@ def test_a_fork_bomb_meets_the_process_limit_and_ends_with_the_call(session):
     assert 30 <= int(counted.content.split()[0]) < 40
     bomb = run(session, "bomb() { bomb | bomb & }; bomb; sleep 3; echo after", timeout=2)
     assert bomb.data["timed_out"] is True or "[exit code" in bomb.content
-    assert wait_none_running("bomb") == []
+    assert wait_none_running_with("bomb") == []
 
 
 def test_a_huge_write_stops_at_the_file_size_limit(session):
