@@ -1,8 +1,10 @@
 """``python -m neta`` runs the command line.
 
-Python puts the current directory first on ``sys.path`` for ``-m``: a folder an untrusted
-repository controls could then bring its own modules, and ``*.dist-info`` folders there would
-be found as installed plugins (entry points). It is taken off before anything is loaded.
+Python puts the current directory first on ``sys.path`` for ``-m``: ``*.dist-info`` folders
+there would be found as installed plugins (entry points), so it is taken off before the
+command line loads any. Python has imported this package (and what its ``__init__`` imports)
+before this runs, from the current directory too if something there has the name: in a
+directory one does not trust, the ``neta`` command (or ``python -P -m neta``) is the way.
 """
 
 import os

@@ -14,8 +14,10 @@ import datetime as dt
 import hashlib
 import json
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from neta.errors import ConfigError
 from neta.home import neta_home
@@ -33,6 +35,7 @@ STORE_NAME = "trust.json"
 """The record of trusted workspaces, in ``NETA_HOME``."""
 
 _MAX_FILES = 10_000  # files of a skills folder hashed at the most; more is refused
+_MAX_BYTES = 16 * 1024 * 1024  # the largest file of a workspace's configuration trusted
 
 
 @dataclass(frozen=True)
@@ -45,9 +48,15 @@ class TrustedWorkspace:
 
 
 def config_files(workspace: Path) -> list[Path]:
-    """The files of ``workspace`` that need trust, in a stable order (none: nothing to trust)."""
+    """The files of ``workspace`` that need trust, in a stable order (none: nothing to trust).
+
+    Symlinks are listed as they are (their target is not followed).
+
+    Raises:
+        ConfigError: a skills folder holds more than ``_MAX_FILES`` files.
+    """
     root = workspace / CONFIG_FOLDER
-    found = [root / name for name in TRUSTED_FILES if (root / name).is_file()]
+    found = [root / name for name in TRUSTED_FILES if os.path.lexists(root / name)]
     for folder in TRUSTED_FOLDERS:
         base = root / folder
         if base.is_dir():
@@ -60,17 +69,44 @@ def config_files(workspace: Path) -> list[Path]:
 
 
 def fingerprint(workspace: Path) -> str:
-    """A hash of the names and contents of ``config_files(workspace)``."""
+    """A hash of the names, kinds and contents of ``config_files(workspace)``.
+
+    Each name and content goes in with its length first, so no two different sets of files
+    hash alike by moving bytes between them; a symlink counts by its target's text (never
+    followed), anything but a regular file or a symlink by its kind only.
+
+    Raises:
+        ConfigError: a file is larger than ``_MAX_BYTES``, or there are too many.
+    """
     digest = hashlib.sha256()
     root = workspace / CONFIG_FOLDER
     for path in config_files(workspace):
-        digest.update(str(path.relative_to(root)).encode() + b"\0")
-        try:
-            digest.update(path.read_bytes())
-        except OSError as exc:
-            digest.update(f"unreadable: {exc.errno}".encode())
-        digest.update(b"\0")
+        _field(digest, os.fsencode(path.relative_to(root)))
+        _field(digest, _content(path))
     return digest.hexdigest()
+
+
+def _field(digest: Any, data: bytes) -> None:
+    digest.update(len(data).to_bytes(8, "big"))
+    digest.update(data)
+
+
+def _content(path: Path) -> bytes:
+    try:
+        info = path.lstat()
+        if stat.S_ISLNK(info.st_mode):
+            return b"link\0" + os.fsencode(os.readlink(path))
+        if not stat.S_ISREG(info.st_mode):
+            return b"other\0" + oct(stat.S_IFMT(info.st_mode)).encode()
+        if info.st_size > _MAX_BYTES:
+            raise ConfigError(f"{path} is too large to trust ({info.st_size:,} bytes)")
+        file_hash = hashlib.sha256()
+        with path.open("rb") as file:
+            while chunk := file.read(1 << 16):
+                file_hash.update(chunk)
+    except OSError as exc:
+        return f"unreadable\0{exc.errno}".encode()
+    return b"file\0" + file_hash.digest()
 
 
 class TrustStore:
@@ -105,9 +141,17 @@ class TrustStore:
         }
 
     def is_trusted(self, workspace: Path) -> bool:
-        """Whether ``workspace`` is trusted with the configuration it holds now."""
+        """Whether ``workspace`` is trusted with the configuration it holds now.
+
+        A configuration that cannot be trusted at all (a file too large) is not.
+        """
         record = self.records().get(str(workspace.resolve()))
-        return record is not None and record.fingerprint == fingerprint(workspace.resolve())
+        if record is None:
+            return False
+        try:
+            return record.fingerprint == fingerprint(workspace.resolve())
+        except ConfigError:
+            return False
 
     def trust(self, workspace: Path) -> TrustedWorkspace:
         """Trust ``workspace`` with the configuration it holds now."""

@@ -50,7 +50,7 @@ from neta.providers.registry import DEFAULT_PROVIDER, resolve_model_name
 from neta.providers.retry import DEFAULT_MAX_TRIES, RetryPolicy
 from neta.runtime.agent import Agent, AgentSession, RunResult
 from neta.runtime.attempt import DEFAULT_TURN_TIMEOUT
-from neta.sandbox import SandboxPolicy
+from neta.sandbox import SandboxPolicy, sandbox_unavailable
 
 EXIT_CODES = {"completed": 0, "awaiting_input": 3}
 """Exit status per outcome; every other outcome exits 1."""
@@ -111,6 +111,8 @@ def build_agent(
             "script": str(script) if script else None,
         },
     )
+    if agent.sandbox.enabled:
+        sandbox_unavailable()  # learnt now, not during the first command (a Ctrl-C then)
     freeze_startup_objects()  # the model's SDK is loaded
     return agent
 

@@ -9,6 +9,7 @@ without a terminal, go on without it and say so in one line.
 from __future__ import annotations
 
 import json
+import shlex
 import sys
 from pathlib import Path
 
@@ -16,7 +17,10 @@ import typer
 from rich.console import Console
 
 from neta.cli.sanitize import sanitize_markup
+from neta.paths import printable
 from neta.trust import CONFIG_FOLDER, TrustStore, config_files, workspace_trusted
+
+_LONGEST = 300  # characters of one command shown
 
 
 def describe(workspace: Path) -> list[str]:
@@ -27,7 +31,7 @@ def describe(workspace: Path) -> list[str]:
     for path in config_files(workspace):
         relative = path.relative_to(root)
         if relative.parts[0] == "skills" and len(relative.parts) > 2:
-            skills.add(relative.parts[1])
+            skills.add(_shown(relative.parts[1]))
         elif relative.name == "mcp.json":
             lines += _servers(path)
     if skills:
@@ -45,12 +49,26 @@ def _servers(path: Path) -> list[str]:
     lines = []
     for name, entry in servers.items():
         entry = entry if isinstance(entry, dict) else {}
+        where = f"  {CONFIG_FOLDER}/mcp.json: server {_shown(repr(str(name)))}"
         if "command" in entry:
-            command = " ".join(str(part) for part in [entry["command"], *entry.get("args", [])])
-            lines.append(f"  {CONFIG_FOLDER}/mcp.json: server {name!r} runs: {command}")
+            given = entry.get("args")
+            args: list[object] = given if isinstance(given, list) else []
+            command = shlex.join(str(part) for part in [entry["command"], *args])
+            lines.append(f"{where} runs: {_shown(command)}")
         else:
-            lines.append(f"  {CONFIG_FOLDER}/mcp.json: server {name!r} at {entry.get('url')}")
+            lines.append(f"{where} at {_shown(str(entry.get('url')))}")
+        for key in ("cwd", "env", "headers"):
+            if entry.get(key):
+                value = entry[key]
+                shown = ", ".join(map(str, value)) if isinstance(value, dict) else str(value)
+                lines.append(f"    {key}: {_shown(shown)}")
     return lines
+
+
+def _shown(text: str) -> str:
+    """``text`` on one line (line breaks escaped) and at most ``_LONGEST`` characters."""
+    line = printable(text)
+    return line if len(line) <= _LONGEST else line[:_LONGEST] + f"… ({len(line):,} characters)"
 
 
 def settle_trust(workspace: Path, *, ask: bool) -> None:

@@ -276,9 +276,11 @@ def _prlimit() -> str:
 
 
 def _probe(binary: str | None, configured: bool) -> str | None:
-    """``_probed``, not remembering a probe a signal ended (a Ctrl-C while it ran)."""
-    reason = _probed(binary, configured)
-    if reason is not None and _INTERRUPTED in reason:
+    """``_probed``, tried again when a signal ended the probe (a Ctrl-C while it ran)."""
+    for _attempt in range(3):
+        reason = _probed(binary, configured)
+        if reason is None or _INTERRUPTED not in reason:
+            return reason
         _probed.cache_clear()
     return reason
 
