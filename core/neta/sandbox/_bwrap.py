@@ -24,7 +24,7 @@ import functools
 import os
 import shutil
 import subprocess
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -93,7 +93,6 @@ def confine(
     workspace: Path,
     cwd: Path | None = None,
     host_env: Mapping[str, str] | None = None,
-    also_pass: Iterable[str] = (),
     setenv: Mapping[str, str] | None = None,
 ) -> Confined:
     """``command`` wrapped to run in the sandbox ``policy`` describes, in ``cwd``.
@@ -104,7 +103,6 @@ def confine(
         workspace: bound read-write at its own path.
         cwd: where the command starts (the workspace by default).
         host_env: the environment the allow list picks from (this process's by default).
-        also_pass: more host variable names or patterns to pass on.
         setenv: variables set inside the sandbox only (never for ``bwrap`` itself: a
             ``LD_PRELOAD`` there would run before any confinement).
 
@@ -118,7 +116,7 @@ def confine(
     for name, value in (setenv or {}).items():
         argv += ["--setenv", name, value]
     argv += ["--chdir", str(cwd or workspace), "--", *_limits(policy), "--", *command]
-    env = sandbox_environment(policy, host_env or os.environ, home=_home(), also_pass=also_pass)
+    env = sandbox_environment(policy, host_env or os.environ, home=_home())
     pids = None
     if os.geteuid() == 0:  # the kernel ignores RLIMIT_NPROC for root: count in a group
         hierarchy = pids_hierarchy()

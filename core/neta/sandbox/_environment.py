@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 from neta.sandbox._policy import SandboxPolicy, forbidden_variable
 
@@ -30,7 +30,6 @@ def sandbox_environment(
     host: Mapping[str, str],
     *,
     home: str,
-    also_pass: Iterable[str] = (),
 ) -> dict[str, str]:
     """What a command confined by ``policy`` sees: the allow list, ``home``, the host's additions.
 
@@ -38,11 +37,10 @@ def sandbox_environment(
         policy: its ``pass_env`` names more host variables, its ``env`` sets values.
         host: the host's environment.
         home: the value of ``HOME`` (an empty folder in the sandbox).
-        also_pass: more names or patterns to pass on (a tool's own settings).
 
     A variable ``forbidden_variable`` names is left out whatever asked for it.
     """
-    patterns = (*PASSED, *policy.pass_env, *also_pass)
+    patterns = (*PASSED, *policy.pass_env)
     passed = {
         name: value
         for name, value in host.items()
