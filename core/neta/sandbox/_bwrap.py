@@ -169,15 +169,20 @@ def _file_system(policy: SandboxPolicy, workspace: Path, layout: Layout) -> list
     args = ["--ro-bind", "/", "/", "--proc", "/proc", *_devices()]
     for switch in KERNEL_SWITCHES:
         args += ["--ro-bind-try", switch, switch]
+    # the layout is read once; what is gone since needs no hiding (and bwrap could not make
+    # a mount point for it in the read-only system)
     covered: list[Path] = []  # a folder inside one hidden already needs no mount of its own
     for path in [*layout.hidden, *layout.unreadable]:
-        if not inside(path, workspace) and not any(inside(path, c) for c in covered):
+        if inside(path, workspace) or any(inside(path, c) for c in covered):
+            continue
+        if os.path.isdir(path):
             args += _empty(path, policy, writable=path in layout.hidden)
             covered.append(path)
     for path in layout.shown:
-        args += ["--ro-bind", str(path), str(path)]
+        if os.path.exists(path):
+            args += ["--ro-bind", str(path), str(path)]
     for path in layout.hidden_files:
-        if not inside(path, workspace):
+        if not inside(path, workspace) and os.path.isfile(path):
             args += ["--ro-bind", "/dev/null", str(path)]
     args += ["--bind", str(workspace), str(workspace)]
     for flag, paths in (("--ro-bind-try", policy.read_only), ("--bind-try", policy.read_write)):

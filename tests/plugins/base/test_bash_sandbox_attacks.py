@@ -299,3 +299,24 @@ def test_a_toolchains_configuration_stays_hidden(session, monkeypatch):
     )
     assert "echo node" in result.content  # the toolchain's programs are there
     assert SECRET not in result.content
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root reads files others may not")
+def test_a_root_only_file_gone_since_the_scan_does_not_stop_commands(session):
+    from neta.sandbox import _layout
+
+    folder = Path("/usr/local/etc")
+    folder.mkdir(parents=True, exist_ok=True)
+    secret = folder / f"neta-test-{secrets.token_hex(4)}.conf"
+    secret.write_text(SECRET)
+    secret.chmod(0o600)
+    try:
+        _layout._unreadable_by_others.cache_clear()
+        _layout._layout.cache_clear()
+        assert "[exit code 0]" in run(session, "true").content  # the scan saw it
+        secret.unlink()
+        assert "[exit code 0]" in run(session, "true").content
+    finally:
+        secret.unlink(missing_ok=True)
+        _layout._unreadable_by_others.cache_clear()
+        _layout._layout.cache_clear()
