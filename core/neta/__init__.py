@@ -66,6 +66,7 @@ from neta.runtime.agent import Agent, AgentSession, RunResult
 from neta.sandbox import SandboxLimits, SandboxPolicy
 from neta.session import ClarifyFn, EntryKind, EventSink, SessionCapabilities, SessionContext
 from neta.session_tools import BoundTool, build_session_tools, resolve_session_toolsets
+from neta.terminal_text import sanitize
 from neta.todos import InMemoryTodoStore, TodoItem, TodoSnapshot, TodoStatus, TodoStore
 from neta.tools import Tool, ToolCall, ToolResult
 from neta.toolsets import (
@@ -175,6 +176,7 @@ __all__ = [
     "resolve_in_workspace",
     "resolve_session_toolsets",
     "resolve_toolsets",
+    "sanitize",
     "tls_client_context",
     "write_text",
 ]

@@ -62,6 +62,7 @@ CORE_MODULES = [
     "neta.session",
     "neta.session_tools",
     "neta.suggest",
+    "neta.terminal_text",
     "neta.tools",
     "neta.toolsets",
     "neta.truncation",
@@ -231,7 +232,7 @@ def test_internal_names_are_not_part_of_the_top_level_api(name):
 
 
 def test_what_a_plugin_author_needs_is_exported_at_the_top():
-    from neta import events, fuzzy_match, paths
+    from neta import events, fuzzy_match, paths, terminal_text
     from neta.fuzzy_match import textfile
 
     needed = {
@@ -253,11 +254,13 @@ def test_what_a_plugin_author_needs_is_exported_at_the_top():
         "ScriptedProvider",
         "build_session_tools",
         "ToolError",
+        "sanitize",
     }
     assert needed <= set(neta.__all__)
     assert neta.fuzzy_replace is fuzzy_match.fuzzy_replace
     assert neta.resolve_in_workspace is paths.resolve_in_workspace
     assert neta.read_text is textfile.read_text
+    assert neta.sanitize is terminal_text.sanitize
 
 
 def test_the_top_level_re_exports_each_public_modules_shared_names_unchanged():

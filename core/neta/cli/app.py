@@ -31,10 +31,10 @@ from neta.cli.context import echo_json
 from neta.cli.options import show_installed_providers
 from neta.cli.plugin_env import unknown_disabled_plugins
 from neta.cli.run_cmd import failed_run_json
-from neta.cli.sanitize import sanitize
 from neta.cli.undumpable import make_undumpable
 from neta.errors import ConfigError, NetaError
 from neta.plugins import NetaPluginManager, create_plugin_manager
+from neta.terminal_text import sanitize
 
 app = typer.Typer(
     name="neta",

@@ -49,9 +49,10 @@ from neta.cli.run_cmd import (
     resume,
     show_outcome,
 )
-from neta.cli.sanitize import sanitize, sanitize_markup
+from neta.cli.sanitize import sanitize_markup
 from neta.cli.trust_notice import settle_trust
 from neta.runtime.agent import Agent, AgentSession, RunResult
+from neta.terminal_text import sanitize
 
 SLASH_COMMANDS = {
     "/help": "list these commands",

@@ -11,11 +11,11 @@ from typing import Any
 
 import typer
 
-from neta.cli.sanitize import json_escaped
 from neta.cli.trust_notice import settle_trust
 from neta.plugins import NetaPluginManager
 from neta.runtime.agent import Agent, AgentSession
 from neta.session import ClarifyFn, EntryKind
+from neta.terminal_text import json_escaped
 
 
 def plugin_manager(ctx: typer.Context) -> NetaPluginManager:

@@ -11,7 +11,8 @@ from rich.table import Table
 
 from neta.cli.context import echo_json
 from neta.cli.conversations import Conversation, Conversations
-from neta.cli.sanitize import sanitize, sanitize_markup
+from neta.cli.sanitize import sanitize_markup
+from neta.terminal_text import sanitize
 
 
 def logs(

@@ -4,8 +4,14 @@ A client of the streamable HTTP transport has an MCP session (the ``Mcp-Session-
 its requests); its Neta session (own todo list, own questions, own sequential calls) starts
 with its first request after ``initialize`` and ends when the client ends its MCP session
 (``DELETE``), after ``idle_timeout`` seconds with no request and no call running (the SDK
-forgets the MCP session then too), or when the server stops. A request of the 2026-07-28
-revision has no MCP session: it gets a Neta session of its own, ended with the request.
+forgets the MCP session then too), or when the server stops.
+
+The header is believed only for a request the SDK served in that session: the SDK checks it
+(an id it did not give is a 404) on the path of the handshake revisions alone. A request of
+the 2026-07-28 revision has no MCP session and takes another path, the header unchecked: it
+gets a Neta session of its own, ended with the request, whatever id it names. At most
+``max_sessions`` sessions live at once (the SDK refuses an ``initialize`` past as many MCP
+sessions; a request that would start one more Neta session is refused with an MCP error).
 """
 
 from __future__ import annotations
@@ -21,9 +27,14 @@ from neta.runtime.agent import Agent
 
 if TYPE_CHECKING:
     from mcp.server.context import ServerRequestContext
+    from mcp.server.lowlevel import Server
+    from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 
 IDLE_TIMEOUT = 30 * 60.0
 """Seconds a client's session lives without a request (the SDK's own default)."""
+
+MAX_SESSIONS = 64
+"""Client sessions live at once at most (an MCP session's, or one request's)."""
 
 SESSION_HEADER = "mcp-session-id"
 """The header naming a request's MCP session."""
@@ -35,12 +46,22 @@ class ClientSessions:
     Args:
         agent: makes each client's session (with no crew runner: no model here).
         idle_timeout: seconds a session lives without a request and with no call running.
+        max_sessions: sessions live at once at most.
     """
 
-    def __init__(self, agent: Agent, *, idle_timeout: float = IDLE_TIMEOUT) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        *,
+        idle_timeout: float = IDLE_TIMEOUT,
+        max_sessions: int = MAX_SESSIONS,
+    ) -> None:
         self.agent = agent
         self.idle_timeout = idle_timeout
+        self.max_sessions = max_sessions
         self._sessions: dict[str, ServedSession] = {}
+        self._passing = 0  # sessions of a single request, live now
+        self._sdk: StreamableHTTPSessionManager | None = None
         self._reaper: asyncio.Task[None] | None = None
 
     def __len__(self) -> int:
@@ -49,27 +70,51 @@ class ClientSessions:
     def __contains__(self, mcp_session_id: object) -> bool:
         return mcp_session_id in self._sessions
 
+    def http_app(self, server: Server[Any], *, host: str) -> Callable[..., Any]:
+        """The streamable HTTP app of ``server`` (built on ``session_for``), ``watch``-ed.
+
+        Its MCP sessions end after ``idle_timeout`` and number ``max_sessions`` at most.
+        """
+        app = server.streamable_http_app(
+            host=host, session_idle_timeout=self.idle_timeout, max_sessions=self.max_sessions
+        )
+        self._sdk = server.session_manager
+        return self.watch(app)
+
     @asynccontextmanager
     async def session_for(
         self, ctx: ServerRequestContext[Any, Any]
     ) -> AsyncIterator[ServedSession]:
-        """The session of the client ``ctx``'s request comes from (started on its first)."""
-        headers = getattr(ctx.request, "headers", None)
-        key = headers.get(SESSION_HEADER) if headers is not None else None
-        if key:
+        """The session of the client ``ctx``'s request comes from (started on its first).
+
+        Raises:
+            MCPError: ``max_sessions`` sessions are live and this request would start one more.
+        """
+        key = self._mcp_session(ctx)
+        if key is not None:
             self._reap_soon()
             yield self.session(key)
             return
+        self._admit()
         served = ServedSession(self.agent.new_session(crew_runner=None))  # one request's
+        self._passing += 1
         try:
             yield served
         finally:
-            await asyncio.to_thread(self.agent.end_session, served.session)
+            try:
+                await asyncio.to_thread(self.agent.end_session, served.session)
+            finally:
+                self._passing -= 1
 
     def session(self, mcp_session_id: str) -> ServedSession:
-        """The session of MCP session ``mcp_session_id``, started if it has none yet."""
+        """The session of MCP session ``mcp_session_id``, started if it has none yet.
+
+        Raises:
+            MCPError: it has none and ``max_sessions`` sessions are live.
+        """
         served = self._sessions.get(mcp_session_id)
         if served is None:
+            self._admit()
             served = ServedSession(self.agent.new_session(crew_runner=None))
             self._sessions[mcp_session_id] = served
         served.last_used = time.monotonic()
@@ -82,10 +127,11 @@ class ClientSessions:
             await asyncio.to_thread(self.agent.end_session, served.session)
 
     async def end_idle(self) -> None:
-        """End every session idle for ``idle_timeout`` seconds with no call running."""
+        """End every session with no call running that is idle or whose MCP session ended."""
         now = time.monotonic()
         for key, served in list(self._sessions.items()):
-            if not served.running and now - served.last_used >= self.idle_timeout:
+            gone = self._sdk is not None and not self._live(key)
+            if not served.running and (gone or now - served.last_used >= self.idle_timeout):
                 await self.end(key)
 
     def close(self) -> None:
@@ -107,6 +153,36 @@ class ClientSessions:
                         await self.end(value.decode("latin-1"))
 
         return watched
+
+    def _mcp_session(self, ctx: ServerRequestContext[Any, Any]) -> str | None:
+        """The live MCP session the SDK served ``ctx``'s request in, if any."""
+        from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+        if ctx.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            return None  # the sessionless revision's path: the SDK checked no session id
+        headers = getattr(ctx.request, "headers", None)
+        key = headers.get(SESSION_HEADER) if headers is not None else None
+        return key if key and self._live(key) else None
+
+    def _live(self, mcp_session_id: str) -> bool:
+        """Whether the SDK made MCP session ``mcp_session_id`` and has not ended it."""
+        if self._sdk is None:
+            return False
+        # the SDK's own record of its sessions (it offers no public one): a transport by id
+        transport = self._sdk._server_instances.get(mcp_session_id)
+        return transport is not None and not transport.is_terminated
+
+    def _admit(self) -> None:
+        from mcp import MCPError
+        from mcp_types import INTERNAL_ERROR
+
+        if len(self._sessions) + self._passing >= self.max_sessions:
+            raise MCPError(
+                code=INTERNAL_ERROR,
+                message=f"this server keeps at most {self.max_sessions} client sessions at "
+                "once and has as many: try again when one ends (its client ends it, or it is "
+                f"idle for {self.idle_timeout:g} s)",
+            )
 
     def _reap_soon(self) -> None:
         """Start ending idle sessions in the background (once, in the serving loop)."""

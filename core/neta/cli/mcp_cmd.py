@@ -87,11 +87,12 @@ async def _serve_stdio(server: Any) -> None:
 def _serve_http(agent: Agent, host: str, port: int, token: ServeToken) -> None:
     import uvicorn
 
+    from neta.service.security_headers import SecurityHeaders  # loads starlette: here
+
     clients = ClientSessions(agent)
     server = SessionServer(clients.session_for).build()
     freeze_startup_objects()  # the MCP SDK is loaded
-    served = server.streamable_http_app(host=host, session_idle_timeout=clients.idle_timeout)
-    app = _Guard(clients.watch(served), token.value)
+    app = SecurityHeaders(_Guard(clients.http_app(server, host=host), token.value))
     typer.echo(f"Neta MCP server on {served_url(host, port)}/mcp", err=True)
     token.announce(f"{served_url(host, port)}/mcp")
     try:

@@ -9,9 +9,9 @@ from pathlib import Path
 import typer
 
 from neta.cli.context import echo_json
-from neta.cli.sanitize import sanitize
 from neta.errors import ConfigError, MatchError, ToolError
 from neta.fuzzy_match.patching import patch_file
+from neta.terminal_text import sanitize
 
 
 def patch(

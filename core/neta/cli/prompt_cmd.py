@@ -9,9 +9,9 @@ import typer
 
 from neta.cli.context import cli_agent, plugin_manager
 from neta.cli.options import DenyOpt, OnlyOpt, ToolsetOpt, WorkspaceOpt
-from neta.cli.sanitize import sanitize
 from neta.crew import CREW_PARENT
 from neta.session import EntryKind
+from neta.terminal_text import sanitize
 
 
 def prompt(

@@ -14,7 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from neta.cli.sanitize import sanitize, sanitize_markup
+from neta.cli.sanitize import sanitize_markup
 from neta.events import (
     ClarifyRequest,
     ProviderRetry,
@@ -26,6 +26,7 @@ from neta.events import (
     ToolProgress,
     ToolResultEvent,
 )
+from neta.terminal_text import sanitize
 from neta.truncation import one_line
 
 _STATUS_MARK = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]", "cancelled": "[-]"}

@@ -41,7 +41,6 @@ from neta.cli.options import (
     sandbox_for,
 )
 from neta.cli.render import EventRenderer, keep_waiting_notice
-from neta.cli.sanitize import sanitize
 from neta.cli.trust_notice import settle_trust
 from neta.errors import NetaError
 from neta.events import RunFinished, ToolCallStart
@@ -51,6 +50,7 @@ from neta.providers.retry import DEFAULT_MAX_TRIES, RetryPolicy
 from neta.runtime.agent import Agent, AgentSession, RunResult
 from neta.runtime.attempt import DEFAULT_TURN_TIMEOUT
 from neta.sandbox import SandboxPolicy, sandbox_unavailable
+from neta.terminal_text import sanitize
 
 EXIT_CODES = {"completed": 0, "awaiting_input": 3}
 """Exit status per outcome; every other outcome exits 1."""

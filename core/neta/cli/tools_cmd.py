@@ -16,8 +16,9 @@ from neta.cli.clarify_prompt import terminal_clarify
 from neta.cli.context import cli_session, echo_json, plugin_manager
 from neta.cli.doctor_cmd import sandbox_line
 from neta.cli.options import DenyOpt, OnlyOpt, ToolsetOpt, WorkspaceOpt
-from neta.cli.sanitize import sanitize, sanitize_markup
+from neta.cli.sanitize import sanitize_markup
 from neta.errors import ConfigError, NetaError, ToolError
+from neta.terminal_text import sanitize
 
 tools_app = typer.Typer(help="List, inspect and call tools.", no_args_is_help=True)
 """The ``neta tools`` command group: list, show, call."""

@@ -7,9 +7,9 @@ from pathlib import Path
 import typer
 
 from neta.cli.context import echo_json
-from neta.cli.sanitize import sanitize
 from neta.cli.trust_notice import describe
 from neta.errors import ConfigError
+from neta.terminal_text import sanitize
 from neta.trust import TrustStore
 
 

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from neta import Agent, HostSettings
+from neta import Agent, HostSettings, sanitize
 from neta_mcp.naming import toolset_name
 
 
@@ -63,8 +63,12 @@ def add_commands(app: typer.Typer, states: Callable[[HostSettings], Any]) -> Non
         table = Table("server", "toolset", "transport", "state", "why", "tools", box=None)
         for row in rows:
             state_text = "[green]on[/]" if row["enabled"] else "[dim]off[/]"
-            cells = [row["name"], row["toolset"], f"{row['transport']}: {row['target']}"]
-            table.add_row(
-                *(escape(c) for c in cells), state_text, escape(row["reason"]), str(row["tools"])
-            )
+            name, toolset, target, reason = (
+                escape(sanitize(text))  # a server's output reaches the reason
+                for text in (
+                    row["name"], row["toolset"], f"{row['transport']}: {row['target']}",
+                    row["reason"],
+                )
+            )  # fmt: skip
+            table.add_row(name, toolset, target, state_text, reason, str(row["tools"]))
         Console().print(table)

@@ -1,7 +1,10 @@
 """A server's elicitation request asked through the session's clarify channel.
 
 Every question names the server that asks (``MCP server 'NAME' asks: ...``, NAME as the
-configuration has it), so the user never takes it for the agent's own. Each field of the
+configuration has it), so the user never takes it for the agent's own. What the server wrote
+(its message, a field's title or description, a choice) is shown on one line, line breaks
+and other unprintable characters escaped (``neta.printable``), and cut at ``MAX_SHOWN_CHARS``:
+a message cannot scroll the prefix away and ask again in another's name. Each field of the
 requested schema becomes one question (an ``enum`` or a boolean gives choices); the answers
 are converted to the field types and returned as ``accept``. A session without a clarify
 callback, a crew child, a URL-mode request, or an answer that does not fit the field
@@ -14,7 +17,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from neta import ClarifyFn, SessionContext
+from neta import ClarifyFn, SessionContext, printable
+from neta_mcp.results import MAX_NOTES
+
+MAX_SHOWN_CHARS = 500
+"""Characters of one text a server wrote (a message, a title, a choice) shown at most."""
 
 _YES = {"yes", "y", "true", "1"}
 _NO = {"no", "n", "false", "0"}
@@ -32,6 +39,7 @@ class ServerQuestions:
         self.session = session
         self.server = server
         self._notes: list[str] = []
+        self._unnoted = 0  # requests declined past the notes a result keeps
 
     async def __call__(self, params: Any) -> Any:
         """Ask ``params`` (``ElicitRequestParams``) and return the ``ElicitResult``."""
@@ -44,20 +52,39 @@ class ServerQuestions:
         return await ask(clarify, params, self.server)
 
     def take_notes(self) -> list[str]:
-        """The notes of requests declined without asking since the last call, each once."""
+        """The notes of requests declined without asking since the last call, each once.
+
+        At most ``MAX_NOTES`` (what a result keeps): the last counts the requests left out.
+        """
         notes, self._notes = self._notes, []
+        if self._unnoted:
+            plural = "s" if self._unnoted > 1 else ""
+            more = f"asked {self._unnoted} more question{plural}, declined and not shown"
+            notes.append(f"[MCP server {self.server!r} {more}]")
+            self._unnoted = 0
         return notes
 
     def _declined(self, message: str, why: str) -> Any:
         from mcp_types import ElicitResult
 
-        self._notes.append(f"[{asks(self.server, message)} (declined: {why})]")
+        if len(self._notes) < MAX_NOTES - 1:  # room for the count of the rest
+            self._notes.append(f"[{asks(self.server, message)} (declined: {why})]")
+        else:
+            self._unnoted += 1
         return ElicitResult(action="decline")
 
 
 def asks(server: str, message: str) -> str:
-    """``message`` as the user reads it: ``MCP server 'NAME' asks: ...``."""
-    return f"MCP server {server!r} asks: {message}"
+    """``message`` as the user reads it: ``MCP server 'NAME' asks: ...``, on one line."""
+    return f"MCP server {server!r} asks: {shown(message)}"
+
+
+def shown(text: object) -> str:
+    """``text`` (a server's) on one line, line breaks escaped, cut at ``MAX_SHOWN_CHARS``."""
+    line = printable(str(text))
+    if len(line) <= MAX_SHOWN_CHARS:
+        return line
+    return f"{line[:MAX_SHOWN_CHARS]}… [{len(line) - MAX_SHOWN_CHARS} more characters not shown]"
 
 
 async def ask(clarify: ClarifyFn, params: Any, server: str) -> Any:
@@ -74,10 +101,14 @@ async def ask(clarify: ClarifyFn, params: Any, server: str) -> Any:
     content: dict[str, Any] = {}
     for name, field in properties.items():
         question = _question(message, name, field, len(properties) > 1)
-        reply = (await clarify(question, _choices(field))).strip()
+        choices = _choices(field)
+        written: dict[str, str] = {}  # the user picks a choice as shown, the server gets it
+        for choice in choices or ():
+            written.setdefault(shown(choice), choice)
+        reply = (await clarify(question, list(written) if choices is not None else None)).strip()
         if not reply and name not in required:
             continue
-        value = _convert(reply, field)
+        value = _convert(written.get(reply, reply), field)
         if value is None:
             return ElicitResult(action="decline")
         content[name] = value
@@ -85,11 +116,11 @@ async def ask(clarify: ClarifyFn, params: Any, server: str) -> Any:
 
 
 def _question(message: str, name: str, field: dict[str, Any], several: bool) -> str:
-    label = field.get("title") or name
-    detail = field.get("description") or ""
+    label = shown(field.get("title") or name)
+    detail = shown(field.get("description") or "")
     if not several and not detail:
         return message
-    line = f"{label}: {detail}" if detail else str(label)
+    line = f"{label}: {detail}" if detail else label
     return f"{message}\n{line}"
 
 

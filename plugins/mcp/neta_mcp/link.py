@@ -18,7 +18,7 @@ from contextlib import AsyncExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
-from neta import SandboxPolicy, tls_client_context
+from neta import SandboxPolicy, sanitize, tls_client_context
 from neta import __version__ as neta_version
 from neta.sandbox import confine
 from neta_mcp.config import ServerConfig
@@ -252,7 +252,8 @@ class ServerLink:
             lines = [line for line in self._stderr.read().splitlines() if line.strip()]
         except (OSError, ValueError):
             return ""
-        return f"; its last output: {lines[-1].strip()[:300]}" if lines else ""
+        # the reason is shown on terminals: the server's bytes must not act on them
+        return f"; its last output: {sanitize(lines[-1].strip()[:300])}" if lines else ""
 
 
 async def _all_tools(client: Client) -> list[mcp_types.Tool]:

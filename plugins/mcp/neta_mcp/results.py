@@ -1,10 +1,11 @@
 """An MCP ``CallToolResult`` as a Neta ``ToolResult``: text the model reads, data for hosts.
 
 A result is bounded: each image, audio clip or binary resource is saved only up to
-``MAX_ITEM_BYTES``, and a result's saved media up to ``MAX_RESULT_BYTES`` in all; its text is
-cut at ``MAX_TEXT_CHARS`` and its structured content kept only within that many characters
-of JSON. What is left out is said in the text the model reads. Saved files are readable by
-their owner only (0600, in folders of 0700).
+``MAX_ITEM_BYTES``, a result's saved media up to ``MAX_RESULT_BYTES`` and ``MAX_MEDIA_ITEMS``
+in all (an empty item never); its text, notes included, is cut at ``MAX_TEXT_CHARS``, each
+note at ``MAX_NOTE_CHARS`` and the notes after ``MAX_NOTES``; its structured content is kept
+only within ``MAX_TEXT_CHARS`` characters of JSON. What is left out is said in the text the
+model reads. Saved files are readable by their owner only (0600, in folders of 0700).
 """
 
 from __future__ import annotations
@@ -28,8 +29,17 @@ MAX_ITEM_BYTES = 10 * 2**20
 MAX_RESULT_BYTES = 25 * 2**20
 """Bytes of media one result saves at most, in all (25 MiB)."""
 
+MAX_MEDIA_ITEMS = 100
+"""Images, audio clips and binary resources one result saves at most (empty ones never)."""
+
 MAX_TEXT_CHARS = 2**20
 """Characters of text (and of structured content's JSON) one result keeps at most."""
+
+MAX_NOTES = 10
+"""Notes (requests nobody could answer) one result keeps at most; the rest are counted."""
+
+MAX_NOTE_CHARS = 1000
+"""Characters of one note kept at most."""
 
 
 def to_tool_result(
@@ -45,7 +55,7 @@ def to_tool_result(
     the content. The limits of the module's docstring apply.
     """
     media = _Media(media_dir, server)
-    parts: list[str] = []
+    parts: list[str | None] = []
     for block in result.content or []:
         kind = getattr(block, "type", "")
         if kind == "text":
@@ -58,37 +68,56 @@ def to_tool_result(
             parts.append(f"[resource link {block.name}: {block.uri}]")
         else:
             parts.append(f"[{kind or 'unknown'} content not shown]")
+    kept = [part for part in [*parts, *media.untold()] if part is not None]
     data: dict[str, Any] = {"server": server}
     structured = getattr(result, "structured_content", None)
     if structured is not None:
         text = json.dumps(structured, indent=2, ensure_ascii=False)
         if len(text) > MAX_TEXT_CHARS:
-            parts.append(
+            kept.append(
                 f"[structured content not kept: its {len(text)} characters of JSON pass the "
                 f"{MAX_TEXT_CHARS} allowed per result]"
             )
         else:
             data["structured"] = structured
-            if not any(p.strip() for p in parts):
-                parts = [text]
+            if not any(p.strip() for p in kept):
+                kept = [text]
     if media.saved:
         data["files"] = media.saved
-    content = _bounded("\n".join(parts)) or "(the tool returned no content)"
-    content = "\n".join([content, *notes])
+    told = _bounded_notes(notes)
+    room = MAX_TEXT_CHARS - sum(len(note) + 1 for note in told)  # notes kept within the limit
+    content = _bounded("\n".join(kept), room) or "(the tool returned no content)"
+    content = "\n".join([content, *told])
     if result.is_error:
         return ToolResult(content=f"Error: {content}", is_error=True, data=data)
     return ToolResult(content=content, data=data)
 
 
-def _bounded(text: str) -> str:
-    if len(text) <= MAX_TEXT_CHARS:
+def _bounded(text: str, limit: int) -> str:
+    if len(text) <= limit:
         return text
-    more = len(text) - MAX_TEXT_CHARS
+    more = len(text) - limit
     note = f"[{more} more characters not shown: a result is cut at {MAX_TEXT_CHARS} characters]"
-    return f"{text[:MAX_TEXT_CHARS]}\n{note}"
+    return f"{text[:limit]}\n{note}"
 
 
-def _resource(resource: Any, media: _Media) -> str:
+def _bounded_notes(notes: Sequence[str]) -> list[str]:
+    told = [_cut_note(note) for note in notes[:MAX_NOTES]]
+    if len(notes) > MAX_NOTES:
+        told.append(f"[{len(notes) - MAX_NOTES} more notes not shown: a result keeps {MAX_NOTES}]")
+    return told
+
+
+def _cut_note(note: str) -> str:
+    if len(note) <= MAX_NOTE_CHARS:
+        return note
+    return (
+        f"{note[:MAX_NOTE_CHARS]}… [{len(note) - MAX_NOTE_CHARS} more characters of this note "
+        "not shown]"
+    )
+
+
+def _resource(resource: Any, media: _Media) -> str | None:
     text = getattr(resource, "text", None)
     if text is not None:
         return f"[resource {resource.uri}]\n{text}"
@@ -104,9 +133,17 @@ class _Media:
         self.prefix = tool_name(server)  # a server's name may hold "/" or ".."
         self.saved: list[str] = []
         self.total = 0
+        self.empty = 0
+        self.past_count = 0
 
-    def save(self, kind: str, encoded: str, mime: str) -> str:
-        """Save one item; the note the model reads about it."""
+    def save(self, kind: str, encoded: str, mime: str) -> str | None:
+        """Save one item; the note the model reads about it (``None``: told in ``untold``)."""
+        if not encoded:
+            self.empty += 1
+            return None
+        if len(self.saved) >= MAX_MEDIA_ITEMS:
+            self.past_count += 1
+            return None
         about = len(encoded) * 3 // 4 - encoded[-2:].count("=")  # what it decodes to
         if about > MAX_ITEM_BYTES:
             return (
@@ -117,6 +154,9 @@ class _Media:
             raw = base64.b64decode(encoded, validate=True)
         except (binascii.Error, ValueError):
             return f"[{kind} ({mime}) could not be decoded]"
+        if not raw:
+            self.empty += 1
+            return None
         if self.total + len(raw) > MAX_RESULT_BYTES:
             return (
                 f"[{kind} ({mime}, {len(raw)} bytes) not saved: the result's media passed the "
@@ -126,6 +166,18 @@ class _Media:
         path = self._write(raw, mime)
         self.saved.append(str(path))
         return f"[{kind} ({mime}, {len(raw)} bytes) saved to {path}]"
+
+    def untold(self) -> list[str]:
+        """The notes of the items ``save`` left out without one, each kind counted once."""
+        notes = []
+        if self.empty:
+            notes.append(f"[{self.empty} empty media items not saved]")
+        if self.past_count:
+            notes.append(
+                f"[{self.past_count} more media items not saved: a result saves at most "
+                f"{MAX_MEDIA_ITEMS}]"
+            )
+        return notes
 
     def _write(self, raw: bytes, mime: str) -> Path:
         for folder in (self.folder.parent, self.folder):  # NETA_HOME/mcp-media/SESSION

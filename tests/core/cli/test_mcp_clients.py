@@ -87,6 +87,17 @@ def test_an_idle_session_ends_unless_a_call_is_running(agent, ended):
     clients.close()
 
 
+def test_a_session_whose_mcp_session_the_sdk_ended_ends_unless_a_call_is_running(agent, ended):
+    clients = ClientSessions(agent)
+    clients.http_app(SessionServer(clients.session_for).build(), host="127.0.0.1")
+    forgotten = clients.session("forgotten").session.session_id  # the SDK has no such session
+    clients.session("busy").running = 1
+    asyncio.run(clients.end_idle())
+    assert ended.ids == [forgotten]
+    assert len(clients) == 1
+    clients.close()
+
+
 def test_stopping_the_server_ends_every_session(agent, ended):
     clients = ClientSessions(agent)
     ids = [clients.session(key).session.session_id for key in ("a", "b")]
@@ -97,7 +108,7 @@ def test_stopping_the_server_ends_every_session(agent, ended):
 
 def test_a_real_client_leaving_ends_its_session(agent, ended):
     clients = ClientSessions(agent)
-    app = clients.watch(SessionServer(clients.session_for).build().streamable_http_app())
+    app = clients.http_app(SessionServer(clients.session_for).build(), host="127.0.0.1")
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.bind(("127.0.0.1", 0))
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="on"))

@@ -2,12 +2,14 @@
 
 Starting ``neta`` costs seconds, so each scenario runs one server and one client session
 (module-scoped fixtures) and the tests read what it recorded; the one ``--http`` server serves
-every HTTP client. Two ``neta`` processes in all: the test of the toolset flags runs the
-command in this process, with an in-memory client where stdio would be.
+every HTTP client but those of the tests that need a server of their own (one that makes its
+token, one filled to its session limit). The test of the toolset flags runs the command in
+this process, with an in-memory client where stdio would be.
 """
 
 import asyncio
 import contextlib
+import json
 import re
 import subprocess
 import sys
@@ -21,6 +23,8 @@ from mcp.client.streamable_http import streamable_http_client
 
 import neta
 from neta.cli import mcp_cmd
+from neta.cli.mcp_clients import MAX_SESSIONS
+from neta.service.security_headers import HEADERS
 from tests import http_clients
 from tests.core.cli.cli_runner import neta_in_process
 from tests.services import free_port, neta_environ, wait_until_serving
@@ -302,6 +306,136 @@ def test_http_requests_of_the_sessionless_revision_each_get_a_session_of_their_o
     assert not written.is_error, text_of(written)
     assert "write tests" in text_of(written)
     assert "(the list is empty)" in text_of(read)
+
+
+AUTHORIZED = {"Authorization": "Bearer s3cret", "Accept": "application/json, text/event-stream"}
+HANDSHAKE = "2025-11-25"
+SESSIONLESS = "2026-07-28"
+
+
+def answer_of(response):
+    """The JSON-RPC answer of ``response``, sent as JSON or as server-sent events."""
+    if not response.headers.get("content-type", "").startswith("text/event-stream"):
+        return response.json()
+    sent = [json.loads(line[5:]) for line in response.text.splitlines() if line[:5] == "data:"]
+    [answer] = [message for message in sent if "result" in message or "error" in message]
+    return answer
+
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": HANDSHAKE,
+        "capabilities": {},
+        "clientInfo": {"name": "by hand", "version": "1"},
+    },
+}
+
+
+def open_mcp_session(http, url):
+    """Initialize an MCP session by hand, as a client of the handshake revisions does: its id."""
+    opened = http.post(url, json=INITIALIZE, headers=AUTHORIZED)
+    assert opened.status_code == 200, opened.text
+    session_id = opened.headers["mcp-session-id"]
+    ready = {"jsonrpc": "2.0", "method": "notifications/initialized"}
+    headers = {**AUTHORIZED, "Mcp-Session-Id": session_id, "MCP-Protocol-Version": HANDSHAKE}
+    assert http.post(url, json=ready, headers=headers).status_code == 202
+    return session_id
+
+
+def in_session(http, url, session_id, method, params):
+    """``method`` asked in MCP session ``session_id``: its JSON-RPC answer."""
+    headers = {**AUTHORIZED, "Mcp-Session-Id": session_id, "MCP-Protocol-Version": HANDSHAKE}
+    body = {"jsonrpc": "2.0", "id": 1, "method": method, "params": params}
+    return answer_of(http.post(url, json=body, headers=headers))
+
+
+def sessionless_call(http, url, name, arguments, **headers):
+    """A tools/call of the 2026-07-28 revision (no MCP session), with ``headers`` added."""
+    meta = {
+        mcp_types.PROTOCOL_VERSION_META_KEY: SESSIONLESS,
+        mcp_types.CLIENT_CAPABILITIES_META_KEY: {},
+    }
+    params = {"name": name, "arguments": arguments, "_meta": meta}
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params}
+    headers = {
+        **AUTHORIZED, "MCP-Protocol-Version": SESSIONLESS, "Mcp-Method": "tools/call",
+        "Mcp-Name": name, **headers,
+    }  # fmt: skip
+    return answer_of(http.post(url, json=body, headers=headers))
+
+
+def todo_text(answer):
+    assert "result" in answer, answer
+    return "".join(block["text"] for block in answer["result"]["content"])
+
+
+def test_a_sessionless_request_naming_another_client_session_does_not_get_into_it(http_server):
+    writing, reading = (
+        {"name": "todo", "arguments": arguments} for arguments in ({"todos": PLAN}, {})
+    )
+    with http_clients.client(timeout=30) as http:
+        session_id = open_mcp_session(http, http_server)
+        written = in_session(http, http_server, session_id, "tools/call", writing)
+        assert "write tests" in todo_text(written)
+        other = sessionless_call(http, http_server, "todo", {}, **{"Mcp-Session-Id": session_id})
+        own = in_session(http, http_server, session_id, "tools/call", reading)
+    assert "(the list is empty)" in todo_text(other)
+    assert "write tests" in todo_text(own)
+
+
+def test_a_made_up_session_id_gets_no_lasting_session(http_server):
+    made_up = {"Mcp-Session-Id": "made-up"}
+    with http_clients.client(timeout=30) as http:
+        written = sessionless_call(http, http_server, "todo", {"todos": PLAN}, **made_up)
+        read = sessionless_call(http, http_server, "todo", {}, **made_up)
+    assert "write tests" in todo_text(written)
+    assert "(the list is empty)" in todo_text(read)
+
+
+def test_http_responses_carry_the_security_headers(http_server):
+    with http_clients.client(timeout=30) as http:
+        refused = http.post(http_server, json={"jsonrpc": "2.0"})
+        answered = http.post(http_server, json=INITIALIZE, headers=AUTHORIZED)
+        ending = {**AUTHORIZED, "Mcp-Session-Id": answered.headers["mcp-session-id"]}
+        http.delete(http_server, headers=ending)
+    assert (refused.status_code, answered.status_code) == (401, 200)
+    for response in (refused, answered):
+        for name, value in HEADERS.items():
+            assert response.headers.get(name) == value, (response.status_code, name)
+
+
+def test_http_refuses_clients_past_the_session_limit_and_says_why(dirs):
+    workspace, home = dirs
+    port = free_port()
+    log = workspace.parent / "http-crowded.log"
+    with log.open("w") as printed:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "neta", "mcp", "serve", "-w", str(workspace),
+             "--http", f"127.0.0.1:{port}", "--token", "s3cret"],
+            env=neta_env(home), stdout=printed, stderr=subprocess.STDOUT,
+        )  # fmt: skip
+    url = f"http://127.0.0.1:{port}/mcp"
+    try:
+        wait_until_serving(f"http://127.0.0.1:{port}", process, log, seconds=60)
+        with http_clients.client(timeout=30) as http:
+            sessions = [open_mcp_session(http, url) for _ in range(MAX_SESSIONS)]
+            for session_id in sessions:  # each has a Neta session now
+                assert "result" in in_session(http, url, session_id, "tools/list", {})
+            one_more = http.post(url, json=INITIALIZE, headers=AUTHORIZED)
+            sessionless = sessionless_call(http, url, "todo", {})
+            left = http.delete(url, headers={**AUTHORIZED, "Mcp-Session-Id": sessions[0]})
+            after_one_left = sessionless_call(http, url, "todo", {})
+        assert one_more.status_code == 503
+        assert "Too many open sessions" in one_more.text
+        assert f"at most {MAX_SESSIONS} client sessions" in sessionless["error"]["message"]
+        assert left.status_code == 200
+        assert "(the list is empty)" in todo_text(after_one_left)
+    finally:
+        process.terminate()
+        process.wait(timeout=15)
 
 
 def test_http_refuses_a_client_without_the_token(http_server):

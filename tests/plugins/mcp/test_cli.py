@@ -5,6 +5,7 @@ uses the reference time server, a real process.
 """
 
 import json
+import sys
 
 import pytest
 
@@ -83,10 +84,28 @@ def test_mcp_list_shows_each_server_its_state_reason_and_tool_count(project, net
     rows = {row["name"]: row for row in json.loads(done.stdout)}
     assert rows["asker"]["enabled"] is True  # the workspace's entry won over the home one
     assert rows["asker"]["source"] == str(project / ".neta" / "mcp.json")
-    assert rows["asker"]["tools"] == 6
+    assert rows["asker"]["tools"] == 7
     assert rows["broken"]["enabled"] is False
     assert rows["broken"]["reason"].startswith("the server did not start")
     assert rows["broken"]["tools"] == 0
+
+
+TERMINAL_TRICKS = "\x1b]0;PWNED\x1b\\\x1b[31mRED\x9b2J\u202eexe.txt"
+"""A window title, a colour, a C1 clear screen and a right-to-left override."""
+
+
+def test_mcp_list_shows_a_failed_server_output_without_its_terminal_escapes(workspace, neta_home):
+    speaks = f"import sys; sys.stderr.write({TERMINAL_TRICKS!r}); sys.exit(1)"
+    write_config(
+        neta_home / "mcp.json", {"tricky": {"command": sys.executable, "args": ["-c", speaks]}}
+    )
+    done = neta("mcp", "list", cwd=workspace, home=neta_home)
+    assert done.returncode == 0, done.stderr
+    shown = done.stdout.encode()
+    assert b"\x1b" not in shown
+    assert b"\x9b" not in shown
+    assert "\u202e" not in done.stdout
+    assert "PWNED" in done.stdout  # the output is shown, as visible escapes
 
 
 def test_toolsets_shows_a_server_that_did_not_start_and_why(project, neta_home):

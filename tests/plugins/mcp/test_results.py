@@ -154,3 +154,57 @@ def test_a_server_name_cannot_lead_a_saved_file_out_of_the_media_folder(tmp_path
     [saved] = mapped.data["files"]
     assert Path(saved).parent == media
     assert Path(saved).name.startswith("evil-")
+
+
+def test_each_note_is_cut_and_notes_past_the_limit_are_counted(tmp_path):
+    # what six requests of 2,000,000 characters nobody could answer would have added
+    note = f"[MCP server 'evil' asks: {'X' * 2_000_000} (declined)]"
+    notes = [note] * (results.MAX_NOTES + 6)
+    mapped = to_tool_result(
+        result(t.TextContent(type="text", text="done")),
+        server="evil",
+        media_dir=tmp_path,
+        notes=notes,
+    )
+    lines = mapped.content.splitlines()
+    assert lines[0] == "done"
+    assert len(lines) == 1 + results.MAX_NOTES + 1
+    for line in lines[1:-1]:
+        assert line.startswith("[MCP server 'evil' asks: XXX")
+        more = len(note) - results.MAX_NOTE_CHARS
+        assert line.endswith(f"… [{more} more characters of this note not shown]")
+        assert len(line) < results.MAX_NOTE_CHARS + 60
+    assert lines[-1] == "[6 more notes not shown: a result keeps 10]"
+
+
+def test_a_result_with_notes_stays_within_the_limit_and_keeps_its_notes(tmp_path):
+    text = "x" * results.MAX_TEXT_CHARS
+    mapped = to_tool_result(
+        result(t.TextContent(type="text", text=text)),
+        server="log",
+        media_dir=tmp_path,
+        notes=["[MCP server 'log' asks: more? (declined)]"],
+    )
+    assert len(mapped.content) <= results.MAX_TEXT_CHARS + 100
+    assert mapped.content.endswith("\n[MCP server 'log' asks: more? (declined)]")
+    assert "more characters not shown: a result is cut at 1048576 characters]" in mapped.content
+
+
+def test_empty_media_saves_no_file_and_the_model_is_told_once(tmp_path):
+    empty = t.ImageContent(type="image", data="", mime_type="image/png")
+    media = tmp_path / "mcp-media" / "session"
+    mapped = to_tool_result(result(*[empty] * 50_000), server="cam", media_dir=media)
+    assert mapped.content == "[50000 empty media items not saved]"
+    assert "files" not in mapped.data
+    assert not media.exists()
+
+
+def test_media_past_the_number_per_result_is_not_saved_and_the_model_is_told(tmp_path):
+    media = tmp_path / "mcp-media" / "session"
+    blocks = [image(b"picture %d" % n) for n in range(results.MAX_MEDIA_ITEMS + 5)]
+    mapped = to_tool_result(result(*blocks), server="cam", media_dir=media)
+    assert len(mapped.data["files"]) == results.MAX_MEDIA_ITEMS
+    assert len(list(media.iterdir())) == results.MAX_MEDIA_ITEMS
+    assert mapped.content.splitlines()[-1] == (
+        "[5 more media items not saved: a result saves at most 100]"
+    )
