@@ -38,6 +38,22 @@ def require(binary: str | None, what: str) -> str:
     pytest.skip(reason)
 
 
+def require_sandbox() -> None:
+    """Skip (or fail under ``NETA_REQUIRE_SERVICES=1``) unless commands can be sandboxed here.
+
+    A test whose agent runs ``bash`` in the default sandbox needs bubblewrap and user
+    namespaces; without them every command is refused, as a user would see.
+    """
+    from neta.sandbox import sandbox_unavailable
+
+    reason = sandbox_unavailable()
+    if reason is None:
+        return
+    if os.environ.get("NETA_REQUIRE_SERVICES") == "1":
+        pytest.fail(f"NETA_REQUIRE_SERVICES=1 but {reason}")
+    pytest.skip(reason)
+
+
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 right now."""
     with socket.socket() as sock:

@@ -12,6 +12,8 @@ import time
 
 import pytest
 
+from tests.services import require_sandbox
+
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
 
 LEFT, UP, CTRL_C, CTRL_D = "\x1b[D", "\x1b[A", "\x03", "\x04"
@@ -132,6 +134,7 @@ def test_chat_takes_multi_line_entries_and_answers_slash_commands_itself(tmp_pat
 
 
 def test_ctrl_c_cancels_a_turn_then_a_question_and_at_an_empty_prompt_exits_130(tmp_path):
+    require_sandbox()  # its bash call runs in the default sandbox
     # Ctrl-C's three meanings, in one session (each session costs a process)
     ask = {"question": "Which colour?", "choices": ["red", "blue"]}
     turns = [

@@ -10,7 +10,7 @@ from pathlib import Path
 from neta import ProviderSpec, create_plugin_manager, hookimpl
 from tests.core.cli.cli_runner import neta_in_process
 from tests.processes import running_with, wait_none_running_with
-from tests.services import neta_environ
+from tests.services import neta_environ, require_sandbox
 
 
 def neta(*args, input_text=None, cwd=None, env_extra=None):
@@ -273,6 +273,7 @@ def test_chat_without_any_standard_input_ends_quietly(tmp_path):
 
 
 def test_ctrl_c_during_a_run_exits_130_and_stops_its_tools(tmp_path):
+    require_sandbox()  # its bash call runs in the default sandbox
     import signal
     import time
 

@@ -22,7 +22,7 @@ from neta.runtime.agent import Agent
 from tests import http_clients
 from tests.core.cli.cli_runner import neta_in_process
 from tests.fake_openai import FakeOpenAI, Reply
-from tests.services import free_port, neta_environ
+from tests.services import free_port, neta_environ, require_sandbox
 
 
 def env():
@@ -178,6 +178,7 @@ def test_run_awaiting_an_answer_says_how_to_answer_a_one_shot_run(tmp_path):
 
 
 def test_ctrl_c_with_json_prints_the_cancelled_result(tmp_path):
+    require_sandbox()  # its bash call runs in the default sandbox
     started = tmp_path / "started"
     turns = [
         {"tool_calls": [{"name": "bash", "arguments": {"command": f"touch {started}; sleep 30"}}]}

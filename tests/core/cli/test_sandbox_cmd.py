@@ -2,7 +2,6 @@
 
 import json
 import secrets
-import shutil
 import socket
 import subprocess
 import sys
@@ -10,14 +9,15 @@ import sys
 import pytest
 
 from tests.core.cli.cli_runner import neta_in_process
-from tests.services import neta_environ, require
+from tests.services import neta_environ, require_sandbox
 
 SECRET = "s3cr3t-" + secrets.token_hex(8)
 
 
 @pytest.fixture(autouse=True)
-def bwrap():
-    require(shutil.which("bwrap"), "bubblewrap (bwrap)")
+def sandbox_here():
+    """bubblewrap, or a skip (a failure under ``NETA_REQUIRE_SERVICES=1``) saying why."""
+    require_sandbox()
 
 
 def script_of(tmp_path, *commands):

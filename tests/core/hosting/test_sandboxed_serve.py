@@ -28,6 +28,7 @@ from tests.services import (
     free_port,
     neta_environ,
     require,
+    require_sandbox,
     wait_until_serving,
 )
 
@@ -71,6 +72,7 @@ def attack(marker: Path, tag: str, redis_port: int, postgres_port: int) -> str:
 def test_a_bash_call_through_neta_serve_takes_nothing_from_the_host(
     tmp_path, guarded_redis, postgres_server, workers
 ):
+    require_sandbox()  # its bash call runs in the default sandbox
     redis_port, redis_url = guarded_redis
     postgres_port = int(postgres_server.rsplit(":", 1)[1])
     user, host = postgres_server.split("//", 1)[1].split("@", 1)

@@ -10,6 +10,14 @@ import pytest
 import neta
 from neta_base import bash
 from tests.processes import wait_gone
+from tests.services import require_sandbox
+
+
+@pytest.fixture(autouse=True)
+def sandbox_here(request):
+    """A test of a sandboxed session needs the sandbox (skipped, or failed in CI, without)."""
+    if "unsandboxed" not in request.fixturenames:
+        require_sandbox()
 
 
 def test_bash_as_a_function_returns_output_and_exit_code(session):

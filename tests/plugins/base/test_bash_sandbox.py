@@ -8,7 +8,6 @@ import asyncio
 import os
 import secrets
 import shlex
-import shutil
 import socket
 import time
 from pathlib import Path
@@ -19,16 +18,15 @@ import neta
 from neta.sandbox import _bwrap
 from neta_base import bash
 from tests.processes import running_with, wait_none_running_with
-from tests.services import require
+from tests.services import require_sandbox
 
 SECRET = "s3cr3t-" + secrets.token_hex(8)
 
 
 @pytest.fixture(autouse=True)
-def bwrap():
-    """bubblewrap, or a skip (a failure under ``NETA_REQUIRE_SERVICES=1``) naming it."""
-    require(shutil.which("bwrap"), "bubblewrap (bwrap)")
-    assert neta.sandbox.sandbox_unavailable() is None
+def sandbox_here():
+    """bubblewrap, or a skip (a failure under ``NETA_REQUIRE_SERVICES=1``) saying why."""
+    require_sandbox()
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ import asyncio
 import os
 import secrets
 import shlex
-import shutil
 import socket
 import stat
 from pathlib import Path
@@ -17,14 +16,15 @@ import pytest
 import neta
 from neta.sandbox import forbidden_variable
 from neta_base import bash
-from tests.services import require
+from tests.services import require_sandbox
 
 SECRET = "s3cr3t-" + secrets.token_hex(8)
 
 
 @pytest.fixture(autouse=True)
-def bwrap():
-    require(shutil.which("bwrap"), "bubblewrap (bwrap)")
+def sandbox_here():
+    """bubblewrap, or a skip (a failure under ``NETA_REQUIRE_SERVICES=1``) saying why."""
+    require_sandbox()
 
 
 def run(session, command, timeout=30):

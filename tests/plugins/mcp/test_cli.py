@@ -12,7 +12,7 @@ import pytest
 from neta.trust import TrustStore
 from tests.core.cli.cli_runner import neta_in_process
 from tests.plugins.mcp.conftest import TIME, write_config
-from tests.services import neta_environ
+from tests.services import neta_environ, require_sandbox
 
 
 @pytest.fixture
@@ -60,6 +60,7 @@ def test_tools_call_runs_a_server_tool(project, neta_home, tmp_path):
 
 
 def test_a_scripted_run_calls_the_time_server(time_project, neta_home, tmp_path):
+    require_sandbox()  # its bash call runs in the default sandbox
     script = tmp_path / "script.json"
     turns = [
         {"tool_calls": [{"name": "convert_time", "arguments": {

@@ -3,7 +3,6 @@
 import asyncio
 import json
 import secrets
-import shutil
 import socket
 import sys
 from pathlib import Path
@@ -13,7 +12,7 @@ import pytest
 from neta.runtime.agent import Agent
 from tests.plugins.mcp.conftest import mcp_pm, write_config
 from tests.processes import running_with
-from tests.services import require
+from tests.services import require_sandbox
 
 SECRET = "s3cr3t-" + secrets.token_hex(8)
 
@@ -50,8 +49,9 @@ server.run("stdio")
 
 
 @pytest.fixture(autouse=True)
-def bwrap():
-    require(shutil.which("bwrap"), "bubblewrap (bwrap)")
+def sandbox_here():
+    """bubblewrap, or a skip (a failure under ``NETA_REQUIRE_SERVICES=1``) saying why."""
+    require_sandbox()
 
 
 @pytest.fixture
