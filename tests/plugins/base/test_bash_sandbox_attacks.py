@@ -261,8 +261,11 @@ def test_sockets_of_other_families_are_refused(session):
     assert "MADE" not in result.content
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="only root reads files others may not")
-def test_a_root_only_file_under_usr_local_is_hidden(session):
+@pytest.fixture
+def root_only_file():
+    """A file only root may read under /usr/local/etc, scanned afresh; removed after."""
+    if os.geteuid() != 0:
+        pytest.skip("only root reads files others may not")
     from neta.sandbox import _layout
 
     folder = Path("/usr/local/etc")
@@ -270,14 +273,16 @@ def test_a_root_only_file_under_usr_local_is_hidden(session):
     secret = folder / f"neta-test-{secrets.token_hex(4)}.conf"
     secret.write_text(SECRET)
     secret.chmod(0o600)
-    try:
-        _layout._unreadable_by_others.cache_clear()
-        _layout._layout.cache_clear()
-        result = run(session, f"cat {secret}; true")
-    finally:
-        secret.unlink()
-        _layout._unreadable_by_others.cache_clear()
-        _layout._layout.cache_clear()
+    _layout._unreadable_by_others.cache_clear()
+    _layout._layout.cache_clear()
+    yield secret
+    secret.unlink(missing_ok=True)
+    _layout._unreadable_by_others.cache_clear()
+    _layout._layout.cache_clear()
+
+
+def test_a_root_only_file_under_usr_local_is_hidden(session, root_only_file):
+    result = run(session, f"cat {root_only_file}; true")
     assert SECRET not in result.content
 
 
@@ -301,22 +306,7 @@ def test_a_toolchains_configuration_stays_hidden(session, monkeypatch):
     assert SECRET not in result.content
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="only root reads files others may not")
-def test_a_root_only_file_gone_since_the_scan_does_not_stop_commands(session):
-    from neta.sandbox import _layout
-
-    folder = Path("/usr/local/etc")
-    folder.mkdir(parents=True, exist_ok=True)
-    secret = folder / f"neta-test-{secrets.token_hex(4)}.conf"
-    secret.write_text(SECRET)
-    secret.chmod(0o600)
-    try:
-        _layout._unreadable_by_others.cache_clear()
-        _layout._layout.cache_clear()
-        assert "[exit code 0]" in run(session, "true").content  # the scan saw it
-        secret.unlink()
-        assert "[exit code 0]" in run(session, "true").content
-    finally:
-        secret.unlink(missing_ok=True)
-        _layout._unreadable_by_others.cache_clear()
-        _layout._layout.cache_clear()
+def test_a_root_only_file_gone_since_the_scan_does_not_stop_commands(session, root_only_file):
+    assert "[exit code 0]" in run(session, "true").content  # the scan saw it
+    root_only_file.unlink()
+    assert "[exit code 0]" in run(session, "true").content
