@@ -5,8 +5,8 @@ namespace), whatever capabilities they dropped, so a fork bomb run by a host tha
 root would meet no bound. There, each call gets a fresh control group of the ``pids``
 controller (cgroup v1 ``/sys/fs/cgroup/pids`` or v2 ``/sys/fs/cgroup``) with ``pids.max``
 set; the call's first process joins it before it starts anything (a shell line in front of
-``bwrap``), so everything the command forks is counted. Making a group takes milliseconds,
-so an emptied one is kept for a later call; they are removed when the process exits.
+``bwrap``), so everything the command forks is counted. A group is removed once the kernel
+has emptied it: at once, or at the next call or the process's exit.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from pathlib import Path
 _V1 = Path("/sys/fs/cgroup/pids")
 _V2 = Path("/sys/fs/cgroup")
 _LEFT: list[PidsGroup] = []  # released while the kernel was still emptying them
-_FREE: list[PidsGroup] = []  # empty, kept for the next call (making one takes milliseconds)
 
 
 def pids_hierarchy() -> Path | None:
@@ -44,16 +43,11 @@ class PidsGroup:
 
     @classmethod
     def make(cls, hierarchy: Path, limit: int) -> PidsGroup | None:
-        """An empty group under ``hierarchy`` allowing ``limit`` processes, or ``None``."""
-        _take_back_emptied()
-        reused = next((g for g in _FREE if g.path.parent == hierarchy), None)
-        if reused is not None:
-            _FREE.remove(reused)
-            path = reused.path
-        else:
-            path = hierarchy / f"neta-sandbox-{secrets.token_hex(6)}"
+        """A new group under ``hierarchy`` allowing ``limit`` processes, or ``None``."""
+        _remove_emptied()
+        path = hierarchy / f"neta-sandbox-{secrets.token_hex(6)}"
         try:
-            path.mkdir(exist_ok=reused is not None)
+            path.mkdir()
             (path / "pids.max").write_text(str(limit))
         except OSError:
             with contextlib.suppress(OSError):
@@ -66,15 +60,8 @@ class PidsGroup:
         procs = str(self.path / "cgroup.procs")
         return ["/bin/sh", "-c", 'echo $$ > "$0" && exec "$@"', procs, *argv]
 
-    def empty(self) -> bool:
-        """Whether no process is in the group (they die with the sandbox's init)."""
-        try:
-            return not (self.path / "cgroup.procs").read_text().strip()
-        except OSError:
-            return False
-
     def try_remove(self) -> bool:
-        """Remove the group if its processes are gone."""
+        """Remove the group if its processes are gone (they die with the sandbox's init)."""
         try:
             self.path.rmdir()
         except FileNotFoundError:
@@ -84,21 +71,19 @@ class PidsGroup:
         return True
 
     def release(self) -> None:
-        """Keep the group for the next call once the kernel has emptied it."""
-        (_FREE if self.empty() else _LEFT).append(self)
+        """Remove the group now, or, while the kernel still empties it, later."""
+        if not self.try_remove():
+            _LEFT.append(self)
 
 
-def _take_back_emptied() -> None:
-    for group in [g for g in _LEFT if g.empty()]:
-        _LEFT.remove(group)
-        _FREE.append(group)
+def _remove_emptied() -> None:
+    _LEFT[:] = [group for group in _LEFT if not group.try_remove()]
 
 
 @atexit.register
 def _remove_at_exit(seconds: float = 2.0) -> None:
     deadline = time.monotonic() + seconds
-    pending = [*_FREE, *_LEFT]
-    while pending and time.monotonic() < deadline:
-        pending = [group for group in pending if not group.try_remove()]
-        if pending:
+    while _LEFT and time.monotonic() < deadline:
+        _remove_emptied()
+        if _LEFT:
             time.sleep(0.01)
