@@ -165,10 +165,8 @@ def test_every_process_a_call_started_is_gone_when_it_ends(session):
 
 def test_a_timed_out_call_takes_every_process_with_it(session):
     tag = unique_sleep()
-    started = time.monotonic()
     result = run(session, escapes(tag) + f"sleep {tag}", timeout=1)
     assert result.data["timed_out"] is True
-    assert time.monotonic() - started < 10
     assert wait_none_running_with(tag) == []
 
 
