@@ -186,23 +186,31 @@ def neta_env(home):
     return neta_environ(NETA_HOME=str(home))
 
 
-@pytest.fixture(scope="module")
-def http_server(dirs):
+@contextlib.contextmanager
+def serving_http(dirs, name, *token_options):
+    """A real ``neta mcp serve --http`` on a free port, its log in ``name.log``: its URL and
+    the log's path, until the block ends."""
     workspace, home = dirs
     port = free_port()
-    log = workspace.parent / "http-server.log"
+    log = workspace.parent / f"{name}.log"
     with log.open("w") as printed:
         process = subprocess.Popen(
             [sys.executable, "-m", "neta", "mcp", "serve", "-w", str(workspace),
-             "--http", f"127.0.0.1:{port}", "--token", "s3cret"],
+             "--http", f"127.0.0.1:{port}", *token_options],
             env=neta_env(home), stdout=printed, stderr=subprocess.STDOUT,
         )  # fmt: skip
     try:
         wait_until_serving(f"http://127.0.0.1:{port}", process, log, seconds=60)
-        yield f"http://127.0.0.1:{port}/mcp"
+        yield f"http://127.0.0.1:{port}/mcp", log
     finally:
         process.terminate()
         process.wait(timeout=15)
+
+
+@pytest.fixture(scope="module")
+def http_server(dirs):
+    with serving_http(dirs, "http-server", "--token", "s3cret") as (url, _log):
+        yield url
 
 
 def over_http(url, token, calls, **options):
@@ -408,34 +416,22 @@ def test_http_responses_carry_the_security_headers(http_server):
 
 
 def test_http_refuses_clients_past_the_session_limit_and_says_why(dirs):
-    workspace, home = dirs
-    port = free_port()
-    log = workspace.parent / "http-crowded.log"
-    with log.open("w") as printed:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "neta", "mcp", "serve", "-w", str(workspace),
-             "--http", f"127.0.0.1:{port}", "--token", "s3cret"],
-            env=neta_env(home), stdout=printed, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        wait_until_serving(f"http://127.0.0.1:{port}", process, log, seconds=60)
-        with http_clients.client(timeout=30) as http:
-            sessions = [open_mcp_session(http, url) for _ in range(MAX_SESSIONS)]
-            for session_id in sessions:  # each has a Neta session now
-                assert "result" in in_session(http, url, session_id, "tools/list", {})
-            one_more = http.post(url, json=INITIALIZE, headers=AUTHORIZED)
-            sessionless = sessionless_call(http, url, "todo", {})
-            left = http.delete(url, headers={**AUTHORIZED, "Mcp-Session-Id": sessions[0]})
-            after_one_left = sessionless_call(http, url, "todo", {})
-        assert one_more.status_code == 503
-        assert "Too many open sessions" in one_more.text
-        assert f"at most {MAX_SESSIONS} client sessions" in sessionless["error"]["message"]
-        assert left.status_code == 200
-        assert "(the list is empty)" in todo_text(after_one_left)
-    finally:
-        process.terminate()
-        process.wait(timeout=15)
+    with (
+        serving_http(dirs, "http-crowded", "--token", "s3cret") as (url, _log),
+        http_clients.client(timeout=30) as http,
+    ):
+        sessions = [open_mcp_session(http, url) for _ in range(MAX_SESSIONS)]
+        for session_id in sessions:  # each has a Neta session now
+            assert "result" in in_session(http, url, session_id, "tools/list", {})
+        one_more = http.post(url, json=INITIALIZE, headers=AUTHORIZED)
+        sessionless = sessionless_call(http, url, "todo", {})
+        left = http.delete(url, headers={**AUTHORIZED, "Mcp-Session-Id": sessions[0]})
+        after_one_left = sessionless_call(http, url, "todo", {})
+    assert one_more.status_code == 503
+    assert "Too many open sessions" in one_more.text
+    assert f"at most {MAX_SESSIONS} client sessions" in sessionless["error"]["message"]
+    assert left.status_code == 200
+    assert "(the list is empty)" in todo_text(after_one_left)
 
 
 def test_http_refuses_a_client_without_the_token(http_server):
@@ -448,18 +444,7 @@ def test_http_refuses_a_client_without_the_token(http_server):
 
 
 def test_http_without_a_token_makes_one_says_it_once_and_refuses_clients_without_it(dirs):
-    workspace, home = dirs
-    port = free_port()
-    log = workspace.parent / "http-made-token.log"
-    with log.open("w") as printed:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "neta", "mcp", "serve", "-w", str(workspace),
-             "--http", f"127.0.0.1:{port}"],
-            env=neta_env(home), stdout=printed, stderr=subprocess.STDOUT,
-        )  # fmt: skip
-    url = f"http://127.0.0.1:{port}/mcp"
-    try:
-        wait_until_serving(f"http://127.0.0.1:{port}", process, log, seconds=60)
+    with serving_http(dirs, "http-made-token") as (url, log):
         raw = http_clients.post(url, json={"jsonrpc": "2.0"}, timeout=30)
         assert raw.status_code == 401
         assert raw.json() == {"error": "missing or wrong token"}
@@ -468,9 +453,6 @@ def test_http_without_a_token_makes_one_says_it_once_and_refuses_clients_without
         assert len(token) >= 43  # secrets.token_urlsafe(32)
         assert said.count(token) == 1
         assert "todo" in over_http(url, token, []).tools
-    finally:
-        process.terminate()
-        process.wait(timeout=15)
 
 
 def test_http_off_loopback_without_a_token_is_refused_at_start(dirs):
