@@ -54,6 +54,15 @@ def require_sandbox() -> None:
     pytest.skip(reason)
 
 
+@contextlib.contextmanager
+def listening_port() -> Iterator[int]:
+    """A TCP port on 127.0.0.1 that accepts connections (nobody answers) while the block runs."""
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        yield int(listener.getsockname()[1])
+
+
 def free_port() -> int:
     """A TCP port free on 127.0.0.1 right now."""
     with socket.socket() as sock:

@@ -2,14 +2,13 @@
 
 import json
 import secrets
-import socket
 import subprocess
 import sys
 
 import pytest
 
 from tests.core.cli.cli_runner import neta_in_process
-from tests.services import neta_environ, require_sandbox
+from tests.services import listening_port, neta_environ, require_sandbox
 
 SECRET = "s3cr3t-" + secrets.token_hex(8)
 
@@ -91,10 +90,7 @@ def test_neta_run_sandbox_off_runs_with_the_users_authority(tmp_path):
 
 
 def test_neta_run_network_lets_commands_reach_a_port(tmp_path):
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen()
-        port = listener.getsockname()[1]
+    with listening_port() as port:
         script = script_of(tmp_path, f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo CONNECTED")
         closed = neta_here(tmp_path, "run", "connect", "--script", script)
         opened = neta_here(tmp_path, "run", "connect", "--script", script, "--network")

@@ -18,7 +18,7 @@ import neta
 from neta.sandbox import _bwrap
 from neta_base import bash
 from tests.processes import running_with, wait_none_running_with
-from tests.services import require_sandbox
+from tests.services import listening_port, require_sandbox
 
 SECRET = "s3cr3t-" + secrets.token_hex(8)
 
@@ -113,10 +113,7 @@ def test_only_the_workspace_is_written(session, tmp_path):
 
 
 def test_a_loopback_port_on_the_host_cannot_be_reached(session):
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen()
-        port = listener.getsockname()[1]
+    with listening_port() as port:
         result = run(session, f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo CONNECTED")
     assert "CONNECTED" not in result.content
     assert "[exit code 1]" in result.content
@@ -124,10 +121,7 @@ def test_a_loopback_port_on_the_host_cannot_be_reached(session):
 
 def test_network_on_lets_a_command_reach_the_host(session):
     session.sandbox = neta.SandboxPolicy(network=True)
-    with socket.socket() as listener:
-        listener.bind(("127.0.0.1", 0))
-        listener.listen()
-        port = listener.getsockname()[1]
+    with listening_port() as port:
         result = run(session, f"exec 3<>/dev/tcp/127.0.0.1/{port} && echo CONNECTED")
     assert "CONNECTED" in result.content
 

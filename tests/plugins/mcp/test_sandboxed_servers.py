@@ -3,7 +3,6 @@
 import asyncio
 import json
 import secrets
-import socket
 import sys
 from pathlib import Path
 
@@ -12,7 +11,7 @@ import pytest
 from neta.runtime.agent import Agent
 from tests.plugins.mcp.conftest import mcp_pm, write_config
 from tests.processes import running_with
-from tests.services import require_sandbox
+from tests.services import listening_port, require_sandbox
 
 SECRET = "s3cr3t-" + secrets.token_hex(8)
 
@@ -61,11 +60,8 @@ def probe_setup(tmp_path, neta_home, workspace, monkeypatch):
     secret_file = neta_home / "neta.db"
     secret_file.write_text(SECRET)
     monkeypatch.setenv("OPENAI_API_KEY", SECRET)
-    listener = socket.socket()
-    listener.bind(("127.0.0.1", 0))
-    listener.listen()
-    yield {"secret_file": secret_file, "port": listener.getsockname()[1]}
-    listener.close()
+    with listening_port() as port:
+        yield {"secret_file": secret_file, "port": port}
 
 
 def probe_entry(workspace, tmp_path, **extra):
