@@ -33,8 +33,9 @@ class HostSettings:
     def workspace_trusted(self) -> bool:
         """Whether the workspace's own configuration may be used now.
 
-        That is ``.neta/mcp.json`` and ``.neta/skills``: as the host chose, else as the user's
-        record of trusted workspaces says for the files as they are now (``neta.trust``).
+        That is ``.neta/mcp.json``, ``.neta/skills`` and ``.neta/permissions.toml``: as the
+        host chose, else as the user's record of trusted workspaces says for the files as
+        they are now (``neta.trust``).
         """
         setting = self.options.get(TRUST_OPTION)
         return workspace_trusted(self.workspace, setting if isinstance(setting, bool) else None)

@@ -192,8 +192,9 @@ class Agent:
             session gets it (``new_session(sandbox=...)`` overrides it for one); plugins get
             it as the host option ``"sandbox"`` (MCP servers from a workspace file use it).
         trust_workspace: whether the workspace's own configuration (``.neta/mcp.json``,
-            ``.neta/skills``) is used: ``True``, ``False``, or ``None`` (the default) for what
-            the user's record of trusted workspaces says (``neta trust``; ``neta.trust``).
+            ``.neta/skills``, ``.neta/permissions.toml``) is used: ``True``, ``False``, or
+            ``None`` (the default) for what the user's record of trusted workspaces says
+            (``neta trust``; ``neta.trust``).
     """
 
     def __init__(
