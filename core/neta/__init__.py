@@ -34,9 +34,11 @@ from neta.errors import (
     WorkspaceError,
 )
 from neta.events import (
+    ApprovalRequested,
     ClarifyRequest,
     Event,
     Outcome,
+    PermissionDecided,
     ProviderRetry,
     RunFinished,
     RunStarted,
@@ -47,7 +49,7 @@ from neta.events import (
     ToolResultEvent,
 )
 from neta.fuzzy_match import FuzzyMatch, Replacement, fuzzy_find_all, fuzzy_replace
-from neta.fuzzy_match.patching import PatchOutcome, patch_file
+from neta.fuzzy_match.patching import PatchOutcome, patch_file, text_diff
 from neta.fuzzy_match.textfile import TextFile, WrittenText, atomic_write, read_text, write_text
 from neta.home import neta_home
 from neta.hookspecs import hookimpl
@@ -55,6 +57,7 @@ from neta.host_settings import HostSettings
 from neta.memory import Memory, MemoryStore
 from neta.messages import Message, Usage
 from neta.paths import PinnedRoot, printable, resolve_in_workspace
+from neta.permissions import ApprovalAnswer, ApprovalRequest, ApproveFn
 from neta.plugins import NetaPluginManager, PluginInfo, create_plugin_manager
 from neta.providers.base import ModelRequest, ModelResponse, Provider, ProviderSpec, TextSink
 from neta.providers.client_pool import ClientPool, active_pool
@@ -85,6 +88,10 @@ __all__ = [
     "AgentSession",
     "AmbiguousMatchError",
     "AnswerRefused",
+    "ApprovalAnswer",
+    "ApprovalRequest",
+    "ApprovalRequested",
+    "ApproveFn",
     "BadFrame",
     "BoundTool",
     "Busy",
@@ -114,6 +121,7 @@ __all__ = [
     "NoMatchError",
     "Outcome",
     "PatchOutcome",
+    "PermissionDecided",
     "PinnedRoot",
     "PluginError",
     "PluginInfo",
@@ -177,6 +185,7 @@ __all__ = [
     "resolve_session_toolsets",
     "resolve_toolsets",
     "sanitize",
+    "text_diff",
     "tls_client_context",
     "write_text",
 ]

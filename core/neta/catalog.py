@@ -19,6 +19,7 @@ from pydantic import (
 
 from neta.arguments import check_json_schema, validate_with_json_schema, validate_with_model
 from neta.errors import ConfigError, PluginError, ToolConflictError
+from neta.permissions._modes import Effect
 from neta.suggest import unknown_name_message
 
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
@@ -60,6 +61,9 @@ class ToolSchema(BaseModel):
             not, so they are the ones that yield.
         guidance: a block for the system prompt on how to use the tool well.
         when_to_use: one line: the situation in which the model must use this tool.
+        effect: what the tool does, for approvals (``neta.permissions``): ``reads`` (looks,
+            changes nothing), ``writes`` (changes files of the workspace) or ``runs`` (runs a
+            command or something outside Neta). ``None`` counts as ``runs``.
     """
 
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
@@ -72,6 +76,7 @@ class ToolSchema(BaseModel):
     qualified_name: str = Field(default="", pattern=r"^$|" + TOOL_NAME_PATTERN)
     guidance: str = ""
     when_to_use: str = ""
+    effect: Effect | None = None
 
     @field_validator("description", "guidance", "when_to_use")
     @classmethod

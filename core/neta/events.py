@@ -11,9 +11,11 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "ApprovalRequested",
     "ClarifyRequest",
     "Event",
     "Outcome",
+    "PermissionDecided",
     "ProviderRetry",
     "RunFinished",
     "RunStarted",
@@ -103,6 +105,37 @@ class ClarifyRequest(_Event):
     choices: list[str] | None = None
 
 
+class ApprovalRequested(_Event):
+    """A tool call waits for a person's approval; ``approval`` is the request's JSON.
+
+    ``approval`` holds ``requestId`` (the call's id), ``tool``, ``toolset``, ``effect``,
+    ``arguments``, ``preview`` (the command, or the diff an edit would make), ``reason``,
+    ``always`` (the rules "allow always" keeps) and ``choices``.
+    """
+
+    type: Literal["approval_request"] = "approval_request"
+    request_id: str
+    approval: dict[str, object]
+
+
+class PermissionDecided(_Event):
+    """A tool call was allowed or denied, and by whom.
+
+    ``decided_by`` is ``rule``, ``mode``, ``user`` (or the name of who answered),
+    ``no one to ask`` or ``timeout``; ``rule`` is the deciding rule with its source
+    (``bash(pytest *) from --allow``), empty when the mode decided; ``at`` is the Unix time.
+    """
+
+    type: Literal["permission_decision"] = "permission_decision"
+    call_id: str
+    name: str
+    action: Literal["allow", "deny"]
+    decided_by: str
+    rule: str = ""
+    reason: str = ""
+    at: float = 0.0
+
+
 class ProviderRetry(_Event):
     """A model request failed in a way that may pass; it is tried again after ``delay`` s.
 
@@ -136,6 +169,8 @@ Event = Annotated[
     | ToolProgress
     | TodoUpdate
     | ClarifyRequest
+    | ApprovalRequested
+    | PermissionDecided
     | ProviderRetry
     | RunFinished,
     Field(discriminator="type"),

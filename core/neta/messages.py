@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -20,6 +21,9 @@ class Message(BaseModel):
         name: for a ``tool`` message, the tool's name.
         is_error: for a ``tool`` message, whether the call failed (providers whose API has
             a place for it, such as the Messages API's ``is_error``, send it).
+        permission: for a ``tool`` message, how the call was allowed or denied
+            (``action``, ``decided_by``, ``rule``, ``reason``, ``at``); kept with the
+            session, never sent to the model.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -30,6 +34,7 @@ class Message(BaseModel):
     tool_call_id: str | None = None
     name: str | None = None
     is_error: bool = False
+    permission: dict[str, Any] | None = None
 
     def to_openai(self) -> dict[str, Any]:
         """This message as a Chat Completions request message.
@@ -90,6 +95,21 @@ INTERRUPTED = (
     "returned a result. If a question was pending, the user's next message is the answer."
 )
 """The result given to a tool call that never returned one."""
+
+
+def waiting_calls(history: Sequence[Message]) -> list[ToolCall]:
+    """The calls of the last assistant message that have no result yet.
+
+    What a run left waiting for approval in the next message; none once a user message
+    followed it.
+    """
+    last = next(
+        (i for i in range(len(history) - 1, -1, -1) if history[i].role == "assistant"), None
+    )
+    if last is None or any(m.role != "tool" for m in history[last + 1 :]):
+        return []
+    answered = {m.tool_call_id for m in history[last + 1 :]}
+    return [call for call in history[last].tool_calls if call.id not in answered]
 
 
 def close_interrupted_calls(history: list[Message]) -> int:

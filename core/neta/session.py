@@ -14,6 +14,7 @@ from neta.crew import SubAgentRunner
 from neta.errors import ConfigError
 from neta.events import Event
 from neta.memory import MemoryStore
+from neta.permissions import ApproveFn, Policy
 from neta.sandbox import SandboxPolicy
 from neta.todos import TodoStore
 
@@ -53,6 +54,12 @@ class SessionContext:
         user_channel: whether a person can be asked at all (live or in the next message);
             ``None`` means "everyone but crew children".
         clarify: a live callback that asks the user and awaits the answer.
+        approve: a live callback that asks the user to approve a tool call (``None``: approvals
+            are asked through ``clarify`` as a question with choices, when there is one).
+        defer_approvals: when nobody can be asked live, leave a call that needs approval
+            pending and end the run: the next message answers it (REST does this). Otherwise
+            such a call is denied.
+        permissions: what runs without asking (``neta.permissions``); the agent sets it.
         clarify_timeout: seconds the ``clarify`` tool waits for ``clarify``'s answer before
             telling the model to decide for itself (``None``: the tool's own default).
         todo_store: the session's todo list store.
@@ -74,6 +81,9 @@ class SessionContext:
     session_id: str = field(default_factory=lambda: uuid.uuid4().hex)
     user_channel: bool | None = None
     clarify: ClarifyFn | None = None
+    approve: ApproveFn | None = None
+    defer_approvals: bool = False
+    permissions: Policy = field(default_factory=Policy)
     clarify_timeout: float | None = None
     todo_store: TodoStore | None = None
     crew_runner: SubAgentRunner | None = None
@@ -113,12 +123,15 @@ class SessionCapabilities(TypedDict, total=False):
     """The ``SessionContext`` fields a host may pass to ``Agent.new_session``."""
 
     user_channel: bool | None
+    approve: ApproveFn | None
+    defer_approvals: bool
     clarify_timeout: float | None
     todo_store: TodoStore | None
     crew_runner: SubAgentRunner | None
     memory_store: MemoryStore | None
     depth: int
     sandbox: SandboxPolicy
+    permissions: Policy
     extras: dict[str, object]
 
 

@@ -68,6 +68,9 @@ class Tool:
         timeout: seconds before the call is abandoned; ``None`` uses the runtime default.
         session_guidance: text for this session's system prompt, after the schema's guidance
             (e.g. the skills this session can read); shown only while the tool is available.
+        preview: what a call would do, without doing it, for a person asked to approve it
+            (the diff an edit would make); receives the validated arguments like ``execute``
+            and may be a coroutine function. ``None``: the person reads the arguments.
     """
 
     name: str
@@ -75,6 +78,7 @@ class Tool:
     sequential: bool = False
     timeout: float | None = None
     session_guidance: str = ""
+    preview: Callable[[Any], str | Awaitable[str]] | None = None
 
     @functools.cached_property
     def runs_in_thread(self) -> bool:

@@ -105,7 +105,9 @@ def test_a_taken_name_falls_back_to_the_qualified_name_and_the_tool_runs_under_i
         {"tool_calls": [{"name": "remote_lookup", "arguments": {}}, {"name": "lookup"}]},
         {"text": "ok"},
     ]
-    agent = Agent(provider=ScriptedProvider(turns), plugin_manager=pm, workspace=tmp_path)
+    agent = Agent(
+        permissions="auto", provider=ScriptedProvider(turns), plugin_manager=pm, workspace=tmp_path
+    )
     result = asyncio.run(agent.run("go"))
     tool_messages = [m.content for m in result.messages if m.role == "tool"]
     assert tool_messages == [f"remote lookup in {tmp_path.resolve()}", "fixed lookup"]

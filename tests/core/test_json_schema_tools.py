@@ -125,7 +125,9 @@ def run_with(tmp_path, arguments):
         {"tool_calls": [{"name": "forecast", "arguments": arguments}]},
         {"text": "done"},
     ]
-    agent = Agent(provider=ScriptedProvider(turns), plugin_manager=pm, workspace=tmp_path)
+    agent = Agent(
+        permissions="auto", provider=ScriptedProvider(turns), plugin_manager=pm, workspace=tmp_path
+    )
     result = asyncio.run(agent.run("weather?"))
     [event] = [e for e in result.events if isinstance(e, ToolResultEvent)]
     return plugin, event

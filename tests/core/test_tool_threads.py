@@ -18,7 +18,9 @@ from tests.core.runtime import kit
 
 def kit_agent(tmp_path, turns):
     pm = neta.create_plugin_manager(load_entrypoints=False, plugins=[("kit", kit)])
-    return Agent(provider=ScriptedProvider(turns), plugin_manager=pm, workspace=tmp_path)
+    return Agent(
+        permissions="auto", provider=ScriptedProvider(turns), plugin_manager=pm, workspace=tmp_path
+    )
 
 
 def wait_until(condition, seconds=5.0):

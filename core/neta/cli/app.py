@@ -17,6 +17,7 @@ from neta.cli import (
     logs_cmd,
     mcp_cmd,
     patch_cmd,
+    permissions_cmd,
     plugins_cmd,
     prompt_cmd,
     providers_cmd,
@@ -63,6 +64,7 @@ app.command("toolsets")(toolsets_cmd.toolsets)
 app.command("patch")(patch_cmd.patch)
 app.add_typer(tools_cmd.tools_app, name="tools")
 app.add_typer(mcp_cmd.mcp_app, name="mcp")
+app.add_typer(permissions_cmd.permissions_app, name="permissions")
 
 
 @dataclass

@@ -19,14 +19,18 @@ from neta.cli.clarify_prompt import QuestionInterrupt
 from neta.cli.context import report_problems
 from neta.cli.conversations import Conversations
 from neta.cli.options import (
+    AllowRuleOpt,
     ApiKeyFileOpt,
     ApiKeyOpt,
+    AskRuleOpt,
     BaseUrlOpt,
     DenyOpt,
+    DenyRuleOpt,
     MaxTriesOpt,
     MaxTurnsOpt,
     ModelOpt,
     ModelTimeoutOpt,
+    ModeOpt,
     NetworkOpt,
     OnlyOpt,
     ProviderOpt,
@@ -36,6 +40,7 @@ from neta.cli.options import (
     TurnTimeoutOpt,
     WorkspaceOpt,
     api_key_option,
+    permissions_for,
     sandbox_for,
 )
 from neta.cli.render import EventRenderer, keep_waiting_notice
@@ -88,8 +93,17 @@ def chat(
     turn_timeout: float = TurnTimeoutOpt,
     sandbox: str = SandboxOpt,
     network: bool = NetworkOpt,
+    mode: str | None = ModeOpt,
+    allow: list[str] = AllowRuleOpt,
+    ask: list[str] = AskRuleOpt,
+    deny_rule: list[str] = DenyRuleOpt,
 ) -> None:
-    """Talk with an agent in the terminal; the conversation is kept (`neta chat -c` resumes)."""
+    """Talk with an agent in the terminal; the conversation is kept (`neta chat -c` resumes).
+
+    Edits and commands ask before they run (--mode, --allow, --ask and --deny-rule change
+    what asks; `neta permissions` lists the rules in force).
+    """
+    permissions = permissions_for(mode, allow, ask, deny_rule)
     api_key = api_key_option(api_key, api_key_file)
     conversations = Conversations()
     try:
@@ -99,7 +113,7 @@ def chat(
         agent = build_agent(
             ctx, provider, model, base_url, api_key, script, where, toolset, deny, max_turns,
             max_tries, only=only, model_timeout=model_timeout, turn_timeout=turn_timeout,
-            sandbox=sandbox_for(sandbox, network),
+            sandbox=sandbox_for(sandbox, network), permissions=permissions,
         )  # fmt: skip
         interrupt = QuestionInterrupt()
         session = new_terminal_session(

@@ -1,5 +1,8 @@
 """The terminal's clarify callback: show the question and its numbered choices, read an answer.
 
+``read_answer`` reads one line after a prompt; the approval prompt (``approval_prompt``) reads
+its answers with it too.
+
 Input is read in a daemon thread so the event loop keeps running while the user thinks. On a
 terminal the thread polls, so when the wait is abandoned (the clarify timeout, Ctrl-C) it stops
 instead of swallowing the next line the user types. Other input (a pipe) cannot be polled
@@ -69,18 +72,9 @@ def terminal_clarify(
             out.print("  [dim]or type your own answer[/]")
         try:
             while True:
-                out.print("answer> ", end="")
-                reading = asyncio.ensure_future(
-                    _read_line(stdin if stdin is not None else sys.stdin)
-                )
-                if interrupt is not None:
-                    interrupt._reading = reading
                 try:
-                    line = await reading
-                except asyncio.CancelledError:
-                    task = asyncio.current_task()
-                    if task is not None and task.cancelling():
-                        raise  # the whole turn is cancelled, not only the question
+                    line = await read_answer(out, "answer> ", stdin=stdin, interrupt=interrupt)
+                except QuestionCancelled:
                     out.print("\n[dim](question cancelled with Ctrl-C; the agent goes on)[/]")
                     return ""
                 if line is None:
@@ -93,6 +87,42 @@ def terminal_clarify(
             raise
 
     return ask
+
+
+class QuestionCancelled(Exception):
+    """Ctrl-C cancelled the question being asked (``QuestionInterrupt``), not the turn."""
+
+
+async def read_answer(
+    out: Console,
+    prompt: str,
+    *,
+    stdin: TextIO | None = None,
+    interrupt: QuestionInterrupt | None = None,
+) -> str | None:
+    """Show ``prompt`` and read the line typed after it; ``None`` at end of input.
+
+    Args:
+        out: where the prompt is shown.
+        prompt: what is shown before the answer (plain text, no markup).
+        stdin: where the line is read (default: ``sys.stdin`` at the time of asking).
+        interrupt: when given, its ``cancel_question`` (Ctrl-C) ends the wait.
+
+    Raises:
+        QuestionCancelled: ``interrupt`` cancelled the question.
+        asyncio.CancelledError: the task asking was cancelled (a timeout, the whole turn).
+    """
+    out.print(prompt, end="", markup=False)
+    reading = asyncio.ensure_future(_read_line(stdin if stdin is not None else sys.stdin))
+    if interrupt is not None:
+        interrupt._reading = reading
+    try:
+        return await reading
+    except asyncio.CancelledError:
+        task = asyncio.current_task()
+        if task is not None and task.cancelling():
+            raise  # the whole turn is cancelled, or the wait timed out: not only the question
+        raise QuestionCancelled from None
 
 
 def _pick(text: str, choices: list[str]) -> str:

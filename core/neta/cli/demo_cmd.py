@@ -123,6 +123,7 @@ def _run_demo(ctx: typer.Context, workspace: Path, console: Console) -> bool:
         workspace=workspace,
         preset=["base", "planning"],
         sandbox="off" if unavailable else "on",
+        permissions="auto",  # its own fixed script: nothing to ask about
     )
     session = agent.new_session()
     missing = {"todo", "read_file", "patch", "bash"} - set(session.tools)

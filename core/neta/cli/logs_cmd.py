@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import datetime as dt
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.console import Console
@@ -77,6 +79,7 @@ def _show(conversations: Conversations, session_id: str, as_json: bool) -> None:
         f"{_when(found.created)} · {found.outcome} · {found.turns} turns · "
         f"{found.input_tokens + found.output_tokens} tokens"
     )
+    decided = {m.tool_call_id: m.permission for m in history if m.role == "tool" and m.permission}
     for message in history:
         if message.role == "system":
             continue
@@ -84,5 +87,31 @@ def _show(conversations: Conversations, session_id: str, as_json: bool) -> None:
             typer.echo(f"\n{message.role}: {sanitize(message.content)}")
         for call in message.tool_calls or []:
             typer.echo(f"  → {sanitize(call.name)} {sanitize(call.arguments)}")
+            permission = decided.get(call.id)
+            if permission:
+                typer.echo(f"    {permission_line(permission)}")
     if found.outcome == "awaiting_input":
         typer.echo(f'\n(waiting for your answer: neta run --session {found.session_id} "…")')
+
+
+_UNANSWERED = {"no one to ask": "nobody could be asked", "timeout": "no answer in time"}
+
+
+def permission_line(permission: Mapping[str, Any]) -> str:
+    """``allowed by user (allow once) · 2025-01-02 10:00:03``: how a call was let run or not.
+
+    ``permission`` is ``Message.permission``: ``action``, ``decided_by``, ``rule``,
+    ``reason`` and ``at``.
+    """
+    verb = "allowed" if permission.get("action") == "allow" else "denied"
+    by = str(permission.get("decided_by", "?"))
+    parts = [f"{verb}, {_UNANSWERED[by]}" if by in _UNANSWERED else f"{verb} by {by}"]
+    if permission.get("rule"):
+        parts.append(f"rule {permission['rule']}")
+    reason = str(permission.get("reason") or "")
+    if reason and permission.get("decided_by") != "rule":  # a rule's reason only names it
+        parts.append(reason)
+    at = permission.get("at")
+    if isinstance(at, int | float) and at > 0:
+        parts.append(dt.datetime.fromtimestamp(at).strftime("%Y-%m-%d %H:%M:%S"))
+    return sanitize(" · ".join(str(part) for part in parts))

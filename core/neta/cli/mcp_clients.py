@@ -44,7 +44,8 @@ class ClientSessions:
     """The Neta sessions of ``agent``'s MCP clients, by MCP session id.
 
     Args:
-        agent: makes each client's session (with no crew runner: no model here).
+        agent: makes each client's session (with no crew runner: no model here) and reads
+            the permission policy they are held to.
         idle_timeout: seconds a session lives without a request and with no call running.
         max_sessions: sessions live at once at most.
     """
@@ -96,7 +97,7 @@ class ClientSessions:
             yield self.session(key)
             return
         self._admit()
-        served = ServedSession(self.agent.new_session(crew_runner=None))  # one request's
+        served = self._new_session()  # one request's
         self._passing += 1
         try:
             yield served
@@ -115,7 +116,7 @@ class ClientSessions:
         served = self._sessions.get(mcp_session_id)
         if served is None:
             self._admit()
-            served = ServedSession(self.agent.new_session(crew_runner=None))
+            served = self._new_session()
             self._sessions[mcp_session_id] = served
         served.last_used = time.monotonic()
         return served
@@ -153,6 +154,11 @@ class ClientSessions:
                         await self.end(value.decode("latin-1"))
 
         return watched
+
+    def _new_session(self) -> ServedSession:
+        """A client's session, with no crew runner (no model here); its policy read anew."""
+        session = self.agent.new_session(crew_runner=None)
+        return ServedSession(session, policy=self.agent.policy)
 
     def _mcp_session(self, ctx: ServerRequestContext[Any, Any]) -> str | None:
         """The live MCP session the SDK served ``ctx``'s request in, if any."""

@@ -14,13 +14,18 @@ from neta.cli.context import plugin_manager, report_problems
 from neta.cli.mcp_clients import ClientSessions
 from neta.cli.mcp_server import ServedSession, SessionServer
 from neta.cli.options import (
+    AllowRuleOpt,
+    AskRuleOpt,
     DenyOpt,
+    DenyRuleOpt,
+    ModeOpt,
     NetworkOpt,
     OnlyOpt,
     SandboxOpt,
     TokenFileOpt,
     ToolsetOpt,
     WorkspaceOpt,
+    permissions_for,
     sandbox_for,
 )
 from neta.cli.serve_token import ServeToken, given_token, serve_token
@@ -50,8 +55,13 @@ def serve(
     token_file: Path | None = TokenFileOpt,
     sandbox: str = SandboxOpt,
     network: bool = NetworkOpt,
+    mode: str | None = ModeOpt,
+    allow: list[str] = AllowRuleOpt,
+    ask: list[str] = AskRuleOpt,
+    deny_rule: list[str] = DenyRuleOpt,
 ) -> None:
     """Serve a session's tools to an MCP client over stdio (or each client's over HTTP)."""
+    permissions = permissions_for(mode, allow, ask, deny_rule)
     token = given_token(token, token_file)
     endpoint = _endpoint(http, token) if http else None
     agent = Agent(
@@ -62,6 +72,7 @@ def serve(
         deny=deny,
         preset=only or None,
         sandbox=sandbox_for(sandbox, network),
+        permissions=permissions,
     )
     session = agent.new_session(crew_runner=None)  # no model here: no sub-agents either
     report_problems(ctx)
@@ -69,7 +80,7 @@ def serve(
         agent.end_session(session)
         _serve_http(agent, *endpoint)
         return
-    server = SessionServer.of(ServedSession(session)).build()
+    server = SessionServer.of(ServedSession(session, policy=agent.policy)).build()
     freeze_startup_objects()  # the MCP SDK is loaded
     try:
         asyncio.run(_serve_stdio(server))

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from neta.cli.secret_file import secret_option
+from neta.permissions import RuleSet, flag_rules
 from neta.providers.registry import DEFAULT_PROVIDER, provider_entries
 from neta.providers.retry import DEFAULT_MAX_TRIES
 from neta.runtime.attempt import DEFAULT_TURN_TIMEOUT
@@ -158,6 +159,33 @@ NetworkOpt = typer.Option(
     False, "--network", help="Let sandboxed commands reach the network (off by default)."
 )
 """``--network``: let sandboxed commands reach the network."""
+
+
+ModeOpt = typer.Option(
+    None,
+    "--mode",
+    metavar="MODE",
+    help="What runs without asking when no rule decides: ask (the default: edits and "
+    "commands ask), auto-edit (commands ask), auto (everything runs), read-only.",
+)
+"""``--mode``: the permission mode."""
+AllowRuleOpt = typer.Option(
+    [], "--allow", metavar="RULE", help="Allow calls a rule matches, e.g. 'bash(pytest *)'."
+)
+"""``--allow``: an allow rule (repeatable)."""
+AskRuleOpt = typer.Option(
+    [], "--ask", metavar="RULE", help="Ask before calls a rule matches, e.g. 'bash(git push*)'."
+)
+"""``--ask``: an ask rule (repeatable)."""
+DenyRuleOpt = typer.Option(
+    [], "--deny-rule", metavar="RULE", help="Refuse calls a rule matches, e.g. 'write_file(.env)'."
+)
+"""``--deny-rule``: a deny rule (repeatable; ``--deny`` denies a toolset)."""
+
+
+def permissions_for(mode: str | None, allow: list[str], ask: list[str], deny: list[str]) -> RuleSet:
+    """The rules ``--mode``, ``--allow``, ``--ask`` and ``--deny-rule`` give."""
+    return flag_rules(mode=mode, allow=allow, ask=ask, deny=deny, flags={"deny": "--deny-rule"})
 
 
 def sandbox_for(mode: str, network: bool) -> SandboxPolicy:

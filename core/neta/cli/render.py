@@ -1,12 +1,18 @@
-"""Showing a run's events in the terminal with rich (the core never prints; this does)."""
+"""Showing a run's events in the terminal with rich (the core never prints; this does).
+
+Also what a run refused (``denial_lines``) and text shown whole, such as what a call
+waiting for approval would do (``text_block``).
+"""
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
 import json
+import shlex
 import time
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from rich.console import Console
@@ -26,6 +32,7 @@ from neta.events import (
     ToolProgress,
     ToolResultEvent,
 )
+from neta.permissions import Denial, allow_rules_for
 from neta.terminal_text import sanitize
 from neta.truncation import one_line
 
@@ -223,20 +230,85 @@ def _todo_table(event: TodoUpdate) -> Table:
 _DIFF_STYLES = (("+++", "bold"), ("---", "bold"), ("@@", "cyan"), ("+", "green"), ("-", "red"))
 
 
+def _is_diff(text: str) -> bool:
+    return "\n@@ " in text or text.startswith("--- ")
+
+
+def _line_style(line: str, is_diff: bool, plain: str = "dim") -> str:
+    if not is_diff:
+        return plain
+    return next((style for mark, style in _DIFF_STYLES if line.startswith(mark)), plain)
+
+
 def result_preview(text: str) -> Text:
     """A tool result's first lines, made safe to show; a unified diff's lines coloured."""
     preview = Text()
     text = sanitize(text)
-    is_diff = "\n@@ " in text or text.startswith("--- ")
+    is_diff = _is_diff(text)
     for number, line in enumerate(_preview(text).split("\n")):
         if number:
             preview.append("\n")
         body = line[2:] if number else line  # continuation lines are indented by two
-        style = "dim"
-        if is_diff:
-            style = next((s for mark, s in _DIFF_STYLES if body.startswith(mark)), "dim")
-        preview.append(line, style=style)
+        preview.append(line, style=_line_style(body, is_diff))
     return preview
+
+
+def text_block(text: str, *, lines: int, indent: str = "    ") -> Text:
+    """``text`` made safe to show, each line indented, cut after ``lines`` lines (said so).
+
+    A unified diff's lines are coloured; other text is shown plain.
+    """
+    text = sanitize(text)
+    is_diff = _is_diff(text)
+    body = text.splitlines() or [""]
+    block = Text()
+    for number, line in enumerate(body[:lines]):
+        if number:
+            block.append("\n")
+        block.append(indent + line, style=_line_style(line, is_diff, plain=""))
+    if len(body) > lines:
+        block.append(f"\n{indent}… {len(body) - lines} more lines not shown", style="yellow")
+    return block
+
+
+NO_ONE_TO_ASK = "no one to ask"
+"""``Denial.by`` for a call that needed approval where nobody could be asked."""
+
+
+def denial_lines(denials: Sequence[Denial], workspace: Path) -> list[str]:
+    """What a run refused, for a person: ``denied: TOOL ARGUMENT — reason (by)`` each.
+
+    When nobody could be asked, a last line says which ``--allow`` rules would let those
+    calls run. Everything the model wrote goes through ``sanitize``.
+    """
+    lines = []
+    rules: list[str] = []
+    unattended = False
+    for denial in denials:
+        shown = one_line(sanitize(_argument(denial.arguments)), 160)
+        unasked = denial.by == NO_ONE_TO_ASK
+        by = "nobody could be asked" if unasked else f"by {sanitize(denial.by)}"
+        lines.append(f"denied: {sanitize(denial.tool)} {shown} — {sanitize(denial.reason)} ({by})")
+        if unasked:
+            unattended = True
+            rules += allow_rules_for(denial.tool, denial.arguments, workspace)
+    if unattended:
+        flags = " ".join(f"--allow {shlex.quote(rule)}" for rule in dict.fromkeys(rules))
+        allow = f"{sanitize(flags)}, or " if flags else ""
+        lines.append(
+            f"to let them run: {allow}--mode auto; at a terminal, without --no-input or "
+            "--json, you are asked"
+        )
+    return lines
+
+
+def _argument(arguments: Mapping[str, Any]) -> str:
+    """What a call is about: a command, a path, else its arguments as JSON."""
+    for key in ("command", "path"):
+        value = arguments.get(key)
+        if isinstance(value, str):
+            return value
+    return json.dumps(dict(arguments), ensure_ascii=False, default=str)
 
 
 def _preview(text: str) -> str:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import os
 import stat
 import sys
@@ -14,19 +15,24 @@ from typing import Any
 import typer
 from rich.console import Console
 
+from neta.cli.approval_prompt import terminal_approve
 from neta.cli.clarify_prompt import QuestionInterrupt, terminal_clarify
 from neta.cli.collector import freeze_startup_objects
 from neta.cli.context import echo_json, plugin_manager, report_problems
 from neta.cli.conversations import Conversations
 from neta.cli.options import (
+    AllowRuleOpt,
     ApiKeyFileOpt,
     ApiKeyOpt,
+    AskRuleOpt,
     BaseUrlOpt,
     DenyOpt,
+    DenyRuleOpt,
     MaxTriesOpt,
     MaxTurnsOpt,
     ModelOpt,
     ModelTimeoutOpt,
+    ModeOpt,
     NetworkOpt,
     NoInputOpt,
     OnlyOpt,
@@ -37,14 +43,16 @@ from neta.cli.options import (
     TurnTimeoutOpt,
     WorkspaceOpt,
     api_key_option,
+    permissions_for,
     provider_for,
     sandbox_for,
 )
-from neta.cli.render import EventRenderer, keep_waiting_notice
+from neta.cli.render import NO_ONE_TO_ASK, EventRenderer, denial_lines, keep_waiting_notice
 from neta.cli.trust_notice import settle_trust
 from neta.errors import NetaError
 from neta.events import RunFinished, ToolCallStart
 from neta.messages import Message, Usage
+from neta.permissions import PermissionsLike
 from neta.providers.registry import DEFAULT_PROVIDER, resolve_model_name
 from neta.providers.retry import DEFAULT_MAX_TRIES, RetryPolicy
 from neta.runtime.agent import Agent, AgentSession, RunResult
@@ -54,6 +62,10 @@ from neta.terminal_text import sanitize
 
 EXIT_CODES = {"completed": 0, "awaiting_input": 3}
 """Exit status per outcome; every other outcome exits 1."""
+
+NEEDED_APPROVAL = 4
+"""Exit status of a run that completed although calls needing approval were denied, nobody
+being there to approve them (``--no-input``, ``--json``, no terminal)."""
 
 INTERRUPTED = 130
 """Exit status after Ctrl-C (128 + SIGINT, as shells report it)."""
@@ -88,8 +100,13 @@ def build_agent(
     model_timeout: float | None = None,
     turn_timeout: float = DEFAULT_TURN_TIMEOUT,
     sandbox: SandboxPolicy | None = None,
+    permissions: PermissionsLike = None,
 ) -> Agent:
-    """An ``Agent`` from the command-line options shared by ``run`` and ``chat``."""
+    """An ``Agent`` from the command-line options shared by ``run`` and ``chat``.
+
+    Raises:
+        ConfigError: an option is wrong, or a rules file cannot be read (named with its line).
+    """
     pm = plugin_manager(ctx)
     provider, model = resolve_model_name(provider_for(provider, script), model, pm)
     agent = Agent(
@@ -105,12 +122,14 @@ def build_agent(
         model_timeout=model_timeout,
         turn_timeout=turn_timeout,
         sandbox=sandbox,
+        permissions=permissions,
         provider_options={
             "base_url": base_url,
             "api_key": api_key,
             "script": str(script) if script else None,
         },
     )
+    agent.policy()  # a broken rules file is reported now, before a conversation is stored
     if agent.sandbox.enabled:
         sandbox_unavailable()  # learnt now, not during the first command (a Ctrl-C then)
     freeze_startup_objects()  # the model's SDK is loaded
@@ -144,8 +163,17 @@ def run(
     turn_timeout: float = TurnTimeoutOpt,
     sandbox: str = SandboxOpt,
     network: bool = NetworkOpt,
+    mode: str | None = ModeOpt,
+    allow: list[str] = AllowRuleOpt,
+    ask: list[str] = AskRuleOpt,
+    deny_rule: list[str] = DenyRuleOpt,
 ) -> None:
-    """Run one task and print the final answer on stdout (exit 0 completed, 3 asking you)."""
+    """Run one task and print the final answer on stdout.
+
+    Exit 0 completed, 3 stopped to ask you a question, 4 completed but calls that needed
+    your approval were denied (no terminal, --no-input or --json: nobody to ask; they are
+    listed), 1 otherwise.
+    """
     message = read_prompt(prompt)
     if continue_ and session_id:
         raise typer.BadParameter("give --continue or --session, not both", param_hint="-c")
@@ -156,6 +184,7 @@ def run(
             ctx, provider, model, base_url, api_key, script, where, toolset, deny, max_turns,
             max_tries, only=only, model_timeout=model_timeout, turn_timeout=turn_timeout,
             sandbox=sandbox_for(sandbox, network),
+            permissions=permissions_for(mode, allow, ask, deny_rule),
         )  # fmt: skip
 
     try:
@@ -232,7 +261,17 @@ def _run_and_report(
         show_outcome(
             result, one_shot=True, streamed=renderer is not None and renderer.answer_on_stdout
         )
+        for line in denial_lines(result.denials, agent.workspace):
+            typer.echo(line, err=True)
         typer.echo(summary_line(result, time.monotonic() - started), err=True)
+    return exit_code(result)
+
+
+def exit_code(result: RunResult) -> int:
+    """The exit status of a run: by its outcome, and ``NEEDED_APPROVAL`` (see there)."""
+    unapproved = any(denial.by == NO_ONE_TO_ASK for denial in result.denials)
+    if result.outcome == "completed" and unapproved:
+        return NEEDED_APPROVAL
     return EXIT_CODES.get(result.outcome, 1)
 
 
@@ -337,13 +376,18 @@ def new_terminal_session(
 ) -> AgentSession:
     """A session for the terminal; ``interactive`` sessions can ask the user questions.
 
-    An interactive session gets the terminal clarify callback: the question and its numbered
-    choices are shown and the answer is read at the prompt. A non-interactive one gets none,
-    so clarify degrades: the run ends awaiting input with the question as its text.
+    An interactive session gets the terminal clarify and approve callbacks: the question (or
+    the tool call needing approval) and its numbered choices are shown and the answer is read
+    at the prompt. A non-interactive one gets neither, so clarify degrades (the run ends
+    awaiting input with the question as its text) and a call needing approval is denied,
+    the model told that nobody could be asked.
     """
-    ask = terminal_clarify(console=Console(stderr=True, highlight=False), interrupt=interrupt)
+    if not interactive:
+        return agent.new_session(history=history or (), session_id=session_id)
+    console = Console(stderr=True, highlight=False)
     return agent.new_session(
-        clarify=ask if interactive else None,
+        clarify=terminal_clarify(console=console, interrupt=interrupt),
+        approve=terminal_approve(console=console, interrupt=interrupt),
         history=history or (),
         session_id=session_id,
     )
@@ -402,5 +446,6 @@ def result_json(result: RunResult) -> dict[str, object]:
         "reason": result.reason,
         "turns": result.turns,
         "usage": result.usage.model_dump(),
+        "denials": [dataclasses.asdict(denial) for denial in result.denials],
         "events": [e.model_dump(mode="json", fallback=str) for e in result.events],
     }

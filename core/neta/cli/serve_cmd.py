@@ -13,13 +13,17 @@ import typer
 from neta.cli.collector import freeze_startup_objects, own_process
 from neta.cli.context import plugin_manager
 from neta.cli.options import (
+    AllowRuleOpt,
     ApiKeyFileOpt,
     ApiKeyOpt,
+    AskRuleOpt,
     BaseUrlOpt,
     DenyOpt,
+    DenyRuleOpt,
     MaxTriesOpt,
     ModelOpt,
     ModelTimeoutOpt,
+    ModeOpt,
     NetworkOpt,
     OnlyOpt,
     ProviderOpt,
@@ -30,6 +34,7 @@ from neta.cli.options import (
     TurnTimeoutOpt,
     WorkspaceOpt,
     api_key_option,
+    permissions_for,
     provider_for,
 )
 from neta.cli.serve_token import TOKEN_VARIABLE, given_token, serve_token
@@ -101,6 +106,10 @@ def serve(
     ),
     sandbox: str = SandboxOpt,
     network: bool = NetworkOpt,
+    mode: str | None = ModeOpt,
+    allow: list[str] = AllowRuleOpt,
+    ask: list[str] = AskRuleOpt,
+    deny_rule: list[str] = DenyRuleOpt,
 ) -> None:
     """Serve agents over WebSocket (/ws) and REST (/v1), described at /openapi.json."""
     import uvicorn
@@ -133,7 +142,10 @@ def serve(
         "max_tries": max_tries,
         "only": list(only),
         "sandbox": {"enabled": sandbox == "on", "network": network},
+        # the rules as given (the workers read them again): a mistake in one fails here
+        "permissions": {"mode": mode, "allow": allow, "ask": ask, "deny": deny_rule},
     }
+    permissions_for(**settings["permissions"])
     db_url, bus_url = database_url(), redis_url()
     if workers > 1 and bus_url is None:
         raise ConfigError(
@@ -195,6 +207,7 @@ def _config(settings: dict[str, Any], pm: Any) -> HostConfig:
         token=settings["token"],
         lease_seconds=settings["lease_seconds"],
         plugin_manager=pm,
+        permissions=permissions_for(**settings["permissions"]),
         agent_options=agent_options,
     )
 

@@ -1,6 +1,7 @@
 """What a command says, or asks, before it uses a workspace whose own configuration is untrusted.
 
-A workspace's own configuration (``.neta/mcp.json``, ``.neta/skills``) is used only once the
+A workspace's own configuration (``.neta/mcp.json``, ``.neta/skills``, the allow rules of
+``.neta/permissions.toml``) is used only once the
 user trusts the workspace (``neta.trust``). ``neta run`` and ``neta chat`` at a terminal ask
 once, naming each command the configuration would start; every other command, and these
 without a terminal, go on without it and say so in one line.
@@ -34,6 +35,10 @@ def describe(workspace: Path) -> list[str]:
             skills.add(_shown(relative.parts[1]))
         elif relative.name == "mcp.json":
             lines += _servers(path)
+        elif relative.name == "permissions.toml":
+            lines.append(
+                f"  {CONFIG_FOLDER}/permissions.toml (its allow rules and mode let calls run)"
+            )
     if skills:
         lines.append(f"  {CONFIG_FOLDER}/skills: {', '.join(sorted(skills))} (read into prompts)")
     return lines
@@ -93,7 +98,7 @@ def settle_trust(workspace: Path, *, ask: bool) -> None:
             TrustStore().trust(workspace)
             return
     console.print(
-        f"Note: ignoring {CONFIG_FOLDER}/mcp.json and {CONFIG_FOLDER}/skills of "
-        f"{sanitize_markup(str(workspace))}: the workspace is not trusted (neta trust to use "
-        "them)."
+        f"Note: ignoring {CONFIG_FOLDER}/mcp.json, {CONFIG_FOLDER}/skills and the allow rules "
+        f"of {CONFIG_FOLDER}/permissions.toml in {sanitize_markup(str(workspace))}: the "
+        "workspace is not trusted (neta trust to use them)."
     )

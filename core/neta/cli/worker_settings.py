@@ -1,5 +1,8 @@
 """How ``neta serve --workers N`` hands its settings (the token, the API key) to its workers.
 
+The settings are what the command line gave, as JSON (the permission rules as their text,
+``{"mode", "allow", "ask", "deny"}``): each worker builds its app from them.
+
 Not in the environment: a command a model runs in a worker inherits that. The supervisor
 hands them out on a local socket in a private directory (mode 0700, removed at exit), and
 answers only a process proving it holds the supervisor's multiprocessing key. Its workers

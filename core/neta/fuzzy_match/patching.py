@@ -101,13 +101,15 @@ def patch_file(
         count=replacement.count,
         start_line=replacement.start_line,
         end_line=replacement.end_line,
-        diff=_unified_diff(original.text, replacement.content, printable(label or path)),
+        diff=text_diff(original.text, replacement.content, printable(label or path)),
         changed=changed,
     )
 
 
-def _unified_diff(before: str, after: str, label: str) -> str:
+def text_diff(before: str, after: str, label: str) -> str:
     r"""A short unified diff between two versions of a file called ``label``.
+
+    What ``patch`` shows, and what a person asked to approve an edit reads.
 
     Line endings are not shown (a CRLF line reads like any other); a last line without a
     final newline gets git's ``\ No newline at end of file`` marker.

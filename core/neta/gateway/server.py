@@ -14,12 +14,11 @@ from neta.hosting.auth import refusal
 from neta.hosting.hub import SessionHub
 from neta.hosting.live import LiveSession
 from neta.hosting.protocol import (
+    ApprovalResponse,
     CancelRun,
     ClarifyResponse,
     ClientFrame,
-    PendingQuestion,
     Ping,
-    SessionReady,
     UserMessage,
     error_frame,
     frame,
@@ -71,8 +70,8 @@ async def serve_connection(ws: WebSocket, hub: SessionHub) -> None:
 
     Who may connect is checked (``refusal``) before the handshake is accepted, so a refused
     client creates no session state (it gets HTTP 403). ``?sessionId=`` reattaches to an
-    existing session (its pending questions are re-sent in ``session_ready``); without it a
-    new session starts.
+    existing session (its pending questions and approvals are re-sent in ``session_ready``);
+    without it a new session starts.
     """
     refused = refusal(
         hub.config.token,
@@ -100,14 +99,8 @@ async def serve_connection(ws: WebSocket, hub: SessionHub) -> None:
         return
     session_id = live.session_id if live is not None else wanted or ""
     outbox = QueueOutbox(hub.config.max_queued_frames)
-    if live is not None:
-        pending = hub.pending_questions(session_id)
-    else:  # run by another worker: its questions as saved
-        pending = [
-            PendingQuestion(request_id=q.request_id, question=q.question, choices=q.choices)
-            for q in await hub.store.run_calls().pending_questions(session_id)
-        ]
-    ready = SessionReady(session_id=session_id, pending_clarify=pending)
+    # what the session waits on (as saved, when another worker runs it)
+    ready = await hub.session_ready(session_id, here=live is not None)
     outbox.put(frame("session_ready", session_id, ready))
     if live is not None:
         hub.attach(live, outbox)  # before any await, so the session stays in memory
@@ -202,6 +195,8 @@ async def _handle(
         hub.start_run(live, incoming.text, claimed=True)
     elif isinstance(incoming, ClarifyResponse):
         hub.answer(live, incoming.request_id, incoming.answer)
+    elif isinstance(incoming, ApprovalResponse):
+        await hub.approve(live, incoming.request_id, incoming.answer())
     elif isinstance(incoming, CancelRun) and not await hub.cancel_run(live):
         raise HostError("no run to cancel", code="not_running")
 
@@ -215,5 +210,12 @@ def _command(incoming: ClientFrame) -> dict[str, Any]:
             "type": "clarify_response",
             "requestId": incoming.request_id,
             "answer": incoming.answer,
+        }
+    if isinstance(incoming, ApprovalResponse):
+        return {
+            "type": "approval_response",
+            "requestId": incoming.request_id,
+            "choice": incoming.choice,
+            "reason": incoming.reason,
         }
     return {"type": "cancel_run"}

@@ -6,17 +6,19 @@ reads the stream and gets each frame with its ``eventId``. A connection that com
 ``?lastEventId=`` resumes after that frame.
 
 A session runs on its owner: the worker holding its lease in the store. A client frame that
-acts on a session (a message, a clarify answer, a cancel) reaching another worker is sent to
+acts on a session (a message, a clarify or approval answer, a cancel) reaching another worker
+is sent to
 the owner's inbox on the bus; a session nobody owns is taken by the worker the frame reached.
 The owner answers each command with a reply to the sending worker's inbox, so a refusal
 (a wrong request id, a busy session) reaches the one client that sent the command, as if the
 session ran where that client is; the session's other clients never see it.
 
 When a worker dies, its leases lapse; the next heartbeat of a live worker finds the
-questions it left waiting, notes them in the history (the restart rule) and tells the
-session's clients ``clarify_resolved {server_restarted}``. A later heartbeat finds the run
-that worker left going, ends the session's history with ``INTERRUPTED_NOTE`` and tells the
-clients ``run_finished {outcome: "interrupted"}``.
+questions and approvals it left waiting, notes them in the history (the restart rule) and
+tells the session's clients ``clarify_resolved`` (``approval_resolved``)
+``{server_restarted}``. A later heartbeat finds the run that worker left going, ends the
+session's history with ``INTERRUPTED_NOTE`` and tells the clients
+``run_finished {outcome: "interrupted"}``.
 """
 
 from __future__ import annotations
@@ -28,11 +30,27 @@ import secrets
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from neta.errors import AnswerRefused, HostError, SessionOwned, StorageUnavailable, UnknownSession
+from pydantic import ValidationError
+
+from neta.errors import (
+    AnswerRefused,
+    BadFrame,
+    HostError,
+    SessionOwned,
+    StorageUnavailable,
+    UnknownSession,
+)
 from neta.events import RunFinished
 from neta.hosting.bus import Bus, Command, Frame, id_key
+from neta.hosting.clarify_bridge import lost_frame
 from neta.hosting.live import LiveSession, Outbox
-from neta.hosting.protocol import ClarifyResolved, event_frame, frame
+from neta.hosting.protocol import (
+    ApprovalAnswers,
+    ApprovalResponse,
+    answers_from_json,
+    answers_json,
+    event_frame,
+)
 from neta.hosting.store import StoredQuestion
 from neta.messages import Message, close_interrupted_calls
 
@@ -268,16 +286,23 @@ class Cluster:
         if isinstance(error, dict):
             raise HostError(str(error.get("message")), code=str(error.get("code")))
 
-    async def run_on_owner(self, session_id: str, text: str) -> list[Frame]:
+    async def run_on_owner(
+        self, session_id: str, text: str, approvals: ApprovalAnswers | None = None
+    ) -> list[Frame]:
         """Run ``text`` in the session wherever it is owned; the run's frames, to its end.
 
+        ``approvals`` answer the calls the session's last run left waiting (``start_run``).
+
         Raises:
-            HostError: the owner refused the message (``busy``...).
+            HostError: the owner refused the message (``busy``, ``unknown_request``...).
         """
         collected = _Collector()
         follower = self.follow(session_id, collected, await self.bus.last_id(session_id))
+        command: Command = {"type": "message", "text": text}
+        if approvals:
+            command["approvals"] = answers_json(approvals)
         try:
-            await self.act(session_id, {"type": "message", "text": text})
+            await self.act(session_id, command)
             frames: list[Frame] = []
             while True:
                 item = await collected.queue.get()
@@ -340,18 +365,26 @@ class Cluster:
     async def _carry_out(self, session_id: str, command: Command) -> None:
         kind = command.get("type")
         if kind == "message":
+            approvals = answers_from_json(command.get("approvals"))
             running = await self.hub.get_async(session_id)
             try:
-                self.hub.start_run(running, str(command.get("text", "")), claimed=True)
+                text = str(command.get("text", ""))
+                self.hub.start_run(running, text, claimed=True, approvals=approvals or None)
             except BaseException:
                 self.hub.release(running)
                 raise
             return
         live = await self._here(session_id)
-        if kind == "clarify_response":
-            if live is None:
-                raise AnswerRefused(f"no question {command.get('requestId')!r} waits")
+        if kind in ("clarify_response", "approval_response") and live is None:
+            raise AnswerRefused(f"no question {command.get('requestId')!r} waits")
+        if kind == "clarify_response" and live is not None:
             self.hub.answer(live, str(command.get("requestId")), str(command.get("answer")))
+        elif kind == "approval_response" and live is not None:
+            try:
+                answered = ApprovalResponse.model_validate(command)
+            except ValidationError as exc:
+                raise BadFrame(f"approval_response: {exc.errors()[0]['msg']}") from None
+            await self.hub.approve(live, answered.request_id, answered.answer())
         elif kind == "cancel_run":
             if live is None or not await self.hub.cancel_run(live):
                 raise HostError("no run to cancel", code="not_running")
@@ -370,10 +403,13 @@ class Cluster:
     # -- a worker that died ------------------------------------------------------------------
 
     def tell_lost(self, session_id: str, lost: list[StoredQuestion]) -> None:
-        """Tell the session's clients that questions of a worker that died are over."""
+        """Tell the session's clients that questions of a worker that died are over.
+
+        This worker remembers them: an answer that reaches it late is refused as expired.
+        """
         for question in lost:
-            resolved = ClarifyResolved(request_id=question.request_id, outcome="server_restarted")
-            self.publish(session_id, frame("clarify_resolved", session_id, resolved))
+            self.hub.questions.remember(question.request_id, session_id, "server_restarted")
+            self.publish(session_id, lost_frame(question))
 
     def sweep(self) -> None:
         """Look for runs whose worker died (each heartbeat), and tell their clients."""

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from neta.permissions import PermissionsLike
 from neta.plugins import NetaPluginManager
 from neta.providers.base import Provider
 
@@ -31,6 +32,11 @@ class HostConfig:
         max_idle_sessions: sessions kept in memory without a run or a client (the least
             recently used beyond this are dropped; they stay on disk).
         max_turns: model turns per run.
+        permissions: which tool calls run, which ask a person, which are refused
+            (``Agent(permissions=...)``: a mode's name, a mapping shaped like a rules file,
+            a ``RuleSet`` or a ``Policy``; ``None``: the user's and workspace's files, and the
+            default mode, ``ask``). A gateway session asks its clients (``approval_request``);
+            a REST session leaves the call for the next message to answer.
         agent_options: further ``Agent`` options (``tool_timeout``, ``crew_depth``,
             ``crew_concurrency``, ``crew_timeout``, ``compact_after``...).
         lease_seconds: how long a session stays owned by a server process that stopped
@@ -57,6 +63,7 @@ class HostConfig:
     max_queued_frames: int = 10_000
     max_idle_sessions: int = 256
     max_turns: int = 50
+    permissions: PermissionsLike = None
     agent_options: dict[str, Any] = field(default_factory=dict)
     lease_seconds: float = 15.0
     database_url: str | None = None

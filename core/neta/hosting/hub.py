@@ -36,12 +36,19 @@ from neta.hosting.engines import database_url, open_bus, open_store, redis_url
 from neta.hosting.leases import Leases
 from neta.hosting.live import LiveSession, Outbox
 from neta.hosting.orphans import adopt_orphans, adopt_orphans_async
-from neta.hosting.protocol import PendingQuestion, error_frame, event_frame
-from neta.hosting.questions import QuestionRegistry
+from neta.hosting.protocol import (
+    ApprovalAnswers,
+    PendingQuestion,
+    SessionReady,
+    error_frame,
+    event_frame,
+)
+from neta.hosting.questions import Answer, QuestionRegistry
 from neta.hosting.save_points import SavingProvider, SessionSaver, guard_tools
 from neta.hosting.session_guards import SessionGuards
 from neta.hosting.store import Store, StoredSession
-from neta.messages import Message, Usage
+from neta.hosting.waiting_calls import check_waiting
+from neta.messages import Message, Usage, waiting_calls
 from neta.plugins import NetaPluginManager, create_plugin_manager
 from neta.providers.base import Provider
 from neta.providers.client_pool import ClientPool
@@ -118,6 +125,7 @@ def _agent_of(config: HostConfig, pm: NetaPluginManager) -> Agent:
         workspace=config.workspace,
         plugin_manager=pm,
         max_turns=config.max_turns,
+        permissions=config.permissions,
         **config.agent_options,
     )
 
@@ -322,12 +330,17 @@ class SessionHub:
         self, entry: HostEntry, session_id: str | None, history: Sequence[Any], todos: str | None
     ) -> LiveSession:
         holder: list[LiveSession] = []
-        clarify = self.clarify.clarify_for(holder) if entry == "gateway" else None
+        live_channel = entry == "gateway"
+        clarify = self.clarify.clarify_for(holder) if live_channel else None
         todo_store = _restored_todos(todos)
         session = self.agent.new_session(
             session_id=session_id,
             entry=entry,
             clarify=clarify,
+            # a gateway session asks its clients and waits; a REST one leaves the call for
+            # the next message to answer
+            approve=self.clarify.approve_for(holder) if live_channel else None,
+            defer_approvals=not live_channel,
             history=history,
             todo_store=todo_store,
             provider=SavingProvider(self._new_provider(), lambda: self.saver.save_async(holder[0])),
@@ -471,12 +484,20 @@ class SessionHub:
     # -- runs -------------------------------------------------------------------------------
 
     def start_run(
-        self, live: LiveSession, text: str, *, claimed: bool = False
+        self,
+        live: LiveSession,
+        text: str,
+        *,
+        claimed: bool = False,
+        approvals: ApprovalAnswers | None = None,
     ) -> asyncio.Task[RunResult]:
         """Start a run of ``text`` in the background; its events go to the session's clients.
 
         ``claimed`` says the caller just claimed the session's lease (``get_async``,
         ``Leases.claim_async``) without an await since: it is not claimed again here.
+        ``approvals`` answer the calls the session's last run left waiting for approval (by
+        request id: the call's id); they run (or are denied) first, then ``text``, which may
+        then be empty.
 
         The task never fails: a cancelled run ends with outcome ``cancelled``, one that
         raised with outcome ``error``. A run whose session cannot be saved stops with outcome
@@ -486,21 +507,26 @@ class SessionHub:
             Busy: the session already has a run in progress.
             UnknownSession: the session was deleted.
             SessionOwned: another server process runs the session now.
+            AnswerRefused: ``approvals`` names a call that does not wait for approval.
         """
         if live.closed:
             raise UnknownSession(live.session_id)
         if live.running:
             raise Busy(live.session_id)
+        if approvals:
+            check_waiting(live.session.history, approvals)
         if not claimed:
             self.leases.claim(live.session_id)
         self._idle.pop(live.session_id, None)
         live.failure = None
         live.ended = False
-        live.run = asyncio.create_task(self._run(live, text))
+        live.run = asyncio.create_task(self._run(live, text, approvals))
         live.run.add_done_callback(lambda _: self.release(live))
         return live.run
 
-    async def _run(self, live: LiveSession, text: str) -> RunResult:
+    async def _run(
+        self, live: LiveSession, text: str, approvals: ApprovalAnswers | None = None
+    ) -> RunResult:
         events: list[Any] = []
         ending: list[RunFinished] = []  # told once the run's end is saved (see ``finally``)
 
@@ -518,7 +544,9 @@ class SessionHub:
 
         try:
             with self.clients.active():
-                return await self.agent.run(text, session=live.session, on_event=forward)
+                return await self.agent.run(
+                    text, session=live.session, on_event=forward, approvals=approvals
+                )
         except (asyncio.CancelledError, HostError):
             # only the hub cancels runs, and it waits for them to end: no one else to tell
             if live.failure is not None:
@@ -589,17 +617,58 @@ class SessionHub:
 
     # -- questions --------------------------------------------------------------------------
 
-    def answer(self, live: LiveSession, request_id: str, answer: str) -> None:
-        """Deliver a client's answer to a question of ``live``'s session.
+    def answer(self, live: LiveSession, request_id: str, answer: Answer) -> None:
+        """Deliver a client's answer to a question or approval of ``live``'s session.
 
         Raises:
             AnswerRefused: see ``QuestionRegistry.answer``.
         """
         self.clarify.answer(live, request_id, answer)
 
+    async def approve(self, live: LiveSession, request_id: str, answer: Answer) -> None:
+        """Deliver a client's answer to an approval of ``live``'s session.
+
+        An approval a run waits on takes it; a call the session's last run left waiting (a
+        REST session's: its id is the call's) is run with it, or denied, by a new run.
+
+        Raises:
+            AnswerRefused: see ``QuestionRegistry.answer``.
+            SessionOwned: another server process runs the session now.
+        """
+        deferred = not live.running and not self.questions.knows(request_id)
+        if not deferred or request_id not in {c.id for c in waiting_calls(live.session.history)}:
+            self.clarify.answer(live, request_id, answer)
+            return
+        if not live.closed:
+            await self.leases.claim_async(live.session_id)
+        self.start_run(live, "", claimed=True, approvals={request_id: answer})
+
     def pending_questions(self, session_id: str) -> list[PendingQuestion]:
-        """The session's unanswered questions, as sent in ``session_ready``."""
+        """The session's unanswered clarify questions, as sent in ``session_ready``."""
         return self.clarify.pending(session_id)
+
+    async def session_ready(self, session_id: str, *, here: bool) -> SessionReady:
+        """What a client connecting to the session is told first: what the session waits on.
+
+        ``here`` says whether the session is in memory here; otherwise another worker runs
+        it, and its questions and approvals are read as saved.
+        """
+        if here:
+            return SessionReady(
+                session_id=session_id,
+                pending_clarify=self.clarify.pending(session_id),
+                pending_approvals=self.clarify.pending_approvals(session_id),
+            )
+        saved = await self.store.run_calls().pending_questions(session_id)
+        return SessionReady(
+            session_id=session_id,
+            pending_clarify=[
+                PendingQuestion(request_id=q.request_id, question=q.question, choices=q.choices)
+                for q in saved
+                if q.approval is None
+            ],
+            pending_approvals=[q.approval for q in saved if q.approval is not None],
+        )
 
     async def tell_lost_questions(self, live: LiveSession) -> None:
         """Tell the session's clients which of its questions a restart ended (once)."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 NOW = "extract(epoch from clock_timestamp())"
 """The database server's clock, in seconds (every worker reads the same one)."""
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The schema version this code writes; older databases are migrated to it on start."""
 
 MIGRATIONS: dict[int, str] = {
@@ -53,6 +53,10 @@ CREATE TABLE leases (
     expires DOUBLE PRECISION NOT NULL
 );
 CREATE INDEX leases_by_owner ON leases (owner);
+""",
+    2: """
+ALTER TABLE pending_clarify ADD COLUMN approval TEXT;
+ALTER TABLE lost_clarify ADD COLUMN approval TEXT;
 """,
 }
 
@@ -105,9 +109,9 @@ LOAD = (
 )
 
 ADD_QUESTION = (
-    f"INSERT INTO pending_clarify VALUES (%s, %s, %s, %s, {NOW}) "
+    f"INSERT INTO pending_clarify VALUES (%s, %s, %s, %s, {NOW}, %s) "
     "ON CONFLICT (request_id) DO UPDATE SET question = EXCLUDED.question, "
-    "choices = EXCLUDED.choices"
+    "choices = EXCLUDED.choices, approval = EXCLUDED.approval"
 )
 REMOVE_QUESTION = "DELETE FROM pending_clarify WHERE request_id = %s"
 PENDING_QUESTIONS = "SELECT * FROM pending_clarify WHERE session_id = %s ORDER BY created"

@@ -53,16 +53,21 @@ short statement (fewer would make them queue for a connection)."""
 
 def question_of(row: Row) -> StoredQuestion:
     """A ``pending_clarify`` or ``lost_clarify`` row as a question."""
-    request_id, session_id, text, choices = row[:4]
+    request_id, session_id, text, choices, _, approval = row[:6]
     return StoredQuestion(
-        request_id, session_id, text, None if choices is None else json.loads(choices)
+        request_id,
+        session_id,
+        text,
+        None if choices is None else json.loads(choices),
+        None if approval is None else json.loads(approval),
     )
 
 
 def question_row(question: StoredQuestion) -> Row:
     """The parameters of ``ADD_QUESTION`` for ``question``."""
     choices = None if question.choices is None else json.dumps(question.choices)
-    return (question.request_id, question.session_id, question.question, choices)
+    approval = None if question.approval is None else json.dumps(question.approval)
+    return (question.request_id, question.session_id, question.question, choices, approval)
 
 
 def save_params(

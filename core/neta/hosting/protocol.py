@@ -8,19 +8,36 @@ UTF-8 text.
 dir  type               data
 ---  -----------------  ---------------------------------------------------------------------
 c→s  user_message       {text}: run the agent on text (1 to MAX_TEXT_CHARS characters)
-c→s  clarify_response   {requestId, answer}: answer a pending question
+c→s  clarify_response   {requestId, answer}: answer a pending question (or an approval, in
+                        words: "allow once", "allow always", "deny: REASON")
+c→s  approval_response  {requestId, choice, reason}: answer a pending approval; choice is
+                        allow_once | allow_always (when offered) | deny; reason (optional) is
+                        what the model reads of a denial
 c→s  cancel_run         {}: cancel the session's run
 c→s  ping               {}: answered with pong
-s→c  session_ready      {sessionId, pendingClarify: [{requestId, question, choices}]}
-s→c  run_started, text_delta, tool_call_start, tool_result, todo_update, run_finished:
+s→c  session_ready      {sessionId, pendingClarify: [{requestId, question, choices}],
+                        pendingApprovals: [APPROVAL]}
+s→c  run_started, text_delta, tool_call_start, tool_result, todo_update,
+     permission_decision, run_finished:
                         the runtime's events (neta.events) without type and session_id;
                         run_finished {outcome}: completed | awaiting_input | max_turns |
                         cancelled | error | interrupted (its worker died: several workers)
 s→c  clarify_request    {requestId, question, choices}
 s→c  clarify_resolved   {requestId, outcome}: answered | timed_out | cancelled | server_restarted
+s→c  approval_request   APPROVAL: a tool call waits for a person's yes or no
+s→c  approval_resolved  {requestId, outcome, choice}: outcome as for clarify_resolved; choice
+                        (allow_once | allow_always | deny) when answered, else null
 s→c  pong               {}
 s→c  error              {code, message}: code is a key of HTTP_STATUS
 ```
+
+``APPROVAL`` is ``{requestId, callId, title, tool, toolset, effect, arguments, preview, reason,
+always, choices, agentId}``: ``requestId`` is what the answer names, ``callId`` the tool call's
+id, ``preview`` what would happen (the command line, the diff an edit would make),
+``always`` the rules "allow always" keeps, ``choices`` the answers offered
+(``neta.permissions.ApprovalRequest``). A session with a live client (``/ws``) asks and waits
+for the answer; a REST session leaves the call pending and ends the run (``awaiting_input``):
+its ``requestId`` is then the call's id, and the next message answers it (``MessageIn``).
 
 REST (``/v1``) takes and returns the models at the end of this module (``MessageIn``,
 ``MessageOut``, ``NewSession``, ``SessionOut``); a refusal is ``{"detail", "code"}`` with the
@@ -30,6 +47,7 @@ status the same table gives.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -40,10 +58,12 @@ from pydantic import (
     StringConstraints,
     TypeAdapter,
     ValidationError,
+    model_validator,
 )
 
 from neta.errors import BadFrame, HostError
-from neta.events import ClarifyRequest, Outcome
+from neta.events import ApprovalRequested, ClarifyRequest, Outcome
+from neta.permissions import ApprovalAnswer, ApprovalRequest, Choice, Denial
 
 MAX_TEXT_CHARS = 200_000
 """The longest message text (about 50,000 tokens); a longer one is refused as invalid."""
@@ -95,6 +115,9 @@ UserText = Annotated[
 AnswerText = Annotated[str, StringConstraints(max_length=MAX_TEXT_CHARS), AfterValidator(_storable)]
 """An answer to a question: valid Unicode (the registry refuses an empty one)."""
 
+MAX_APPROVALS = 100
+"""The most approvals one REST message may answer."""
+
 
 # -- client → server ---------------------------------------------------------------------------
 
@@ -120,6 +143,19 @@ class ClarifyResponse(_Frame):
     answer: AnswerText
 
 
+class ApprovalResponse(_Frame):
+    """Answer the pending approval ``request_id``: run the call, or not (and why)."""
+
+    type: Literal["approval_response"]
+    request_id: str = Field(alias="requestId", min_length=1)
+    choice: Choice
+    reason: AnswerText = ""
+
+    def answer(self) -> ApprovalAnswer:
+        """The answer it gives."""
+        return ApprovalAnswer(self.choice, self.reason)
+
+
 class CancelRun(_Frame):
     """Cancel the session's run."""
 
@@ -133,10 +169,11 @@ class Ping(_Frame):
 
 
 ClientFrame = Annotated[
-    UserMessage | ClarifyResponse | CancelRun | Ping, Field(discriminator="type")
+    UserMessage | ClarifyResponse | ApprovalResponse | CancelRun | Ping,
+    Field(discriminator="type"),
 ]
 _CLIENT_FRAME: TypeAdapter[ClientFrame] = TypeAdapter(ClientFrame)
-_CLIENT_TYPES = ("user_message", "clarify_response", "cancel_run", "ping")
+_CLIENT_TYPES = ("user_message", "clarify_response", "approval_response", "cancel_run", "ping")
 
 
 def parse_frame(payload: str | bytes, max_bytes: int) -> ClientFrame:
@@ -193,10 +230,11 @@ class PendingQuestion(_Data):
 
 
 class SessionReady(_Data):
-    """The first frame of a connection: the session and the questions it waits on."""
+    """The first frame of a connection: the session, the questions and approvals it waits on."""
 
     session_id: str = Field(alias="sessionId")
     pending_clarify: list[PendingQuestion] = Field(alias="pendingClarify")
+    pending_approvals: list[dict[str, Any]] = Field(default_factory=list, alias="pendingApprovals")
 
 
 ResolvedOutcome = Literal["answered", "timed_out", "cancelled", "server_restarted"]
@@ -207,6 +245,31 @@ class ClarifyResolved(_Data):
 
     request_id: str = Field(alias="requestId")
     outcome: ResolvedOutcome
+
+
+class ApprovalResolved(_Data):
+    """An approval is over; ``choice`` is the answer's when it was answered."""
+
+    request_id: str = Field(alias="requestId")
+    outcome: ResolvedOutcome
+    choice: Choice | None = None
+
+
+def resolved_frame(
+    session_id: str,
+    request_id: str,
+    outcome: ResolvedOutcome,
+    *,
+    approval: bool = False,
+    choice: Choice | None = None,
+) -> dict[str, Any]:
+    """The frame that tells a question (``clarify_resolved``) or approval is over."""
+    if approval:
+        data = ApprovalResolved(request_id=request_id, outcome=outcome, choice=choice)
+        return frame("approval_resolved", session_id, data)
+    return frame(
+        "clarify_resolved", session_id, ClarifyResolved(request_id=request_id, outcome=outcome)
+    )
 
 
 class ErrorData(_Data):
@@ -240,9 +303,56 @@ def event_frame(session_id: str, event: Any) -> dict[str, Any]:
             "question": event.question,
             "choices": event.choices,
         }
+    elif isinstance(event, ApprovalRequested):
+        data = {**approval_json(event.approval, event.request_id), "agent_id": event.agent_id}
     else:
         data = event.model_dump(mode="json", exclude={"type", "session_id"})
     return frame(event.type, session_id, data)
+
+
+def approval_payload(request: ApprovalRequest, request_id: str) -> dict[str, Any]:
+    """``request`` as clients get it (``APPROVAL``), answered by ``request_id``."""
+    return {**approval_json(request.public(), request_id), "title": request.title}
+
+
+def approval_json(approval: Mapping[str, Any], request_id: str) -> dict[str, Any]:
+    """An approval's JSON (``ApprovalRequest.public``) as clients get it (``APPROVAL``).
+
+    It is answered by ``request_id``, names its call (``callId``) and has its ``title``.
+    """
+    call_id = approval.get("callId") or approval.get("requestId") or request_id
+    title = approval.get("title") or _title(approval)
+    return {**approval, "requestId": request_id, "callId": call_id, "title": title}
+
+
+def _title(approval: Mapping[str, Any]) -> str:
+    """``ApprovalRequest.title`` of the request ``approval`` is the JSON of."""
+    effect = approval.get("effect")
+    if effect not in ("reads", "writes", "runs"):
+        return f"allow {approval.get('tool')}?"
+    agent = approval.get("agentId")
+    request = ApprovalRequest(
+        request_id="",
+        tool=str(approval.get("tool")),
+        toolset=str(approval.get("toolset")),
+        effect=effect,
+        arguments={},
+        preview="",
+        reason="",
+        agent_id=None if agent is None else str(agent),
+    )
+    return request.title
+
+
+def denial_json(denial: Denial) -> dict[str, Any]:
+    """A call that was denied, as a REST reply lists it."""
+    return {
+        "callId": denial.call_id,
+        "tool": denial.tool,
+        "arguments": dict(denial.arguments),
+        "reason": denial.reason,
+        "by": denial.by,
+    }
 
 
 # -- REST --------------------------------------------------------------------------------------
@@ -254,20 +364,101 @@ class NewSession(BaseModel):
     sessionId: str
 
 
-class MessageIn(BaseModel):
-    """A user message."""
+MessageText = Annotated[
+    str, StringConstraints(max_length=MAX_TEXT_CHARS), AfterValidator(_storable)
+]
 
-    text: UserText
+
+class ApprovalIn(BaseModel):
+    """An answer to a call waiting for approval: ``choice``, and for a denial its ``reason``."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    choice: Choice
+    reason: AnswerText = ""
+
+
+ApprovalAnswers = dict[str, ApprovalAnswer | str]
+"""Answers to waiting calls, by request id: a choice, or its words (``"deny: why"``)."""
+
+
+class MessageIn(BaseModel):
+    """A user message, and answers to the calls the last run left waiting for approval.
+
+    ``approvals`` maps a waiting call's ``requestId`` (``MessageOut.approvals``) to
+    ``{"choice": "allow_once" | "allow_always" | "deny", "reason": ...}`` or to the answer in
+    words (``"allow once"``, ``"deny: not that file"``). The answered calls run (or are
+    denied) first; then ``text``, which may then be empty, goes to the model.
+    """
+
+    text: MessageText = ""
+    approvals: dict[str, ApprovalIn | AnswerText] | None = Field(
+        default=None, max_length=MAX_APPROVALS
+    )
+
+    @model_validator(mode="after")
+    def _says_something(self) -> MessageIn:
+        if not self.text and not self.approvals:
+            raise ValueError("text is empty: send a message, or approvals to answer")
+        return self
+
+    def answers(self) -> ApprovalAnswers:
+        """The approvals it answers, as ``Agent.run`` takes them."""
+        return _answers(self.approvals or {})
+
+
+def _answers(given: Mapping[str, ApprovalIn | str]) -> ApprovalAnswers:
+    return {
+        request_id: ApprovalAnswer(answer.choice, answer.reason)
+        if isinstance(answer, ApprovalIn)
+        else answer
+        for request_id, answer in given.items()
+    }
+
+
+def answers_json(answers: Mapping[str, ApprovalAnswer | str]) -> dict[str, Any]:
+    """Approval answers as JSON (a command for the worker running the session)."""
+    return {
+        request_id: given
+        if isinstance(given, str)
+        else {"choice": given.choice, "reason": given.reason}
+        for request_id, given in answers.items()
+    }
+
+
+_ANSWERS: TypeAdapter[dict[str, ApprovalIn | AnswerText]] = TypeAdapter(
+    dict[str, ApprovalIn | AnswerText]
+)
+
+
+def answers_from_json(raw: object) -> ApprovalAnswers:
+    """Approval answers read back from ``answers_json``.
+
+    Raises:
+        BadFrame: ``raw`` holds something that is no answer.
+    """
+    try:
+        given = _ANSWERS.validate_python(raw or {})
+    except ValidationError as exc:
+        raise BadFrame(f"approvals: {exc.errors(include_url=False)[0]['msg']}") from None
+    return _answers(given)
 
 
 class MessageOut(BaseModel):
-    """The outcome of one run: the reply (a question when ``awaiting_input``), events, todos."""
+    """The outcome of one run: the reply (a question when ``awaiting_input``), events, todos.
+
+    ``approvals`` are the calls waiting for approval (``APPROVAL`` objects; the next message
+    answers them); ``denials`` the calls that were denied and did not run (``callId``,
+    ``tool``, ``arguments``, ``reason``, ``by``).
+    """
 
     reply: str
     outcome: Outcome
     reason: str
     events: list[dict[str, Any]]
     todos: list[dict[str, Any]]
+    approvals: list[dict[str, Any]] = Field(default_factory=list)
+    denials: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class SessionOut(BaseModel):

@@ -1,6 +1,8 @@
 """Questions waiting for a user's answer, kept process-wide and keyed by an unguessable id.
 
-A question belongs to the session that asked it; only that session may answer. Every change
+A question is a clarify question (its answer is text) or an approval of a tool call (its
+answer is an ``ApprovalAnswer``; an answer in words is read as one). A question belongs to the
+session that asked it; only that session may answer. Every change
 of state happens here and synchronously, so whichever comes first (an answer, the timeout, a
 cancel) wins and the others find the question closed. A closed question leaves a small
 tombstone (its session and how it ended; not its text or answer) for a while, so that a
@@ -14,9 +16,10 @@ import asyncio
 import secrets
 from collections import OrderedDict
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from neta.errors import AnswerRefused
+from neta.permissions import ApprovalAnswer, Choice, answer_from_text
 
 State = Literal["pending", "answered", "timed_out", "cancelled", "server_restarted"]
 Closing = Literal["timed_out", "cancelled", "server_restarted"]
@@ -24,20 +27,27 @@ Closing = Literal["timed_out", "cancelled", "server_restarted"]
 _REMEMBERED = 10_000  # tombstones kept to tell duplicates and late answers apart
 
 
+Answer = str | ApprovalAnswer
+"""What a question gets: text for a clarify question, an ``ApprovalAnswer`` for an approval."""
+
+
 @dataclass
 class Question:
     """One question: who asked it, what it says, and the future its asker awaits.
 
     The future's result is the answer, or ``None`` when the question timed out; it is
-    cancelled when the question is.
+    cancelled when the question is. ``approval`` is the request's JSON when the question is
+    an approval (``offered`` then lists the choices it takes).
     """
 
     request_id: str
     session_id: str
     question: str
     choices: list[str] | None
-    future: asyncio.Future[str | None] = field(repr=False)
+    future: asyncio.Future[Answer | None] = field(repr=False)
     state: State = "pending"
+    approval: dict[str, Any] | None = None
+    offered: tuple[Choice, ...] = ()
 
     def public(self) -> dict[str, object]:
         """The question as sent to clients."""
@@ -57,8 +67,14 @@ class QuestionRegistry:
         question: str,
         choices: list[str] | None,
         request_id: str | None = None,
+        *,
+        offered: tuple[Choice, ...] = (),
     ) -> Question:
-        """Register a new pending question of ``session_id``."""
+        """Register a new pending question of ``session_id``.
+
+        With ``offered``, the question is an approval taking those choices (the caller sets
+        its ``approval`` JSON, which names the question's id).
+        """
         loop = asyncio.get_running_loop()
         asked = Question(
             request_id=request_id or secrets.token_urlsafe(18),
@@ -66,20 +82,30 @@ class QuestionRegistry:
             question=question,
             choices=choices,
             future=loop.create_future(),
+            offered=offered,
         )
         self._pending[asked.request_id] = asked
         return asked
+
+    def knows(self, request_id: str) -> bool:
+        """Whether ``request_id`` is a question asked here (pending, or closed not long ago)."""
+        return request_id in self._pending or request_id in self._closed
 
     def pending_for(self, session_id: str) -> list[Question]:
         """The questions ``session_id`` is waiting on, oldest first."""
         return [q for q in self._pending.values() if q.session_id == session_id]
 
-    def answer(self, request_id: str, session_id: str, answer: str) -> Question:
+    def answer(self, request_id: str, session_id: str, answer: Answer) -> Question:
         """Deliver ``answer`` from a connection of ``session_id``.
+
+        An approval answered in words gets the ``ApprovalAnswer`` they say
+        (``answer_from_text``: words that are no choice deny the call, and the model reads them).
 
         Raises:
             AnswerRefused: ``unknown_request``, ``forbidden`` (another session's question; it
-                stays pending), ``already_resolved``, ``expired`` or ``invalid_answer``.
+                stays pending), ``already_resolved``, ``expired`` or ``invalid_answer`` (an
+                empty answer, a choice not offered, a choice for a question that is no
+                approval).
         """
         asked = self._pending.get(request_id)
         if asked is not None and asked.future.done():
@@ -101,10 +127,9 @@ class QuestionRegistry:
             raise AnswerRefused(f"this question is closed ({state})", code="expired")
         if asked.session_id != session_id:
             raise AnswerRefused("this question belongs to another session", code="forbidden")
-        if not answer.strip():
-            raise AnswerRefused("the answer is empty", code="invalid_answer")
+        given = _checked(asked, answer)
         self._retire(asked, "answered")
-        asked.future.set_result(answer)
+        asked.future.set_result(given)
         return asked
 
     def close(self, asked: Question, state: Closing) -> bool:
@@ -148,3 +173,23 @@ class QuestionRegistry:
 
     def __len__(self) -> int:
         return len(self._pending)
+
+
+def _checked(asked: Question, answer: Answer) -> Answer:
+    """``answer`` as ``asked`` takes it.
+
+    Raises:
+        AnswerRefused: ``invalid_answer``.
+    """
+    if isinstance(answer, str):
+        if not answer.strip():
+            raise AnswerRefused("the answer is empty", code="invalid_answer")
+        return answer_from_text(answer, asked.offered) if asked.offered else answer
+    if not asked.offered:
+        message = "this question is no approval: answer it with clarify_response"
+        raise AnswerRefused(message, code="invalid_answer")
+    if answer.choice not in asked.offered:
+        offered = ", ".join(asked.offered)
+        message = f"{answer.choice!r} is not offered for this call (offered: {offered})"
+        raise AnswerRefused(message, code="invalid_answer")
+    return answer

@@ -45,14 +45,16 @@ CREATE TABLE IF NOT EXISTS pending_clarify (
     session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
     question TEXT NOT NULL,
     choices TEXT,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    approval TEXT
 );
 CREATE TABLE IF NOT EXISTS lost_clarify (
     request_id TEXT PRIMARY KEY,
     session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
     question TEXT NOT NULL,
     choices TEXT,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    approval TEXT
 );
 CREATE TABLE IF NOT EXISTS leases (
     session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
@@ -63,10 +65,17 @@ CREATE INDEX IF NOT EXISTS leases_by_owner ON leases (owner);
 """
 
 
-def _question(row: tuple[str, str, str, str | None, float]) -> StoredQuestion:
-    request_id, session_id, text, choices, _ = row
+_QuestionRow = tuple[str, str, str, str | None, float, str | None]
+
+
+def _question(row: _QuestionRow) -> StoredQuestion:
+    request_id, session_id, text, choices, _, approval = row
     return StoredQuestion(
-        request_id, session_id, text, None if choices is None else json.loads(choices)
+        request_id,
+        session_id,
+        text,
+        None if choices is None else json.loads(choices),
+        None if approval is None else json.loads(approval),
     )
 
 
@@ -100,6 +109,10 @@ class SqliteStore:
         columns = {row[1] for row in self._db.execute("PRAGMA table_info(sessions)")}
         if "version" not in columns:  # a file written before versions were kept
             self._db.execute("ALTER TABLE sessions ADD COLUMN version INTEGER NOT NULL DEFAULT 0")
+        for table in ("pending_clarify", "lost_clarify"):  # written before approvals were kept
+            columns = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
+            if "approval" not in columns:
+                self._db.execute(f"ALTER TABLE {table} ADD COLUMN approval TEXT")
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
@@ -205,10 +218,12 @@ class SqliteStore:
     def add_question(self, question: StoredQuestion) -> None:
         """Remember a question that waits for an answer."""
         choices = None if question.choices is None else json.dumps(question.choices)
+        approval = None if question.approval is None else json.dumps(question.approval)
+        row = (question.request_id, question.session_id, question.question, choices)
         with self._tx() as db:
             db.execute(
-                "INSERT OR REPLACE INTO pending_clarify VALUES (?, ?, ?, ?, ?)",
-                (question.request_id, question.session_id, question.question, choices, time.time()),
+                "INSERT OR REPLACE INTO pending_clarify VALUES (?, ?, ?, ?, ?, ?)",
+                (*row, time.time(), approval),
             )
 
     def remove_question(self, request_id: str) -> None:
@@ -241,7 +256,7 @@ class SqliteStore:
                 rows = db.execute(
                     f"SELECT * FROM pending_clarify WHERE request_id IN ({marks})", request_ids
                 ).fetchall()
-            db.executemany("INSERT OR REPLACE INTO lost_clarify VALUES (?, ?, ?, ?, ?)", rows)
+            db.executemany("INSERT OR REPLACE INTO lost_clarify VALUES (?, ?, ?, ?, ?, ?)", rows)
             db.executemany(
                 "DELETE FROM pending_clarify WHERE request_id = ?", [(r[0],) for r in rows]
             )

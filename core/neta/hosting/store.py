@@ -23,7 +23,7 @@ connections, so that the event loop never waits on it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Any, Protocol
 
 from neta.messages import Message
 
@@ -49,12 +49,23 @@ class StoredSession:
 
 @dataclass(frozen=True)
 class StoredQuestion:
-    """A question that waits (or waited) for a user's answer."""
+    """A question that waits (or waited) for a user's answer.
+
+    Attributes:
+        request_id: the question's id (what an answer names).
+        session_id: the session that asked it.
+        question: its text (for an approval, the whole request as text).
+        choices: the answers offered, if any.
+        approval: for a tool call waiting for approval, the request as clients get it in
+            ``approval_request`` (its ``callId``, ``tool``, ``preview``...); ``None`` for a
+            clarify question.
+    """
 
     request_id: str
     session_id: str
     question: str
     choices: list[str] | None
+    approval: dict[str, Any] | None = None
 
 
 class Store(Protocol):

@@ -42,6 +42,17 @@ Within one source deny rules come first, then ask rules, then allow rules.
 """
 
 from neta.permissions._approvals import ApprovalStore, allow_rules_for
+from neta.permissions._asking import (
+    CHOICE_LABELS,
+    ApprovalAnswer,
+    ApprovalRequest,
+    ApproveFn,
+    Choice,
+    Denial,
+    answer_from_text,
+    approve_by_clarify,
+    preview_arguments,
+)
 from neta.permissions._loading import (
     HOME_FILE,
     KEYS,
@@ -62,8 +73,10 @@ from neta.permissions._modes import (
 from neta.permissions._policy import COMMAND_TOOLS, Decision, Policy, RuleSet
 from neta.permissions._rule import Rule, parse_rule
 from neta.permissions._shell import Redirect, ShellCommand, SimpleCommand, parse_command
+from neta.permissions._sources import PermissionsLike, given_rules, policy_for, policy_sources
 
 __all__ = [
+    "CHOICE_LABELS",
     "COMMAND_TOOLS",
     "DEFAULTS",
     "DEFAULT_MODE",
@@ -72,10 +85,16 @@ __all__ = [
     "MODES",
     "WORKSPACE_FILE",
     "Action",
+    "ApprovalAnswer",
+    "ApprovalRequest",
     "ApprovalStore",
+    "ApproveFn",
+    "Choice",
     "Decision",
+    "Denial",
     "Effect",
     "Mode",
+    "PermissionsLike",
     "Policy",
     "Redirect",
     "Rule",
@@ -83,10 +102,16 @@ __all__ = [
     "ShellCommand",
     "SimpleCommand",
     "allow_rules_for",
+    "answer_from_text",
+    "approve_by_clarify",
     "effect_of",
     "flag_rules",
+    "given_rules",
     "load_rules",
     "parse_command",
     "parse_rule",
+    "policy_for",
+    "policy_sources",
+    "preview_arguments",
     "rules_from_mapping",
 ]

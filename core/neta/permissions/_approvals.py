@@ -134,7 +134,9 @@ def allow_rules_for(tool: str, arguments: Mapping[str, Any], workspace: Path) ->
     if not isinstance(path, str):
         return (tool,)
     _written, real = _paths.relative_paths(path, workspace)
-    return () if real is None else (f"{tool}({_paths.escape(real)})",)
+    if real is None or (workspace / real).is_dir():
+        return ()  # a rule naming a folder would cover all that is inside it
+    return (f"{tool}({_paths.escape(real)})",)
 
 
 def _key(workspace: Path) -> str:

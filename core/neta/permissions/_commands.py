@@ -18,10 +18,11 @@ from __future__ import annotations
 import functools
 import os
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from neta.permissions._shell import SimpleCommand, parse_command
+from neta.permissions._shell import UNKNOWN, SimpleCommand, parse_command
 
 SHELLS = frozenset({"sh", "bash", "dash", "zsh", "ksh", "mksh", "ash", "su", "runuser"})
 """Programs whose ``-c`` option takes a command line to run."""
@@ -36,6 +37,10 @@ WRAPPERS = frozenset(
 _EXEC_OPTIONS = frozenset({"-exec", "-execdir", "-ok", "-okdir"})
 _DIRECTORY_CHANGES = frozenset({"cd", "pushd", "popd"})
 _DEVICES = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty"})
+_DESCRIPTOR_FILE = re.compile(r"/dev/fd/[0-9]+")
+PROTECTED_FOLDERS = (".git", ".neta")
+"""Folders of a workspace whose files make tools run commands (git's hooks and settings,
+Neta's own): no allow rule approves a redirection into them."""
 _INPUTS = frozenset({"<", "<<", "<<-", "<<<"})
 _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
 _UNSEEN = re.compile(r"[$`*?\[{]|^~")
@@ -82,8 +87,16 @@ def command_pattern(pattern: str) -> re.Pattern[str]:
     return re.compile(body + tail, re.S)
 
 
-def covered(pattern: str, line: CommandLine, workspace: Path) -> tuple[frozenset[int], str]:
+def covered(
+    pattern: str,
+    line: CommandLine,
+    workspace: Path,
+    protected: Callable[[str], bool] | None = None,
+) -> tuple[frozenset[int], str]:
     """Which of ``line.commands`` (by index) an allow rule's pattern approves.
+
+    ``protected`` says whether a path is one a deny or ask rule of a file tool speaks about:
+    a command redirecting its output there is not approved.
 
     Returns:
         The indexes, and why commands the pattern matches are not approved after all
@@ -102,7 +115,7 @@ def covered(pattern: str, line: CommandLine, workspace: Path) -> tuple[frozenset
     moves = any(c.words and c.words[0] in _DIRECTORY_CHANGES for c in line.commands)
     approved, held = set(), ""
     for index in matching:
-        problem = _redirect_problem(line.commands[index], workspace, moves)
+        problem = _redirect_problem(line.commands[index], workspace, moves, protected)
         if problem:
             held = held or problem
         else:
@@ -111,9 +124,70 @@ def covered(pattern: str, line: CommandLine, workspace: Path) -> tuple[frozenset
 
 
 def hit(pattern: str, line: CommandLine) -> bool:
-    """Whether a deny or ask rule's pattern matches anything ``line`` may run."""
+    """Whether a deny or ask rule's pattern matches anything ``line`` may run.
+
+    A view with text the shell makes up (``UNKNOWN``: an expansion, a glob) matches when
+    some text standing there would make the pattern match.
+    """
+    if not line.readable:
+        return True
     compiled = command_pattern(pattern)
-    return not line.readable or any(compiled.fullmatch(view) for view in line.views)
+    for view in line.views:
+        if UNKNOWN in view:
+            if any(_overlap(shape, _shape(view)) for shape in _pattern_shapes(pattern)):
+                return True
+        elif compiled.fullmatch(view):
+            return True
+    return False
+
+
+_ANY = None
+"""In a shape: any text (a pattern's ``*``, a command's ``UNKNOWN``)."""
+
+_Shape = tuple[str | None, ...]
+
+
+@functools.lru_cache(maxsize=256)
+def _pattern_shapes(pattern: str) -> tuple[_Shape, ...]:
+    """A pattern as shapes: characters and ``_ANY``; one ending in `` *`` also without it."""
+    pieces = _glob_pieces(" ".join(pattern.split()))
+    shapes = [_pieces_shape(pieces)]
+    if len(pieces) >= 2 and pieces[-1] is None and (pieces[-2] or "").endswith(" "):
+        shapes.append(_pieces_shape([*pieces[:-2], (pieces[-2] or "")[:-1]]))
+    return tuple(shapes)
+
+
+def _pieces_shape(pieces: list[str | None]) -> _Shape:
+    return tuple(item for piece in pieces for item in ((_ANY,) if piece is None else piece))
+
+
+def _shape(view: str) -> _Shape:
+    return tuple(_ANY if char == UNKNOWN else char for char in view)
+
+
+def _overlap(first: _Shape, second: _Shape) -> bool:
+    """Whether some text fits both shapes (each ``_ANY`` standing for any text)."""
+    stack, seen = [(0, 0)], set[tuple[int, int]]()
+    while stack:
+        i, j = stack.pop()
+        if (i, j) in seen:
+            continue
+        seen.add((i, j))
+        left = first[i] if i < len(first) else ""
+        right = second[j] if j < len(second) else ""
+        if i == len(first) and j == len(second):
+            return True
+        if left is _ANY:
+            stack.append((i + 1, j))  # it stands for nothing more
+            if right is not _ANY and j < len(second):
+                stack.append((i, j + 1))  # it takes the other's next character
+        if right is _ANY:
+            stack.append((i, j + 1))
+            if left is not _ANY and i < len(first):
+                stack.append((i + 1, j))
+        if left is not _ANY and right is not _ANY and left and left == right:
+            stack.append((i + 1, j + 1))
+    return False
 
 
 def escape(command: str) -> str:
@@ -148,7 +222,7 @@ def _read(text: str, level: int) -> CommandLine:
     opaque = list(parsed.opaque)
     readable = parsed.readable
     for command in (*parsed.commands, *parsed.nested):
-        words_views, complete = _views(command.words)
+        words_views, complete = _views(command.shapes)
         readable = readable and complete
         for words in words_views:
             views.add(_text(words))
@@ -206,6 +280,9 @@ def _code_in(words: tuple[str, ...], command: SimpleCommand) -> tuple[str, str] 
     name = os.path.basename(words[0])
     if name == "eval":
         return "eval", " ".join(words[1:])
+    if name == "trap":
+        code = next((word for word in words[1:] if word[:1] != "-"), "")
+        return "a command string run by trap", code
     if name not in SHELLS:
         return None
     for index, word in enumerate(words[1:], 1):
@@ -220,11 +297,16 @@ def _code_in(words: tuple[str, ...], command: SimpleCommand) -> tuple[str, str] 
     return None
 
 
-def _redirect_problem(command: SimpleCommand, workspace: Path, moves: bool) -> str:
+def _redirect_problem(
+    command: SimpleCommand,
+    workspace: Path,
+    moves: bool,
+    protected: Callable[[str], bool] | None = None,
+) -> str:
     """Why a redirection of ``command`` keeps an allow rule from approving it, or ``""``."""
     for redirect in command.redirects:
         target = redirect.target
-        if redirect.op in _INPUTS or target in _DEVICES or target.startswith("/dev/fd/"):
+        if redirect.op in _INPUTS or target in _DEVICES or _DESCRIPTOR_FILE.fullmatch(target):
             continue
         if redirect.op in (">&", "<&") and re.fullmatch(r"\d*-?", target):
             continue  # a descriptor duplicated or closed, not a file
@@ -233,9 +315,17 @@ def _redirect_problem(command: SimpleCommand, workspace: Path, moves: bool) -> s
         if moves and not os.path.isabs(target):
             return f"it writes to {target!r} after changing directory"
         root = os.path.realpath(workspace)
-        resolved = os.path.realpath(os.path.join(root, target))
+        try:
+            resolved = os.path.realpath(os.path.join(root, target))
+        except (OSError, ValueError):  # a name no file can have (a lone surrogate)
+            return f"it writes to {target!r}, a name that cannot be resolved"
         if os.path.commonpath([root, resolved]) != root:
             return f"it writes to {target!r}, outside the workspace"
+        inside = Path(os.path.relpath(resolved, root)).parts
+        if inside and inside[0] in PROTECTED_FOLDERS:
+            return f"it writes to {target!r}, in {inside[0]}/ (what it holds runs commands)"
+        if protected is not None and protected(target):
+            return f"it writes to {target!r}, a file a deny or ask rule protects"
     return ""
 
 

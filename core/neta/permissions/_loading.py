@@ -13,8 +13,11 @@ its order: ``deny = ["bash(git push*)"]`` holds against ``allow = ["bash(git *)"
 
 from __future__ import annotations
 
+import errno
 import functools
+import os
 import re
+import stat
 import tomllib
 from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
@@ -61,7 +64,7 @@ def load_rules(path: Path, label: str, *, may_allow: bool) -> RuleSet:
             entry that is no rule; the message names the file and the line.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        text = _read_bounded(path)
     except FileNotFoundError:
         return RuleSet()
     except UnicodeDecodeError as exc:
@@ -87,6 +90,22 @@ def load_rules(path: Path, label: str, *, may_allow: bool) -> RuleSet:
     return _rule_set(data, label, may_allow=may_allow, where=where)
 
 
+MAX_RULES_BYTES = 1 << 20
+"""The largest rules file read (a repository's may be anything: a FIFO, ``/dev/zero``)."""
+
+
+def _read_bounded(path: Path) -> str:
+    """The text of a regular file of at most ``MAX_RULES_BYTES``, else ``OSError``."""
+    descriptor = os.open(path, os.O_RDONLY | os.O_NONBLOCK)  # a FIFO must not block the open
+    with os.fdopen(descriptor, "rb") as file:
+        if not stat.S_ISREG(os.fstat(descriptor).st_mode):
+            raise OSError(errno.EINVAL, "not a regular file")
+        data = file.read(MAX_RULES_BYTES + 1)
+    if len(data) > MAX_RULES_BYTES:
+        raise OSError(errno.EFBIG, f"larger than {MAX_RULES_BYTES} bytes")
+    return data.decode("utf-8")
+
+
 def rules_from_mapping(
     data: Mapping[str, object], source: str, *, may_allow: bool = True
 ) -> RuleSet:
@@ -105,20 +124,30 @@ def flag_rules(
     allow: Iterable[str] = (),
     ask: Iterable[str] = (),
     deny: Iterable[str] = (),
+    flags: Mapping[Action, str] | None = None,
 ) -> RuleSet:
     """The rules of the command line's ``--mode``, ``--allow``, ``--ask`` and ``--deny``.
+
+    Args:
+        mode: the mode, if given.
+        allow: the allow rules, in order.
+        ask: the ask rules, in order.
+        deny: the deny rules, in order.
+        flags: what each action's flag is called, for the rules' source and the errors
+            (default ``--allow``, ``--ask``, ``--deny``; ``neta`` says ``--deny-rule``).
 
     Raises:
         ConfigError: an unknown mode or a flag's value that is no rule, named by its flag.
     """
+    named = {action: f"--{action}" for action in _ORDER} | dict(flags or {})
     given = {"deny": list(deny), "ask": list(ask), "allow": list(allow)}
     rules = []
     for action in _ORDER:
         for text in given[action]:
             try:
-                rules.append(rule_from_text(text, action, f"--{action}"))
+                rules.append(rule_from_text(text, action, named[action]))
             except RuleSyntaxError as exc:
-                raise ConfigError(f"--{action}: {exc}") from None
+                raise ConfigError(f"{named[action]}: {exc}") from None
     return RuleSet(tuple(rules), None if mode is None else _mode(mode, "--mode"))
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
@@ -113,7 +113,7 @@ class Policy:
                 ``path`` is what a rule's pattern is matched against).
             workspace: the session's workspace root.
         """
-        call = _Call(tool, arguments, workspace)
+        call = _Call(tool, arguments, workspace, self._protects(workspace))
         approving: list[Rule] = []
         approved: set[int] = set()
         notes: list[str] = []
@@ -136,7 +136,26 @@ class Policy:
                 return self._decided("allow", tuple(approving), effect)
         action = DEFAULTS[self.mode][effect]
         reason = f"no rule decides it; mode {self.mode!r} {_VERBS[action]} a tool that {effect}"
+        folder = call.protected_folder() if effect == "writes" and self.mode != "auto" else None
+        if action == "allow" and folder is not None:
+            action = "ask"
+            reason = f"no rule decides it; it edits {folder}/, whose files run commands"
         return Decision(action, (), "; ".join(dict.fromkeys([reason, *notes])))
+
+    def _protects(self, workspace: Path) -> Callable[[str], bool]:
+        """Whether a deny or ask rule for a file tool's path speaks about a path."""
+        patterns = [
+            rule.argument
+            for rule in self.rules
+            if rule.action != "allow"
+            and rule.argument is not None
+            and rule.tool not in COMMAND_TOOLS
+        ]
+
+        def protects(path: str) -> bool:
+            return any(_paths.hits(pattern, path, workspace) for pattern in patterns)
+
+        return protects
 
     def check_tools(self, tools: Iterable[str], toolsets: Iterable[str] = ()) -> list[str]:
         """Warnings for rules that name no known tool or toolset, suggesting close names.
@@ -178,8 +197,15 @@ def _unknown(rule: Rule, kind: str, name: str, known: list[str]) -> str:
 class _Call:
     """One call's argument, read once for all the rules that look at it."""
 
-    def __init__(self, tool: str, arguments: Mapping[str, Any], workspace: Path) -> None:
+    def __init__(
+        self,
+        tool: str,
+        arguments: Mapping[str, Any],
+        workspace: Path,
+        protects: Callable[[str], bool],
+    ) -> None:
         self.workspace = workspace
+        self.protects = protects
         self.command: _commands.CommandLine | None = None
         self.path: str | None = None
         self.pieces: frozenset[int] = frozenset()
@@ -194,6 +220,17 @@ class _Call:
                 self.path = path
                 self.pieces = frozenset({0})
 
+    def protected_folder(self) -> str | None:
+        """The folder of ``PROTECTED_FOLDERS`` the call's path leads into, if any."""
+        if self.path is None:
+            return None
+        written, real = _paths.relative_paths(self.path, self.workspace)
+        for place in (written, real):
+            top = place.split("/", 1)[0] if place else None
+            if top in _commands.PROTECTED_FOLDERS:
+                return top
+        return None
+
     def hit(self, pattern: str | None) -> bool:
         """Whether a deny or ask rule with ``pattern`` matches (what it cannot read, it does)."""
         if pattern is None:
@@ -207,7 +244,7 @@ class _Call:
     def covered(self, pattern: str) -> tuple[frozenset[int], str]:
         """What an allow rule with ``pattern`` approves, and why it holds back."""
         if self.command is not None:
-            return _commands.covered(pattern, self.command, self.workspace)
+            return _commands.covered(pattern, self.command, self.workspace, self.protects)
         if self.path is not None:
             allowed, note = _paths.allows(pattern, self.path, self.workspace)
             return (self.pieces if allowed else frozenset()), note

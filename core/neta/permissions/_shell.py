@@ -25,6 +25,14 @@ UNBALANCED_BRACE = "an unbalanced ${...}"
 UNTERMINATED_BACKTICK = "an unterminated backtick"
 ANSI_C_ESCAPES = "ANSI-C quoting $'...' with escapes"
 MISSING_TARGET = "a redirection without a target"
+CONTROL = "a control character bash reads differently"
+ARITHMETIC = "an arithmetic expansion (which may evaluate array subscripts)"
+PARAMETER_OPERATOR = "a parameter expansion with an operator ${...}"
+QUOTED_CODE = "quoted text holding a substitution another command may run"
+SUBSCRIPT = "an array subscript a builtin evaluates"
+
+UNKNOWN = "\x00"
+"""In a word's template: text the shell makes up when it runs (an expansion, a glob)."""
 _MAX_LEVEL = 16
 TOO_DEEP = f"substitutions nested more than {_MAX_LEVEL} deep"
 
@@ -32,11 +40,25 @@ _SEPARATORS = ("&&", "||", ";;&", ";;", ";&", "|&", ";", "|", "&", "(", ")")
 _REDIRECTIONS = ("&>>", "&>", ">>", ">|", ">&", "<<<", "<<-", "<<", "<&", "<>", ">", "<")
 _OPERATORS = sorted(_SEPARATORS + _REDIRECTIONS, key=len, reverse=True)
 _OPERATOR_START = frozenset(";&|()<>")
-_BLANKS = frozenset(" \t\r")
+_BLANKS = frozenset(" \t")  # not "\r": bash reads it as part of a word
 _KEYWORDS = frozenset(  # words that may open a command without being it
     {"!", "{", "}", "if", "then", "else", "elif", "fi", "do", "done", "while", "until", "esac"}
     | {"time"}
 )
+_OPENERS = frozenset({"coproc", "function"})  # followed by a name and a body, or a command
+_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+_SIMPLE_PARAMETER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-]")
+_RISKY_PARAMETER = re.compile(r"^[!]|@|^[A-Za-z_][A-Za-z0-9_]*\[|^[A-Za-z_0-9@*#?$!-]+:[^-=+?]")
+_NAME_START = re.compile(r"[A-Za-z_]")
+_NAME_REST = re.compile(r"[A-Za-z0-9_]*")
+_SPECIAL_PARAMETERS = frozenset("0123456789@*#?$!-")
+_GLOB_CHARS = frozenset("*?[")
+_CODE_IN_TEXT = ("$(", "`", "${", "$[")
+_EVALUATING_BUILTINS = frozenset(  # builtins that evaluate a variable name's subscript
+    {"printf", "read", "test", "[", "let", "declare", "typeset", "local", "export"}
+    | {"readonly", "unset", "mapfile", "readarray", "getopts", "wait", "[["}
+)
+_ARITHMETIC_TESTS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 _ANSI_C_ESCAPE = re.compile(
     r"\\(x[0-9A-Fa-f]{1,2}|u[0-9A-Fa-f]{1,4}|U[0-9A-Fa-f]{1,8}|[0-7]{1,3}|c.|.)", re.S
 )
@@ -63,10 +85,24 @@ class Redirect:
 
 @dataclass(frozen=True)
 class SimpleCommand:
-    """One command of a line: its words (quotes taken off) and its redirections."""
+    """One command of a line: its words (quotes taken off) and its redirections.
+
+    Attributes:
+        words: the words as written, quotes taken off (an expansion kept as its text).
+        redirects: its redirections.
+        templates: the words with each part the shell makes up when it runs (an expansion,
+            an unquoted glob) as ``UNKNOWN``: what a deny rule compares, any text standing
+            there. ``None``: the words themselves.
+    """
 
     words: tuple[str, ...]
     redirects: tuple[Redirect, ...] = ()
+    templates: tuple[str, ...] | None = None
+
+    @property
+    def shapes(self) -> tuple[str, ...]:
+        """``templates``, or the words when nothing in them is made up."""
+        return self.words if self.templates is None else self.templates
 
 
 @dataclass(frozen=True)
@@ -108,6 +144,7 @@ class _Token:
     fd: str = ""
     quoted: bool = False
     body: str | None = None
+    template: str | None = None  # the text with UNKNOWN for what the shell makes up
 
 
 class _Scanner:
@@ -120,19 +157,27 @@ class _Scanner:
         self.opaque: list[str] = []
         self.nested: list[SimpleCommand] = []
         self.heredocs: list[tuple[_Token, str, bool]] = []
+        self.unreadable = False  # what it runs cannot be told from the text
 
     def read(self) -> ShellCommand:
+        if _CONTROL_CHARS.search(self.text):
+            self._problem(CONTROL, hides=True)
         commands = self._commands(self._tokens(inside=False))
-        return ShellCommand(tuple(commands), tuple(self.nested), tuple(self.opaque))
+        return ShellCommand(
+            tuple(commands), tuple(self.nested), tuple(self.opaque), not self.unreadable
+        )
 
-    def _problem(self, reason: str) -> None:
+    def _problem(self, reason: str, *, hides: bool = False) -> None:
+        """Note what no allow rule can judge; ``hides``: what it runs is not in the text."""
         if reason not in self.opaque:
             self.opaque.append(reason)
+        self.unreadable = self.unreadable or hides
 
     def _merge(self, other: _Scanner) -> None:
         self.nested += other.nested
         for reason in other.opaque:
             self._problem(reason)
+        self.unreadable = self.unreadable or other.unreadable
 
     def _tokens(self, *, inside: bool) -> list[_Token]:
         """Tokens to the end, or inside ``$(``/``<(`` to the parenthesis that closes it."""
@@ -152,6 +197,9 @@ class _Scanner:
                 self._read_heredocs()
             elif char == ")" and inside and parens == 0:
                 return tokens
+            elif text.startswith("((", self.pos):
+                raw = self._arithmetic(2)
+                tokens.append(_Token("word", raw, template=UNKNOWN))
             elif char in _OPERATOR_START and not self._at_process_substitution():
                 op = self._operator()
                 if op == "(":
@@ -172,7 +220,7 @@ class _Scanner:
         return op
 
     def _word_token(self, tokens: list[_Token]) -> _Token:
-        value, quoted = self._word()
+        value, quoted, template = self._word()
         at = self.pos
         if (
             value.isascii()
@@ -185,10 +233,11 @@ class _Scanner:
             return _Token("redirect", self._operator(), fd=value)
         if tokens and tokens[-1].kind == "redirect" and tokens[-1].text in ("<<", "<<-"):
             self.heredocs.append((tokens[-1], value, not quoted))
-        return _Token("word", value, quoted=quoted)
+        return _Token("word", value, quoted=quoted, template=template)
 
-    def _word(self) -> tuple[str, bool]:
-        text, value, quoted = self.text, [], False
+    def _word(self) -> tuple[str, bool, str]:
+        """The next word: its text (quotes taken off), whether quoted, and its template."""
+        text, value, shape, quoted = self.text, [], [], False
         while self.pos < len(text):
             char, following = text[self.pos], text[self.pos + 1 : self.pos + 2]
             if char in _BLANKS or char == "\n":
@@ -197,26 +246,73 @@ class _Scanner:
                 if not self._at_process_substitution():
                     break
                 value.append(self._substitution(PROCESS_SUBSTITUTION))
+                shape.append(UNKNOWN)
             elif char == "\\":
                 quoted = True
-                value.append("" if following == "\n" else following)
+                piece = "" if following == "\n" else following
+                value.append(piece)
+                shape.append(piece)
                 self.pos += 2
             elif char == "'":
                 quoted = True
-                value.append(self._single_quoted())
+                piece = self._single_quoted()
+                value.append(piece)
+                shape.append(piece)
             elif char == '"' or (char == "$" and following == '"'):
                 quoted = True
                 self.pos += 1 if char == '"' else 2
-                value.append(self._double_quoted('"'))
+                piece, piece_shape = self._double_quoted('"')
+                value.append(piece)
+                shape.append(piece_shape)
             elif char == "$" and following == "'":
                 quoted = True
-                value.append(self._ansi_c())
-            elif (char == "$" and following in ("(", "{")) or char == "`":
-                value.append(self._expansion())
+                piece = self._ansi_c()
+                value.append(piece)
+                shape.append(piece)
+            elif char == "$" or char == "`":
+                piece = self._dollar()
+                value.append(piece)
+                shape.append(piece if piece == "$" else UNKNOWN)
             else:
                 value.append(char)
+                shape.append(UNKNOWN if char in _GLOB_CHARS else char)
                 self.pos += 1
-        return "".join(value), quoted
+        return "".join(value), quoted, "".join(shape)
+
+    def _dollar(self) -> str:
+        """An expansion starting at ``$`` or a backtick, as its text (a lone ``$`` is text)."""
+        text, at = self.text, self.pos
+        following = text[at + 1 : at + 2]
+        if text.startswith(("$((", "$["), at):
+            return self._arithmetic(3 if following == "(" else 2)
+        if text[at] == "`" or following in ("(", "{"):
+            return self._expansion()
+        if following and following in _SPECIAL_PARAMETERS:
+            self.pos += 2
+        elif _NAME_START.match(following):
+            self.pos += 1 + len(_NAME_REST.match(text, at + 1).group(0))  # type: ignore[union-attr]
+        else:
+            self.pos += 1
+            return "$"
+        return text[at : self.pos]
+
+    def _arithmetic(self, opening: int) -> str:
+        """``$((...))``, ``$[...]`` or a ``((...))`` command, to its close, kept as its text."""
+        text, start = self.text, self.pos
+        closing, depth = ("]", "[") if text.startswith("$[", start) else (")", "(")
+        self.pos += opening
+        level = 1 if closing == "]" else 2
+        while self.pos < len(text) and level:
+            char = text[self.pos]
+            if char == depth:
+                level += 1
+            elif char == closing:
+                level -= 1
+            self.pos += 1
+        if level:
+            self._problem(UNBALANCED_PARENTHESIS)
+        self._problem(ARITHMETIC, hides=True)
+        return text[start : self.pos]
 
     def _single_quoted(self) -> str:
         end = self.text.find("'", self.pos + 1)
@@ -225,27 +321,49 @@ class _Scanner:
             end = len(self.text)
         value = self.text[self.pos + 1 : end]
         self.pos = end + 1
+        self._read_quoted_code(value)
         return value
 
-    def _double_quoted(self, closing: str | None) -> str:
-        """Text up to ``closing`` (``None``: to the end, as in a here-document's body)."""
-        text, value = self.text, list[str]()
+    def _read_quoted_code(self, value: str) -> None:
+        """Read quoted text that holds a substitution as code that may run later.
+
+        A builtin, a prompt, ``trap`` or a variable's later expansion may run it: no allow
+        rule approves it, and deny rules see the commands in it.
+        """
+        if not any(marker in value for marker in _CODE_IN_TEXT):
+            return
+        self._problem(QUOTED_CODE)
+        scanner = _Scanner(value, self.level + 1)
+        scanner._double_quoted(None)
+        self._merge(scanner)
+
+    def _double_quoted(self, closing: str | None) -> tuple[str, str]:
+        """Text up to ``closing`` and its template (``None``: to the end, as in a here-document).
+
+        The template has ``UNKNOWN`` for each expansion.
+        """
+        text, value, shape = self.text, list[str](), list[str]()
         while self.pos < len(text):
             char, following = text[self.pos], text[self.pos + 1 : self.pos + 2]
             if closing is not None and char == closing:
                 self.pos += 1
-                return "".join(value)
+                return "".join(value), "".join(shape)
             if char == "\\" and following and following in '$`"\\\n':
-                value.append("" if following == "\n" else following)
+                piece = "" if following == "\n" else following
+                value.append(piece)
+                shape.append(piece)
                 self.pos += 2
-            elif (char == "$" and following in ("(", "{")) or char == "`":
-                value.append(self._expansion())
+            elif char == "$" or char == "`":
+                piece = self._dollar()
+                value.append(piece)
+                shape.append(piece if piece == "$" else UNKNOWN)
             else:
                 value.append(char)
+                shape.append(char)
                 self.pos += 1
         if closing is not None:
             self._problem(UNBALANCED_QUOTE)
-        return "".join(value)
+        return "".join(value), "".join(shape)
 
     def _ansi_c(self) -> str:
         text, start = self.text, self.pos + 2
@@ -257,9 +375,12 @@ class _Scanner:
         raw = text[start:end]
         self.pos = end + 1
         if "\\" not in raw:
+            self._read_quoted_code(raw)
             return raw
         self._problem(ANSI_C_ESCAPES)
-        return _ANSI_C_ESCAPE.sub(_decode_escape, raw)
+        decoded = _ANSI_C_ESCAPE.sub(_decode_escape, raw)
+        self._read_quoted_code(decoded)
+        return decoded
 
     def _expansion(self) -> str:
         """``$(...)``, ``${...}`` or a backtick substitution, kept as its text."""
@@ -289,9 +410,12 @@ class _Scanner:
         text, start = self.text, self.pos
         self.pos += 2
         while self.pos < len(text):
-            char, following = text[self.pos], text[self.pos + 1 : self.pos + 2]
+            char = text[self.pos]
             if char == "}":
                 self.pos += 1
+                inner = text[start + 2 : self.pos - 1]
+                if not _SIMPLE_PARAMETER.fullmatch(inner):
+                    self._problem(PARAMETER_OPERATOR, hides=bool(_RISKY_PARAMETER.search(inner)))
                 return text[start : self.pos]
             if char == "\\":
                 self.pos += 2
@@ -300,8 +424,8 @@ class _Scanner:
             elif char == '"':
                 self.pos += 1
                 self._double_quoted('"')
-            elif (char == "$" and following in ("(", "{")) or char == "`":
-                self._expansion()
+            elif char == "$" or char == "`":
+                self._dollar()
             else:
                 self.pos += 1
         self._problem(UNBALANCED_BRACE)
@@ -359,10 +483,9 @@ class _Scanner:
         while index <= len(tokens):
             token = tokens[index] if index < len(tokens) else None
             if token is None or token.kind == "separator":
-                while words and not words[0].quoted and words[0].text in _KEYWORDS:
-                    words.pop(0)
+                words = _without_openers(words)
                 if words or redirects:
-                    commands.append(SimpleCommand(tuple(w.text for w in words), tuple(redirects)))
+                    commands.append(self._command(words, redirects))
                 words, redirects = [], []
             elif token.kind == "redirect":
                 target = tokens[index + 1] if index + 1 < len(tokens) else None
@@ -378,6 +501,39 @@ class _Scanner:
                 words.append(token)
             index += 1
         return commands
+
+    def _command(self, words: list[_Token], redirects: list[Redirect]) -> SimpleCommand:
+        texts = tuple(w.text for w in words)
+        shapes = tuple(w.text if w.template is None else w.template for w in words)
+        name = texts[0] if texts else ""
+        if any(_ASSIGNED_SUBSCRIPT.match(word) for word in texts) or (
+            name in _EVALUATING_BUILTINS
+            and any("[" in word or word in _ARITHMETIC_TESTS for word in texts[1:])
+        ):
+            self._problem(SUBSCRIPT, hides=True)
+        return SimpleCommand(texts, tuple(redirects), None if shapes == texts else shapes)
+
+
+_ASSIGNED_SUBSCRIPT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\[")
+
+
+def _without_openers(words: list[_Token]) -> list[_Token]:
+    """``words`` without the keywords that open a command (``then``, ``coproc NAME {``...)."""
+    while words and not words[0].quoted:
+        first = words[0].text
+        if first in _KEYWORDS:
+            words = words[1:]
+            if first == "time" and words and words[0].text == "-p":
+                words = words[1:]
+        elif first in _OPENERS:
+            words = words[1:]
+            if len(words) >= 2 and words[1].text == "{":
+                words = words[2:]
+            elif first == "function" and words:
+                words = words[1:]
+        else:
+            break
+    return words
 
 
 def _decode_escape(match: re.Match[str]) -> str:

@@ -14,7 +14,18 @@ from neta.catalog import ToolSchema
 from neta.errors import ConfigError
 from neta.events import Event, Outcome, ProviderRetry
 from neta.host_settings import TRUST_OPTION
-from neta.messages import Message, Usage, close_interrupted_calls
+from neta.messages import Message, Usage, close_interrupted_calls, waiting_calls
+from neta.permissions import (
+    CHOICE_LABELS,
+    ApprovalAnswer,
+    ApprovalRequest,
+    Denial,
+    PermissionsLike,
+    Policy,
+    answer_from_text,
+    given_rules,
+    policy_for,
+)
 from neta.plugins import NetaPluginManager, create_plugin_manager
 from neta.providers.base import Provider, ToolDefinition
 from neta.providers.client_pool import ClientPool, active_pool
@@ -30,6 +41,7 @@ from neta.runtime.attempt import (
 )
 from neta.runtime.compaction import compact_history
 from neta.runtime.crew import CrewRunner
+from neta.runtime.gate import Gate
 from neta.runtime.prompt_builder import build_system_prompt
 from neta.runtime.reply_check import (
     DEFAULT_MAX_CALLS_PER_REPLY,
@@ -40,6 +52,7 @@ from neta.sandbox import SandboxPolicy, sandbox_policy
 from neta.session import ClarifyFn, EntryKind, SessionCapabilities, SessionContext
 from neta.session_tools import BoundTool, build_session_tools, resolve_session_toolsets
 from neta.todos import InMemoryTodoStore
+from neta.tools import ToolCall
 from neta.toolsets import ToolsetResolution, resolve_toolsets
 
 EventCallback = Callable[[Event], None]
@@ -65,6 +78,10 @@ class RunResult:
         usage: tokens summed over the run's turns.
         turns: how many times the model was asked.
         session_id: the session the run belonged to.
+        denials: the tool calls that were denied and did not run (by a rule, the mode, a
+            person, or for want of anyone to ask).
+        approvals: the calls waiting for the next message to approve them (``outcome`` is
+            ``awaiting_input``); answer with ``Agent.run(..., approvals={request_id: ...})``.
     """
 
     text: str
@@ -75,6 +92,8 @@ class RunResult:
     usage: Usage
     turns: int
     session_id: str
+    denials: list[Denial] = field(default_factory=list)
+    approvals: list[ApprovalRequest] = field(default_factory=list)
 
 
 @dataclass
@@ -92,6 +111,8 @@ class AgentSession:
     # built once per session: the tools never change, the prompt only with the date
     _offered: dict[bool, list[ToolDefinition]] = field(default_factory=dict)
     _prompt: tuple[dt.date, str] | None = None
+    _policy_read: bool = False  # a run's gate took the session's policy once already
+    _asking: asyncio.Lock = field(default_factory=asyncio.Lock)  # one approval at a time
 
     def offered_tools(self, *, strict: bool = False) -> list[ToolDefinition]:
         """The session's tools in the OpenAI ``tools`` format (their JSON schemas built once)."""
@@ -195,6 +216,15 @@ class Agent:
             ``.neta/skills``, ``.neta/permissions.toml``) is used: ``True``, ``False``, or
             ``None`` (the default) for what the user's record of trusted workspaces says
             (``neta trust``; ``neta.trust``).
+        permissions: which tool calls run, which ask a person first, which are refused
+            (``neta.permissions``): a mode's name (``"ask"``, the default; ``"auto-edit"``,
+            ``"auto"``, ``"read-only"``), a mapping shaped like a rules file
+            (``{"mode": "ask", "allow": ["bash(pytest *)"]}``), a ``RuleSet`` or a whole
+            ``Policy``. Rules given here are tried before the user's
+            (``NETA_HOME/permissions.toml``), the "allow always" answers kept for the
+            workspace, and the workspace's ``.neta/permissions.toml`` (which may only narrow
+            unless the workspace is trusted); a ``Policy`` is used alone. Hosts may add rules
+            with the host option ``"permissions"`` (a mapping), tried after these.
     """
 
     def __init__(
@@ -226,8 +256,11 @@ class Agent:
         mcp_servers: Mapping[str, Mapping[str, object]] | None = None,
         sandbox: SandboxPolicy | str | bool | Mapping[str, object] | None = None,
         trust_workspace: bool | None = None,
+        permissions: PermissionsLike = None,
     ) -> None:
         self.sandbox = sandbox_policy(sandbox)
+        given_rules(permissions)  # a mistake fails here, not at the first tool call
+        self.permissions = permissions
         self.pm = plugin_manager if plugin_manager is not None else create_plugin_manager()
         host_options: dict[str, object] = {"sandbox": self.sandbox}
         toolsets, deny = tuple(toolsets), tuple(deny)
@@ -275,6 +308,21 @@ class Agent:
         # tools shares one
         self._offered: _OfferedCache = {}
 
+    def policy(self) -> Policy:
+        """The permission policy in force now for this agent's workspace (files read anew).
+
+        Raises:
+            ConfigError: a rules file cannot be read or holds something that is no rule.
+        """
+        host = self.pm.host
+        extra = host.options.get("permissions")
+        return policy_for(
+            self.workspace,
+            given=self.permissions,
+            host=extra if isinstance(extra, Mapping) else None,
+            trusted=host.workspace_trusted(),
+        )
+
     def new_session(
         self,
         *,
@@ -299,6 +347,7 @@ class Agent:
         """
         capabilities.setdefault("todo_store", InMemoryTodoStore())
         capabilities.setdefault("sandbox", self.sandbox)
+        capabilities.setdefault("permissions", self.policy())
         runner = None
         if "crew_runner" not in capabilities and capabilities.get("depth", 0) < self.crew_depth:
             runner = CrewRunner(self, concurrency=self.crew_concurrency, timeout=self.crew_timeout)
@@ -380,8 +429,17 @@ class Agent:
         *,
         session: AgentSession | None = None,
         on_event: EventCallback | None = None,
+        approvals: Mapping[str, ApprovalAnswer | str] | None = None,
     ) -> RunResult:
         """Add ``message`` to the session (a new one by default) and run until the model answers.
+
+        ``approvals`` answer the calls a previous run left waiting (``RunResult.approvals``),
+        by request id: an ``ApprovalAnswer`` or its text (``"allow once"``, ``"deny: why"``).
+        Those calls run (or are denied) first, then ``message``, when not empty, is added and
+        the model goes on. A call left unanswered waits again.
+
+        Raises:
+            ConfigError: ``approvals`` names a call that does not wait for approval.
 
         One run per session at a time: a second concurrent call waits for the first. Outside a
         host's ``ClientPool`` the run keeps one of its own, so its turns share one model-API
@@ -421,8 +479,19 @@ class Agent:
             outcome = "error"
             try:
                 repair_history(session.history)
-                close_interrupted_calls(session.history)
-                session.history.append(Message(role="user", content=message))
+                resume = _resumed_calls(session.history, approvals)
+                follow_up = Message(role="user", content=message)
+                if not resume:
+                    close_interrupted_calls(session.history)
+                    session.history.append(follow_up)
+                gate = Gate(
+                    lambda: self._refreshed_policy(session),
+                    session.context,
+                    session.dispatch,
+                    agent_id=agent_id,
+                    answers=_answers(approvals),
+                    asking=session._asking,
+                )
                 result = await run_attempt(
                     provider=RetryingProvider(self._provider_for(session), self.retry, retrying),
                     system_prompt=self.system_prompt(session),
@@ -440,6 +509,9 @@ class Agent:
                     max_reply_chars=self.max_reply_chars,
                     offered_tools=self._offered_tools(session),
                     before_turn=lambda history: self._compact(session, history),
+                    gate=gate,
+                    resume=resume,
+                    follow_up=follow_up if resume and message else None,
                 )
                 outcome = result.outcome
             except asyncio.CancelledError:
@@ -459,7 +531,42 @@ class Agent:
             usage=result.usage,
             turns=result.turns,
             session_id=session.session_id,
+            denials=list(gate.denials),
+            approvals=list(gate.pending),
         )
+
+    def _refreshed_policy(self, session: AgentSession) -> Policy:
+        """The session's policy; after an "allow always", read anew (the answer is kept)."""
+        if session._policy_read:
+            session.context.permissions = self.policy()
+        session._policy_read = True
+        return session.context.permissions
+
+
+def _resumed_calls(
+    history: list[Message], approvals: Mapping[str, object] | None
+) -> list[ToolCall]:
+    """The calls ``approvals`` answers: those of the last assistant message with no result."""
+    if not approvals:
+        return []
+    waiting = waiting_calls(history)
+    unknown = sorted(set(approvals) - {call.id for call in waiting})
+    if unknown:
+        raise ConfigError(
+            f"no tool call with id {unknown[0]!r} waits for approval in this session"
+            + (f" (waiting: {', '.join(c.id for c in waiting)})" if waiting else "")
+        )
+    return waiting
+
+
+def _answers(approvals: Mapping[str, ApprovalAnswer | str] | None) -> dict[str, ApprovalAnswer]:
+    choices = tuple(CHOICE_LABELS)
+    return {
+        request_id: answer
+        if isinstance(answer, ApprovalAnswer)
+        else answer_from_text(answer, choices)
+        for request_id, answer in (approvals or {}).items()
+    }
 
 
 def _running_on(loop: asyncio.AbstractEventLoop) -> bool:

@@ -12,6 +12,7 @@ from neta.errors import ConfigError, ProviderError
 from neta.events import Event, Outcome, RunFinished, RunStarted, TextDelta
 from neta.messages import Message, Usage, close_interrupted_calls
 from neta.providers.base import Conversation, ModelRequest, Provider, ToolDefinition
+from neta.runtime.gate import Gate
 from neta.runtime.reply_check import (
     DEFAULT_MAX_CALLS_PER_REPLY,
     DEFAULT_MAX_REPLY_CHARS,
@@ -20,6 +21,7 @@ from neta.runtime.reply_check import (
 from neta.runtime.tool_calls import EventTag, Limits, Turn, run_calls
 from neta.session import EventSink
 from neta.session_tools import BoundTool
+from neta.tools import ToolCall, ToolResult
 
 DEFAULT_MAX_TURNS = 50
 """Model turns per run before it stops with outcome ``max_turns``."""
@@ -32,6 +34,9 @@ DEFAULT_OUTPUT_LIMIT = 30_000
 
 DEFAULT_TURN_TIMEOUT = 900.0
 """Seconds one model turn (one request and its whole reply) may take before the run ends."""
+
+AWAITING_APPROVAL = "a tool call awaits approval"
+"""The reason a run ends with when a call waits for the next message to approve it."""
 
 _log = logging.getLogger(__name__)
 
@@ -118,6 +123,9 @@ async def run_attempt(
     max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS,
     offered_tools: Sequence[ToolDefinition] | None = None,
     before_turn: Callable[[list[Message]], object] | None = None,
+    gate: Gate | None = None,
+    resume: Sequence[ToolCall] = (),
+    follow_up: Message | None = None,
 ) -> AttemptResult:
     """Run the model and its tool calls on ``history`` until it answers without calling a tool.
 
@@ -135,6 +143,12 @@ async def run_attempt(
     ``offered_tools`` is the tools list sent to the model, when the caller keeps one (it
     is built from ``tools`` otherwise); ``before_turn`` is called with ``history`` before each
     model turn (compaction runs there).
+
+    ``gate`` decides each call before it runs (``None``: every call runs). A call it leaves
+    pending (to be approved in the next message) gets no result: the run ends with outcome
+    ``awaiting_input`` and the request's question as its text. ``resume`` are such calls of
+    the last assistant message of ``history``, run first (with the answers the gate holds)
+    before the model is asked again, and ``follow_up`` (the user's message) after them.
     """
     on_event = safe_event_sink(on_event)
     tag: EventTag = {"session_id": session_id, "agent_id": agent_id}
@@ -158,7 +172,30 @@ async def run_attempt(
     def on_text(piece: str) -> None:
         on_event(TextDelta(text=piece, **tag))
 
+    def record(calls: Sequence[ToolCall], results: Sequence[ToolResult]) -> None:
+        pending = {request.request_id for request in gate.pending} if gate else set()
+        for call, result in zip(calls, results, strict=True):
+            if call.id in pending:
+                continue  # no result yet: the next message approves or denies it
+            history.append(
+                Message(
+                    role="tool",
+                    content=result.content,
+                    tool_call_id=call.id,
+                    name=call.name,
+                    is_error=result.is_error,
+                    permission=gate.decided.pop(call.id, None) if gate else None,
+                )
+            )
+
     try:
+        if resume:
+            turn = Turn(tools, limits, on_event, tag, "", {}, gate)
+            record(resume, await run_calls(resume, turn))
+            if gate is not None:
+                gate.forget_answers()
+            if follow_up is not None:
+                history.append(follow_up)
         while True:
             if turns >= limits.max_turns:
                 return finish(
@@ -189,18 +226,12 @@ async def run_attempt(
             if not reply.calls:
                 note = "; ".join(n for n in (stop_note, reply.note) if n)
                 return finish("completed", text=reply.message.content or "", reason=note)
-            turn = Turn(tools, limits, on_event, tag, stop_note, reply.refused)
+            turn = Turn(tools, limits, on_event, tag, stop_note, reply.refused, gate)
             results = await run_calls(reply.calls, turn)
-            for call, result in zip(reply.calls, results, strict=True):
-                history.append(
-                    Message(
-                        role="tool",
-                        content=result.content,
-                        tool_call_id=call.id,
-                        name=call.name,
-                        is_error=result.is_error,
-                    )
-                )
+            record(reply.calls, results)
+            if gate is not None and gate.pending:
+                question = "\n\n".join(request.question() for request in gate.pending)
+                return finish("awaiting_input", text=question, reason=AWAITING_APPROVAL)
             ending = next((r for r in results if r.end_turn), None)
             if ending is not None:
                 return finish(

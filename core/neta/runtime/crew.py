@@ -14,6 +14,7 @@ from neta.crew import CREW_PARENT, ESCALATED_KEY, ChildResult, ChildStatus
 from neta.errors import ConfigError
 from neta.events import Event, RunFinished, RunStarted, ToolResultEvent
 from neta.messages import Message
+from neta.permissions import ApprovalAnswer, ApprovalRequest, ApproveFn, approve_by_clarify
 from neta.toolsets import TOOLSET_DEFAULTS
 
 if TYPE_CHECKING:
@@ -138,7 +139,29 @@ class CrewRunner:
             depth=parent.context.depth + 1,
             memory_store=parent.context.memory_store,
             extras={**parent.context.extras, CREW_PARENT: parent.session_id},
+            # the child is held to its parent's rules, and its approvals go to the parent's
+            # user (the request names the child)
+            permissions=parent.context.permissions,
+            approve=_parents_asker(parent),
+            clarify_timeout=parent.context.clarify_timeout,
         )
+
+
+def _parents_asker(parent: AgentSession) -> ApproveFn | None:
+    """The parent's way of asking its user, one question at a time across its children."""
+    context = parent.context
+    asker = context.approve
+    if asker is None and context.clarify is not None:
+        asker = approve_by_clarify(context.clarify)
+    if asker is None:
+        return None
+    ask = asker
+
+    async def approve(request: ApprovalRequest) -> ApprovalAnswer:
+        async with parent._asking:
+            return await ask(request)
+
+    return approve
 
 
 class _Child:

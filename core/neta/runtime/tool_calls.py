@@ -11,6 +11,7 @@ from typing import TypedDict, TypeVar
 from neta.errors import ToolError
 from neta.events import ToolCallStart, ToolResultEvent
 from neta.runtime.arguments import parse_arguments
+from neta.runtime.gate import Gate
 from neta.session import EventSink
 from neta.session_tools import BoundTool
 from neta.suggest import did_you_mean
@@ -49,6 +50,7 @@ class Turn:
     tag: EventTag
     stop_note: str  # why the reply was cut, if it was: its last call's arguments may be too
     refused: Mapping[str, str]  # calls that must not run, by id: the error the model reads
+    gate: Gate | None = None  # decides each call before it runs (None: every call runs)
 
 
 async def run_calls(calls: Sequence[ToolCall], turn: Turn) -> list[ToolResult]:
@@ -153,6 +155,10 @@ async def _execute(call: ToolCall, turn: Turn) -> ToolResult:
         args = parse_arguments(call, bound.schema, turn.stop_note)
     except ToolError as exc:
         return tool_error(str(exc))
+    if turn.gate is not None:
+        instead = await turn.gate.check(call, bound, args)
+        if instead is not None:
+            return instead
     timeout = bound.tool.timeout or turn.limits.tool_timeout
     try:
         if not bound.tool.runs_in_thread:

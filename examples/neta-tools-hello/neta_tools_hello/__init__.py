@@ -66,6 +66,7 @@ def neta_tools() -> list[neta.ToolSchema]:
             toolset="hello",
             description="Greet someone by name.",
             args=HelloArgs,
+            effect="reads",  # it changes nothing: no approval is asked in any mode
             when_to_use="When the user asks you to greet someone, use hello.",
         ),
         neta.ToolSchema(
@@ -73,6 +74,7 @@ def neta_tools() -> list[neta.ToolSchema]:
             toolset="hello",
             description="Greet everyone listed in a workspace file (one name per line).",
             args=HelloFileArgs,
+            effect="reads",
             when_to_use="When the people to greet are listed in a file, use hello_file.",
         ),
     ]

@@ -61,7 +61,17 @@ def build(session: neta.SessionContext) -> neta.Tool:
 
     # Commands may depend on each other's effects, so they never run concurrently; the runtime's
     # own timeout must outlast the longest one this tool allows, kill grace included.
-    return neta.Tool(name=SCHEMA.name, execute=bash, sequential=True, timeout=MAX_TIMEOUT + 30)
+    def preview(args: BashArgs) -> str:
+        where = "in the sandbox" if session.sandbox.enabled else "unsandboxed, as you"
+        return f"$ {args.command}\n({where}; time limit {args.timeout:g} s)"
+
+    return neta.Tool(
+        name=SCHEMA.name,
+        execute=bash,
+        sequential=True,
+        timeout=MAX_TIMEOUT + 30,
+        preview=preview,
+    )
 
 
 @dataclass(frozen=True)
@@ -292,6 +302,7 @@ class _Collector(asyncio.Protocol):
 
 
 SCHEMA = neta.ToolSchema(
+    effect="runs",
     name="bash",
     toolset="base",
     description=(

@@ -99,6 +99,7 @@ def _walk_child(
 
 
 SCHEMA = neta.ToolSchema(
+    effect="reads",
     name="list_dir",
     toolset="base",
     description=(

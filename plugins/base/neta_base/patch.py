@@ -48,10 +48,26 @@ def build(session: neta.SessionContext) -> neta.Tool:
             },
         )
 
-    return neta.Tool(name=SCHEMA.name, execute=patch)
+    def preview(args: PatchArgs) -> str:
+        """The diff the edit would make (the matcher's refusal, when it would be refused)."""
+        where = neta.resolve_in_workspace(session.workspace, args.path)
+        shown = neta.printable(where.relative_to(session.workspace).as_posix())
+        outcome = neta.patch_file(
+            args.path,
+            args.old_string,
+            args.new_string,
+            replace_all=args.replace_all,
+            dry_run=True,
+            label=shown,
+            root=session.workspace,
+        )
+        return outcome.diff or f"(no change to {shown})"
+
+    return neta.Tool(name=SCHEMA.name, execute=patch, preview=preview)
 
 
 SCHEMA = neta.ToolSchema(
+    effect="writes",
     name="patch",
     toolset="base",
     description=(

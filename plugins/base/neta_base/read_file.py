@@ -85,6 +85,7 @@ def _cut(line: str) -> str:
 
 
 SCHEMA = neta.ToolSchema(
+    effect="reads",
     name="read_file",
     toolset="base",
     description=(

@@ -26,7 +26,20 @@ def build(session: neta.SessionContext) -> neta.Tool:
         note = " (line endings converted to CRLF, as the file had)" if written.crlf else ""
         return f"{verb} {shown}: {written.size:,} bytes, {_line_count(args.content)} lines{note}."
 
-    return neta.Tool(name=SCHEMA.name, execute=write_file)
+    def preview(args: WriteFileArgs) -> str:
+        """The diff from the file as it is (empty when it is new) to the content given."""
+        where = neta.resolve_in_workspace(session.workspace, args.path)
+        shown = neta.printable(where.relative_to(session.workspace).as_posix())
+        try:
+            before = neta.read_text(args.path, root=session.workspace).text
+        except neta.WorkspaceError:
+            raise
+        except neta.ToolError:  # a new file (or one that cannot be read): all of it is new
+            before = ""
+        diff = neta.text_diff(before, args.content, shown)
+        return diff or f"(no change to {shown})"
+
+    return neta.Tool(name=SCHEMA.name, execute=write_file, preview=preview)
 
 
 def _line_count(text: str) -> int:
@@ -34,6 +47,7 @@ def _line_count(text: str) -> int:
 
 
 SCHEMA = neta.ToolSchema(
+    effect="writes",
     name="write_file",
     toolset="base",
     description=(

@@ -79,6 +79,7 @@ def _describe_all(tasks: list[DelegateTaskArgs], results: list[neta.ChildResult]
 
 
 SCHEMA = neta.ToolSchema(
+    effect="reads",
     name="delegate_parallel",
     toolset="crew",
     description=(

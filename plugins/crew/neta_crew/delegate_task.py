@@ -67,6 +67,7 @@ def delegation_timeout(session: neta.SessionContext) -> float:
 
 
 SCHEMA = neta.ToolSchema(
+    effect="reads",
     name="delegate_task",
     toolset="crew",
     description=(

@@ -41,6 +41,7 @@ def build(session: neta.SessionContext) -> neta.Tool:
 
 
 SCHEMA = neta.ToolSchema(
+    effect="reads",
     name="escalate",
     toolset="crew_child",
     description=(

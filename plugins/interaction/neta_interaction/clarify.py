@@ -157,6 +157,7 @@ def degraded_text(question: str, choices: list[str] | None) -> str:
 
 
 SCHEMA = neta.ToolSchema(
+    effect="reads",
     name="clarify",
     toolset="interaction",
     description=(

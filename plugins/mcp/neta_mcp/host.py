@@ -248,6 +248,8 @@ def _schema(server: str, tool: Any, name: str) -> ToolSchema:
         toolset=toolset_name(server),
         description=f"{description}\n(from MCP server {server!r})",
         json_schema={"type": "object", **dict(tool.input_schema)},
+        # the server's word that the tool changes nothing; without it, it runs something
+        effect="reads" if getattr(tool.annotations, "read_only_hint", None) is True else None,
         when_to_use=f"When the task needs {summary[:1].lower()}{summary[1:]}, use "
         f"{name} (MCP server {server!r}).",
     )

@@ -34,6 +34,7 @@ def build(session: neta.SessionContext) -> neta.Tool:
 
 
 SCHEMA = neta.ToolSchema(
+    effect="writes",
     name="memory_forget",
     toolset="memory",
     description="Delete one saved fact from long-term memory by its id.",

@@ -56,6 +56,7 @@ def build(session: neta.SessionContext) -> neta.Tool:
 
 
 SCHEMA = neta.ToolSchema(
+    effect="reads",
     name="memory_recall",
     toolset="memory",
     description=(

@@ -43,6 +43,7 @@ def build(session: neta.SessionContext) -> neta.Tool:
 
 
 SCHEMA = neta.ToolSchema(
+    effect="writes",
     name="memory_save",
     toolset="memory",
     description=(

@@ -57,6 +57,7 @@ def _result(snapshot: neta.TodoSnapshot) -> neta.ToolResult:
 
 
 SCHEMA = neta.ToolSchema(
+    effect="reads",
     name="todo",
     toolset="planning",
     description=(

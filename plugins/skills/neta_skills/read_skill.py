@@ -78,6 +78,7 @@ def _collect(folder: neta.paths.Directory, prefix: PurePosixPath, found: list[st
 
 
 SCHEMA = neta.ToolSchema(
+    effect="reads",
     name="read_skill",
     toolset="skill",
     description=(

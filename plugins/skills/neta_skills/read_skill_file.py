@@ -34,6 +34,7 @@ def build(session: neta.SessionContext) -> neta.Tool:
 
 
 SCHEMA = neta.ToolSchema(
+    effect="reads",
     name="read_skill_file",
     toolset="skill",
     description=(

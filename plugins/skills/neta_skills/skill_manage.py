@@ -331,6 +331,7 @@ _ACTIONS: dict[str, Callable[[SkillLibrary, SkillManageArgs], neta.ToolResult]] 
 
 
 SCHEMA = neta.ToolSchema(
+    effect="writes",
     name="skill_manage",
     toolset="skill",
     description=(

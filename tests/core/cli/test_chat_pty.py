@@ -143,7 +143,7 @@ def test_ctrl_c_cancels_a_turn_then_a_question_and_at_an_empty_prompt_exits_130(
         {"text": "going on without it"},
         {"text": "still here", "expect": {"last_message_contains": "are you there"}},
     ]
-    term = Terminal(tmp_path, turns)
+    term = Terminal(tmp_path, turns, "--mode", "auto")  # the command runs: nobody is asked
     term.expect("you>")
     # during a turn: the turn is cancelled (its tool killed), the conversation kept
     term.type("run something slow\r")

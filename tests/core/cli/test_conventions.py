@@ -10,6 +10,7 @@ from tests.core.cli.cli_runner import run_neta
 COMMANDS = [
     [], ["run"], ["chat"], ["prompt"], ["serve"], ["logs"], ["patch"], ["plugins"],
     ["providers"], ["toolsets"], ["tools"], ["tools", "list"], ["tools", "call"], ["demo"],
+    ["permissions"], ["permissions", "list"], ["permissions", "remove"], ["permissions", "check"],
 ]  # fmt: skip
 
 

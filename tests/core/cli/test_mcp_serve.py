@@ -116,7 +116,8 @@ def capable(dirs):
         mcp_types.ElicitResult(action="accept", content={"answer": "tabs"}),
         mcp_types.ElicitResult(action="decline"),
     ]
-    return session_with(stdio(dirs), calls, elicit=answers)
+    # --mode auto: its elicitations are clarify's, not requests to approve the patch
+    return session_with(stdio(dirs, "--mode", "auto"), calls, elicit=answers)
 
 
 def test_serve_lists_the_session_tools_with_the_catalog_schemas(capable):
@@ -209,7 +210,8 @@ def serving_http(dirs, name, *token_options):
 
 @pytest.fixture(scope="module")
 def http_server(dirs):
-    with serving_http(dirs, "http-server", "--token", "s3cret") as (url, _log):
+    # --mode auto: the elicitations tested are clarify's, not requests to approve an edit
+    with serving_http(dirs, "http-server", "--token", "s3cret", "--mode", "auto") as (url, _log):
         yield url
 
 

@@ -300,6 +300,8 @@ def test_ctrl_c_during_a_run_exits_130_and_stops_its_tools(tmp_path):
             "-w",
             str(tmp_path),
             "--no-input",
+            "--mode",
+            "auto",  # Ctrl-C is tested, not asking before the command runs
         ],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,

@@ -187,6 +187,7 @@ def test_ctrl_c_with_json_prints_the_cancelled_result(tmp_path):
         [
             sys.executable, "-m", "neta", "run", "go", "-p", "scripted",
             "--script", script(tmp_path, turns), "-w", str(tmp_path), "--json",
+            "--mode", "auto",  # Ctrl-C is tested, not asking before the command runs
         ],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,

@@ -34,7 +34,8 @@ def neta_process(tmp_path, *args, **env):
     workspace = tmp_path / "ws"
     workspace.mkdir(exist_ok=True)
     done = subprocess.run(
-        [sys.executable, "-m", "neta", *args, "-w", str(workspace), "--json"],
+        # --mode auto: the sandbox is what is tested, not asking before a command runs
+        [sys.executable, "-m", "neta", *args, "-w", str(workspace), "--json", "--mode", "auto"],
         capture_output=True,
         text=True,
         env=neta_environ(NETA_HOME=str(tmp_path / "home"), **env),
@@ -49,7 +50,7 @@ def neta_here(tmp_path, *args, **env):
     workspace = tmp_path / "ws"
     workspace.mkdir(exist_ok=True)
     environ = neta_environ(NETA_HOME=str(tmp_path / "home"), **env)
-    return neta_in_process(*args, "-w", str(workspace), "--json", env=environ)
+    return neta_in_process(*args, "-w", str(workspace), "--json", "--mode", "auto", env=environ)
 
 
 def tool_outputs(done):

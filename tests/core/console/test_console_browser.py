@@ -97,7 +97,7 @@ def browser(tmp_path_factory):
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     root = tmp_path_factory.mktemp("server")
-    running = serve(SCRIPTS, root, pause=0.03)
+    running = serve(SCRIPTS, root, pause=0.03, permissions="auto")  # edits run unasked
     yield running
     running.stop()
 

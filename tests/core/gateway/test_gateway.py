@@ -358,6 +358,7 @@ def test_event_data_that_is_not_plain_json_still_reaches_the_client(serve, tmp_p
     server = serve(
         [{"tool_calls": [{"name": "where", "arguments": {}}]}, {"text": "done"}],
         plugin_manager=builtin_pm(("paths", path_plugin)),
+        permissions="auto",  # the tool declares no effect: by default it would ask first
     )
 
     async def scenario():

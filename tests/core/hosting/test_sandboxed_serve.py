@@ -97,6 +97,7 @@ def test_a_bash_call_through_neta_serve_takes_nothing_from_the_host(
         )
         serve = [sys.executable, "-m", "neta", "serve", "--port", str(port), "-w", str(workspace)]
         serve += ["-p", "openai", "-m", "m", "--base-url", fake.base_url, "--workers", str(workers)]
+        serve += ["--mode", "auto"]  # the command runs unasked: what it could take is the test
         log = tmp_path / "serve.log"
         with log.open("w") as out:
             proc = subprocess.Popen(serve, env=env, stdout=out, stderr=subprocess.STDOUT)

@@ -83,10 +83,12 @@ def test_a_substitution_stays_one_word_of_its_command_as_written():
     assert words("git log $(cat range) --oneline") == [("git", "log", "$(cat range)", "--oneline")]
 
 
-def test_single_quotes_hide_a_substitution():
+def test_single_quotes_keep_a_substitution_as_text_but_it_is_read_as_code_that_may_run():
+    # PS4='$(...)', trap '...', printf -v 'a[$(...)]' and ${x@P} run such text later
     parsed = parse_command("echo '$(rm -rf ~)' '`id`'")
-    assert parsed.opaque == ()
-    assert parsed.nested == ()
+    assert [c.words for c in parsed.commands] == [("echo", "$(rm -rf ~)", "`id`")]
+    assert parsed.opaque[0] == "quoted text holding a substitution another command may run"
+    assert [c.words for c in parsed.nested] == [("rm", "-rf", "~"), ("id",)]
 
 
 def test_an_escaped_dollar_is_no_substitution():

@@ -95,6 +95,7 @@ def test_base_url_and_key_come_from_the_environment(monkeypatch):
 def kit_agent(server, tmp_path, **options):
     pm = neta.create_plugin_manager(load_entrypoints=False, plugins=[("kit", kit)])
     return Agent(
+        permissions="auto",
         provider="openai",
         model="fake-model",
         plugin_manager=pm,
@@ -174,6 +175,7 @@ def test_end_to_end_run_reads_and_patches_a_file_through_the_sdk(tmp_path):
     pm = neta.create_plugin_manager(load_entrypoints=False, plugins=[("base", neta_base.plugin)])
     with FakeOpenAI(replies) as server:
         agent = Agent(
+            permissions="auto",
             provider="openai",
             model="fake-model",
             plugin_manager=pm,

@@ -19,7 +19,9 @@ def call(name, arguments=None, **kw):
 def agent_for(tmp_path, turns, **options):
     pm = neta.create_plugin_manager(load_entrypoints=False, plugins=[("kit", kit)])
     provider = ScriptedProvider(turns)
-    return Agent(provider=provider, plugin_manager=pm, workspace=tmp_path, **options), provider
+    return Agent(
+        permissions="auto", provider=provider, plugin_manager=pm, workspace=tmp_path, **options
+    ), provider
 
 
 def tool_results(result):
@@ -280,8 +282,9 @@ def test_event_from_a_plain_function_tool_reaches_the_callback_on_the_loop_threa
     )
     assert result.outcome == "completed"
     types = [t for t, _ in seen]
-    assert types[types.index("tool_call_start") :][:3] == [
+    assert types[types.index("tool_call_start") :][:4] == [
         "tool_call_start",
+        "permission_decision",  # the gate let it run
         "todo_update",
         "tool_result",
     ]
@@ -370,7 +373,9 @@ class _BuggyProvider:
 
 def test_provider_failing_unexpectedly_still_ends_the_event_stream(tmp_path):
     pm = neta.create_plugin_manager(load_entrypoints=False, plugins=[("kit", kit)])
-    agent = Agent(provider=_BuggyProvider(), plugin_manager=pm, workspace=tmp_path)
+    agent = Agent(
+        permissions="auto", provider=_BuggyProvider(), plugin_manager=pm, workspace=tmp_path
+    )
     events = []
     with pytest.raises(RuntimeError, match="bug in a plugin's provider"):
         asyncio.run(agent.run("go", on_event=events.append))
@@ -485,7 +490,9 @@ def test_a_session_that_fails_to_build_is_ended_for_the_plugins(tmp_path):
     pm = neta.create_plugin_manager(
         load_entrypoints=False, plugins=[("kit", kit), ("lifecycle", Lifecycle())]
     )
-    agent = Agent(provider=ScriptedProvider([]), plugin_manager=pm, workspace=tmp_path)
+    agent = Agent(
+        permissions="auto", provider=ScriptedProvider([]), plugin_manager=pm, workspace=tmp_path
+    )
     with pytest.raises(neta.ConfigError, match="no_such_toolset"):  # the agent's were checked
         agent.new_session(session_id="s1", toolsets=["no_such_toolset"])
     assert seen == [("start", "s1"), ("end", "s1")]

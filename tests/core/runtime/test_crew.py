@@ -122,7 +122,7 @@ def test_child_runs_in_its_own_session_in_the_parents_workspace(tmp_path):
             {"text": "Echoed hi.", "expect": {"last_message_contains": "echo: hi"}},
         ],
     )
-    agent = agent_for(tmp_path, router)
+    agent = agent_for(tmp_path, router, permissions="auto")
     parent = agent.new_session(extras={"user_scope": "ann"})
     spy = StartSpy()
     agent.pm.register(spy)
@@ -169,7 +169,7 @@ def test_run_child_with_a_provider_error_reports_failed_instead_of_raising(tmp_p
 
 def test_run_child_over_its_timeout_is_timed_out_and_its_tool_is_cancelled(tmp_path):
     router = Router([], a=[turn(call("sleepy", seconds=30, label="child"), text="Sleeping now.")])
-    agent = agent_for(tmp_path, router)
+    agent = agent_for(tmp_path, router, permissions="auto")
     started = time.monotonic()
     result = run_child(agent, "[a] sleep", toolsets=["kit"], timeout=0.3)
     assert time.monotonic() - started < 3
@@ -192,7 +192,8 @@ def test_run_child_out_of_turns_reports_max_turns_with_its_last_words(tmp_path):
 
 def test_run_child_ended_by_escalation_data_is_escalated_with_the_question(tmp_path):
     router = Router([], a=[turn(call("ask"), text="Two candidates.")])
-    result = run_child(agent_for(tmp_path, router), "[a] pick", toolsets=["kit"])
+    agent = agent_for(tmp_path, router, permissions="auto")
+    result = run_child(agent, "[a] pick", toolsets=["kit"])
     assert result.status == "escalated"
     assert result.question == "[question] which one?"  # no escalation data: the turn's text
     assert result.summary == "Two candidates."
@@ -204,7 +205,7 @@ def test_children_beyond_the_concurrency_limit_wait_for_a_slot(tmp_path):
         a=[turn(call("sleepy", seconds=0.2, label="a")), {"text": "a done"}],
         b=[turn(call("sleepy", seconds=0.2, label="b")), {"text": "b done"}],
     )
-    agent = agent_for(tmp_path, router, crew_concurrency=1)
+    agent = agent_for(tmp_path, router, crew_concurrency=1, permissions="auto")
     runner = agent.new_session().context.crew_runner
 
     async def both():
@@ -233,7 +234,7 @@ def test_children_sharing_a_deadline_stop_together_and_a_waiting_one_never_start
             a=[turn(call("sleepy", seconds=30, label="a")), {"text": "never"}],
             b=[turn(call("sleepy", seconds=30, label="b")), {"text": "never"}],
         )
-        agent = agent_for(tmp_path, router, crew_concurrency=1)
+        agent = agent_for(tmp_path, router, crew_concurrency=1, permissions="auto")
         kit.LOG.clear()
         first, second = asyncio.run(both(agent.new_session().context.crew_runner))
         assert (first.status, second.status) == ("timed_out", "timed_out")
@@ -269,7 +270,7 @@ def test_child_waiting_for_a_slot_until_the_deadline_is_reported_as_never_starte
         b=[{"text": "never"}],
         c=[{"text": "c done"}],
     )
-    agent = agent_for(tmp_path, router, crew_concurrency=1)
+    agent = agent_for(tmp_path, router, crew_concurrency=1, permissions="auto")
     runner = agent.new_session().context.crew_runner
 
     async def both_then_one_more():

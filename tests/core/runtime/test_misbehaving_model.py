@@ -23,6 +23,7 @@ def agent_for(server, tmp_path, *, tries=1, **options):
     """An agent on the fake server; failed requests are tried ``tries`` times in all."""
     pm = neta.create_plugin_manager(load_entrypoints=False, plugins=[("kit", kit)])
     return Agent(
+        permissions="auto",
         provider="openai",
         model="fake-model",
         plugin_manager=pm,

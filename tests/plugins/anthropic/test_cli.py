@@ -42,6 +42,8 @@ def test_neta_run_completes_a_patch_run_with_provider_model_and_base_url(tmp_pat
             server.base_url,
             "-w",
             str(workspace),
+            "--mode",
+            "auto-edit",
             ANTHROPIC_API_KEY=KEY,
         )
     assert done.returncode == 0, done.stderr

@@ -28,6 +28,7 @@ def agent(server, tmp_path, *plugins, **options):
         load_entrypoints=False, plugins=[("anthropic", plugin), *plugins]
     )
     return neta.Agent(
+        permissions="auto",
         model="anthropic:claude-test",
         plugin_manager=pm,
         workspace=tmp_path,
@@ -206,6 +207,7 @@ def test_a_session_can_switch_provider_between_turns(tmp_path):
     anthropic_turns = [Reply(tool_calls=[("echo", '{"text": "two"}')]), Reply(text="B")]
     with FakeOpenAI(openai_turns) as openai_server, FakeAnthropic(anthropic_turns) as server:
         agent = neta.Agent(
+            permissions="auto",
             provider="openai",
             model="gpt-test",
             plugin_manager=pm,

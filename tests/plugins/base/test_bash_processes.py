@@ -119,7 +119,12 @@ def cancelled_run(workspace, turns):
     model = StallsAfterScript(turns, waiting)
     pm = neta.create_plugin_manager(load_entrypoints=False, plugins=[("base", neta_base.plugin)])
     agent = neta.Agent(
-        provider=model, plugin_manager=pm, preset=["base"], workspace=workspace, sandbox="off"
+        permissions="auto",
+        provider=model,
+        plugin_manager=pm,
+        preset=["base"],
+        workspace=workspace,
+        sandbox="off",
     )
     session = agent.new_session()
 

@@ -56,7 +56,12 @@ def test_run_with_five_calls_on_fifos_leaves_no_thread_inside_a_tool(tmp_path):
     model = neta.ScriptedProvider([{"tool_calls": calls}, {"text": "done"}])
     pm = neta.create_plugin_manager(load_entrypoints=False, plugins=[("base", neta_base.plugin)])
     agent = neta.Agent(
-        provider=model, plugin_manager=pm, preset=["base"], workspace=workspace, tool_timeout=1.0
+        permissions="auto",
+        provider=model,
+        plugin_manager=pm,
+        preset=["base"],
+        workspace=workspace,
+        tool_timeout=1.0,
     )
     try:
         started = time.monotonic()
@@ -109,6 +114,7 @@ def test_run_with_five_timed_out_calls_leaves_no_thread_inside_the_tool(tmp_path
     calls = [{"name": "slow", "arguments": {}} for _ in range(5)]
     model = neta.ScriptedProvider([{"tool_calls": calls}, {"text": "done"}])
     agent = neta.Agent(
+        permissions="auto",
         provider=model,
         plugin_manager=make_pm(slow=SlowPlugin()),
         preset=["slow"],

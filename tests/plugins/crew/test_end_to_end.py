@@ -194,7 +194,7 @@ def test_cancelling_the_parent_run_cancels_its_children_and_leaves_nothing_runni
         a=[turn(call("wait", seconds=30, label="a")), {"text": "never"}],
         b=[turn(call("wait", seconds=30, label="b")), {"text": "never"}],
     )
-    agent = crew_agent(tmp_path, router, toolsets=["slow"])
+    agent = crew_agent(tmp_path, router, toolsets=["slow"], permissions="auto")
     events = []
 
     async def scenario():
@@ -228,7 +228,7 @@ def test_cancelling_the_parent_waits_for_every_child_and_emits_their_ends_first(
         for n, key in enumerate(keys)
     }
     router = Router([turn(call("delegate_parallel", tasks=tasks)), {"text": "never"}], **children)
-    agent = crew_agent(tmp_path, router, toolsets=["slow"])
+    agent = crew_agent(tmp_path, router, toolsets=["slow"], permissions="auto")
     events = []
     log_at_parent_end = []
 
@@ -270,7 +270,7 @@ def test_child_events_reach_the_parents_on_event_tagged_with_the_child_id(tmp_pa
         [turn(call("delegate_task", goal="[kid] plan and look")), {"text": "ok"}],
         kid=[turn(call("todo", todos=todos), call("list_dir", path=".")), {"text": "Looked."}],
     )
-    agent = crew_agent(tmp_path, router)
+    agent = crew_agent(tmp_path, router, permissions="auto")
     parent = agent.new_session(clarify=Asker())
     seen = []
     result = asyncio.run(agent.run("go", session=parent, on_event=seen.append))
@@ -282,7 +282,9 @@ def test_child_events_reach_the_parents_on_event_tagged_with_the_child_id(tmp_pa
     assert [e.type for e in from_child if e.type != "text_delta"] == [
         "run_started",
         "tool_call_start",
+        "permission_decision",
         "tool_call_start",
+        "permission_decision",
         "todo_update",
         "tool_result",
         "tool_result",
@@ -301,7 +303,14 @@ def test_delegate_parallel_as_a_whole_stops_at_the_crew_timeout(tmp_path):
         a=[turn(call("wait", seconds=30, label="a")), {"text": "never"}],
         b=[turn(call("wait", seconds=30, label="b")), {"text": "never"}],
     )
-    agent = crew_agent(tmp_path, router, toolsets=["slow"], crew_timeout=0.3, crew_concurrency=1)
+    agent = crew_agent(
+        tmp_path,
+        router,
+        toolsets=["slow"],
+        crew_timeout=0.3,
+        crew_concurrency=1,
+        permissions="auto",
+    )
     started = time.monotonic()
     result, _ = run(agent)
     assert time.monotonic() - started < 2
@@ -343,7 +352,8 @@ def test_child_ended_by_another_tool_is_not_given_its_grandchilds_question(tmp_p
         ],
         grandkid=[turn(call("escalate", question="Which branch?")), {"text": "never"}],
     )
-    result, _ = run(crew_agent(tmp_path, router, crew_depth=2, toolsets=["slow"]))
+    agent = crew_agent(tmp_path, router, crew_depth=2, toolsets=["slow"], permissions="auto")
+    result, _ = run(agent)
     assert result.outcome == "completed", result.reason
     [delegated] = parent_results(result.events, "delegate_task")
     [kid] = delegated.data["children"]
@@ -381,7 +391,8 @@ def test_child_stopped_at_its_time_limit_says_so_in_its_run_finished_event(tmp_p
         [turn(call("delegate_task", goal="[kid] wait", toolsets=["slow"])), {"text": "ok"}],
         kid=[turn(call("wait", seconds=30, label="kid")), {"text": "never"}],
     )
-    result, _ = run(crew_agent(tmp_path, router, toolsets=["slow"], crew_timeout=0.3))
+    agent = crew_agent(tmp_path, router, toolsets=["slow"], crew_timeout=0.3, permissions="auto")
+    result, _ = run(agent)
     assert result.outcome == "completed", result.reason
     [delegated] = parent_results(result.events, "delegate_task")
     [kid] = delegated.data["children"]

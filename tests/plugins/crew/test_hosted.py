@@ -42,7 +42,7 @@ def test_hosted_child_events_reach_the_parents_clients_tagged_with_the_child(tmp
     )
 
     async def scenario():
-        hub = hub_with(tmp_path, router)
+        hub = hub_with(tmp_path, router, permissions="auto")
         live = hub.create("gateway")
         out = Frames()
         hub.attach(live, out)
@@ -60,7 +60,14 @@ def test_hosted_child_events_reach_the_parents_clients_tagged_with_the_child(tmp
     child_id = delegated["data"]["children"][0]["child_id"]
     from_child = [f for f in frames if f["data"].get("agent_id") == child_id]
     kinds = [f["type"] for f in from_child if f["type"] != "text_delta"]
-    assert kinds == ["run_started", "tool_call_start", "todo_update", "tool_result", "run_finished"]
+    assert kinds == [
+        "run_started",
+        "tool_call_start",
+        "permission_decision",
+        "todo_update",
+        "tool_result",
+        "run_finished",
+    ]
     assert view.todos == []  # the child's list is not the session's
     assert ended_sessions == [child_id, session_id]  # the child at once, the parent at shutdown
 
@@ -72,7 +79,7 @@ def test_hosted_run_cancelled_during_a_delegation_stops_and_ends_the_child(tmp_p
     )
 
     async def scenario():
-        hub = hub_with(tmp_path, router, toolsets=["slow"])
+        hub = hub_with(tmp_path, router, toolsets=["slow"], permissions="auto")
         live = hub.create("gateway")
         out = Frames()
         hub.attach(live, out)

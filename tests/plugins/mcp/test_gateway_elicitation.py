@@ -30,6 +30,7 @@ def start_host(workspace, home, asking, turns):
         home=home,
         plugin_manager=pm,
         provider_factory=lambda: ScriptedProvider(turns),
+        permissions="auto",
         agent_options={"mcp_servers": {"asker": {"url": asking.url}}},
     )
     return start_server(config)

@@ -118,6 +118,7 @@ def test_progress_notifications_become_tool_progress_events_of_the_run(workspace
         plugin_manager=mcp_pm(),
         workspace=workspace,
         mcp_servers={"asker": {"url": asking.url}},
+        permissions="auto",
     )
     session = agent.new_session()
     try:

@@ -23,7 +23,7 @@ def test_neta_chat_asks_a_server_elicitation_at_the_prompt_and_shows_progress(
     ]
     script.write_text(json.dumps({"turns": turns}))
     done = neta_in_process(
-        "chat", "-p", "scripted", "--script", str(script), "-w", str(workspace),
+        "chat", "-p", "scripted", "--script", str(script), "-w", str(workspace), "--mode", "auto",
         input_text="paint the shed\n2\n/exit\n", env=neta_env_for(neta_home), cwd=tmp_path,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr
@@ -44,7 +44,7 @@ def test_neta_chat_shows_a_server_question_on_the_one_line_that_names_the_server
     ]
     script.write_text(json.dumps({"turns": turns}))
     done = neta_in_process(
-        "chat", "-p", "scripted", "--script", str(script), "-w", str(workspace),
+        "chat", "-p", "scripted", "--script", str(script), "-w", str(workspace), "--mode", "auto",
         input_text="deploy it\n2\n/exit\n", cwd=tmp_path,
         env={**neta_env_for(neta_home), "COLUMNS": "400"},  # a line as wide as the question
     )  # fmt: skip

@@ -13,7 +13,9 @@ def agent_for(workspace, turns):
     pm = neta.create_plugin_manager(
         load_entrypoints=False, plugins=[("memory", neta_memory.plugin)]
     )
-    return Agent(provider=ScriptedProvider(turns), plugin_manager=pm, workspace=workspace)
+    return Agent(
+        provider=ScriptedProvider(turns), plugin_manager=pm, workspace=workspace, permissions="auto"
+    )
 
 
 def test_scripted_run_saves_then_recalls_a_memory_across_sessions(tmp_path, neta_home):

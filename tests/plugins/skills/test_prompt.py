@@ -92,6 +92,7 @@ def test_scripted_run_creates_a_skill_that_the_next_session_lists(tmp_path):
             {"text": "Saved.", "expect": {"last_message_contains": "Created skill 'run-tests'"}},
         ],
     )
+    first.permissions = "auto"  # about the skill the next session lists, not about asking
     result = asyncio.run(first.run("Remember how to run the tests."))
     assert result.outcome == "completed", result.reason
 

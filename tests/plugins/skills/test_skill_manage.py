@@ -395,6 +395,7 @@ def test_scripted_run_is_refused_a_change_to_a_home_skill_and_told_what_to_do(
             },
         ],
     )
+    agent.permissions = "auto"  # the skill tool refuses: no person needs to be asked first
     result = asyncio.run(agent.run("Make the deploy skill use curl."))
     assert result.outcome == "completed", result.reason
     assert home_deploy.read_bytes() == before

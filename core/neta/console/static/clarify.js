@@ -15,8 +15,9 @@ function el(tag, className, text) {
   return node;
 }
 
-// When this tab first saw a question, so that a reload keeps counting down from there.
-function firstSeen(requestId) {
+// When this tab first saw a question (or approval), so that a reload keeps counting down
+// from there.
+export function firstSeen(requestId) {
   const key = `neta.asked.${requestId}`;
   const now = Date.now();
   const seen = Number(sessionStorage.getItem(key));

@@ -1,5 +1,6 @@
 // The console: wires the page to /ws (live frames) and /v1 (a session's history).
 
+import { ApprovalCards } from "./approvals.js";
 import { Chat } from "./chat.js";
 import { ClarifyPrompts } from "./clarify.js";
 import { Connection } from "./connection.js";
@@ -13,7 +14,17 @@ const chat = new Chat($("messages"));
 const todos = new TodoPanel($("todos"), $("todo-counts"), $("todo-empty"));
 const prompts = new ClarifyPrompts(
   (node) => chat.add(node, "item-clarify"),
-  (requestId, answer) => connection.send("clarify_response", { requestId, answer }),
+  (requestId, answer) => {
+    lastAnswer = prompts;
+    return connection.send("clarify_response", { requestId, answer });
+  },
+);
+const approvals = new ApprovalCards(
+  (node) => chat.add(node, "item-approval"),
+  (requestId, choice, reason) => {
+    lastAnswer = approvals;
+    return connection.send("approval_response", { requestId, choice, reason });
+  },
 );
 const input = $("input");
 const status = $("status");
@@ -25,6 +36,7 @@ let running = false;
 let ready = false; // history shown; frames that arrive before wait in `waiting`
 let waiting = [];
 let lastSent = "";
+let lastAnswer = null; // the prompts or the approval cards: which answered last
 
 const connection = new Connection({
   onFrame: (frame) => {
@@ -100,12 +112,18 @@ async function onReady(data, attached) {
   const pending = Array.isArray(data.pendingClarify) ? data.pendingClarify : [];
   prompts.keepOnly(new Set(pending.map((q) => q.requestId)));
   for (const question of pending) prompts.ask(question);
+  const asked = Array.isArray(data.pendingApprovals) ? data.pendingApprovals : [];
+  approvals.keepOnly(new Set(asked.map((a) => a.requestId)));
+  for (const request of asked) {
+    chat.cards.waiting(request.callId);
+    approvals.ask(request);
+  }
   ready = true;
   const queued = waiting;
   waiting = [];
   queued.forEach(handle);
   updateControls();
-  if (!prompts.pending) input.focus();
+  if (!prompts.pending && !approvals.pending) input.focus();
 }
 
 function handle(frame) {
@@ -114,13 +132,16 @@ function handle(frame) {
   switch (frame.type) {
     case "session_ready": {
       const attached = Boolean(sessionId);
-      if (attached) prompts.reset(); // the conversation is rebuilt from the history
+      if (attached) {
+        prompts.reset(); // the conversation is rebuilt from the history
+        approvals.reset();
+      }
       onReady(data, attached);
       break;
     }
     case "run_started":
       if (main) {
-        chat.user(String(data.message ?? ""));
+        if (data.message) chat.user(String(data.message)); // none: a run resumed by approvals
         setRunning(true);
       }
       break;
@@ -145,6 +166,14 @@ function handle(frame) {
       break;
     case "clarify_resolved":
       prompts.resolved(data.requestId, data.outcome);
+      break;
+    case "approval_request":
+      chat.endReply();
+      chat.cards.waiting(data.callId);
+      approvals.ask(data);
+      break;
+    case "approval_resolved":
+      approvals.resolved(data.requestId, data.outcome, data.choice);
       break;
     case "run_finished":
       if (!main) break;
@@ -176,7 +205,7 @@ function onError(code, message) {
     return;
   }
   if (code === "busy" && lastSent && !input.value) input.value = lastSent;
-  if (ANSWER_ERRORS.has(code) && prompts.refused(`Not accepted: ${message}`)) return;
+  if (ANSWER_ERRORS.has(code) && lastAnswer?.refused(`Not accepted: ${message}`)) return;
   chat.notice(`${code}: ${message}`, "error");
 }
 
@@ -231,6 +260,7 @@ async function boot() {
     // the defaults do; the connection reports what is wrong
   }
   prompts.timeoutSeconds = Number(config.clarifyTimeout) || 20;
+  approvals.timeoutSeconds = prompts.timeoutSeconds;
   if (config.tokenRequired) {
     token = savedToken();
     if (!token) {

@@ -92,6 +92,12 @@ export class ToolCards {
     return entry;
   }
 
+  // A call waiting for the user's approval (its card, if shown, says so until it ends).
+  waiting(callId) {
+    const entry = this.cards.get(callId);
+    if (entry && entry.card.dataset.state === "running") entry.state.textContent = "awaiting approval…";
+  }
+
   finish(callId, name, content, isError, durationMs = null) {
     const entry = this.cards.get(callId) ?? this.start(callId, name, "{}");
     const { card, state, args } = entry;
