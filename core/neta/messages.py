@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -103,13 +104,36 @@ def waiting_calls(history: Sequence[Message]) -> list[ToolCall]:
     What a run left waiting for approval in the next message; none once a user message
     followed it.
     """
+    return list(waiting_approvals(history).values())
+
+
+def waiting_approvals(history: Sequence[Message]) -> dict[str, ToolCall]:
+    """The calls a run left waiting for approval, by the request id each was asked under.
+
+    The id (``deferred_approval_id``) names one call of one reply: a later call that reuses
+    the model's call id, or the same arguments, is asked under another.
+    """
     last = next(
         (i for i in range(len(history) - 1, -1, -1) if history[i].role == "assistant"), None
     )
     if last is None or any(m.role != "tool" for m in history[last + 1 :]):
-        return []
+        return {}
     answered = {m.tool_call_id for m in history[last + 1 :]}
-    return [call for call in history[last].tool_calls if call.id not in answered]
+    return {
+        deferred_approval_id(last, call): call
+        for call in history[last].tool_calls
+        if call.id not in answered
+    }
+
+
+def deferred_approval_id(position: int, call: ToolCall) -> str:
+    """The request id of a call left waiting for approval.
+
+    A digest of its reply's place in the history and of the call itself (its id, tool and
+    arguments).
+    """
+    text = "\0".join((str(position), call.id, call.name, call.arguments))
+    return "approval-" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:24]
 
 
 def close_interrupted_calls(history: list[Message]) -> int:

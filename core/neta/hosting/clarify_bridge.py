@@ -32,6 +32,7 @@ from neta.permissions import (
     ApprovalAnswer,
     ApprovalRequest,
     ApproveFn,
+    Choice,
     answer_from_text,
 )
 from neta.session import ClarifyFn
@@ -268,6 +269,15 @@ class ClarifyBridge:
             choice=choice,
         )
         live.publish(resolved)
+
+    @staticmethod
+    def announce_approval(
+        live: LiveSession, request_id: str, outcome: ResolvedOutcome, choice: Choice | None
+    ) -> None:
+        """Tell the session's clients that an approval its last run left waiting is over."""
+        live.publish(
+            resolved_frame(live.session_id, request_id, outcome, approval=True, choice=choice)
+        )
 
     def pending(self, session_id: str) -> list[PendingQuestion]:
         """The session's unanswered clarify questions, as sent in ``session_ready``."""

@@ -48,7 +48,8 @@ from neta.hosting.save_points import SavingProvider, SessionSaver, guard_tools
 from neta.hosting.session_guards import SessionGuards
 from neta.hosting.store import Store, StoredSession
 from neta.hosting.waiting_calls import check_waiting
-from neta.messages import Message, Usage, waiting_calls
+from neta.messages import Message, Usage, waiting_approvals
+from neta.permissions import ApprovalAnswer
 from neta.plugins import NetaPluginManager, create_plugin_manager
 from neta.providers.base import Provider
 from neta.providers.client_pool import ClientPool
@@ -514,7 +515,7 @@ class SessionHub:
         if live.running:
             raise Busy(live.session_id)
         if approvals:
-            check_waiting(live.session.history, approvals)
+            check_waiting(live.session.history, approvals, with_text=bool(text))
         if not claimed:
             self.leases.claim(live.session_id)
         self._idle.pop(live.session_id, None)
@@ -629,19 +630,21 @@ class SessionHub:
         """Deliver a client's answer to an approval of ``live``'s session.
 
         An approval a run waits on takes it; a call the session's last run left waiting (a
-        REST session's: its id is the call's) is run with it, or denied, by a new run.
+        REST session's, under its deferred id) is run with it, or denied, by a new run.
 
         Raises:
             AnswerRefused: see ``QuestionRegistry.answer``.
             SessionOwned: another server process runs the session now.
         """
         deferred = not live.running and not self.questions.knows(request_id)
-        if not deferred or request_id not in {c.id for c in waiting_calls(live.session.history)}:
+        if not deferred or request_id not in waiting_approvals(live.session.history):
             self.clarify.answer(live, request_id, answer)
             return
         if not live.closed:
             await self.leases.claim_async(live.session_id)
         self.start_run(live, "", claimed=True, approvals={request_id: answer})
+        choice = answer.choice if isinstance(answer, ApprovalAnswer) else None
+        self.clarify.announce_approval(live, request_id, "answered", choice)
 
     def pending_questions(self, session_id: str) -> list[PendingQuestion]:
         """The session's unanswered clarify questions, as sent in ``session_ready``."""

@@ -2,7 +2,7 @@
 
 A ``Policy`` is a mode and ordered rules. ``Policy.decide`` tries the rules in order and the
 first that matches a call decides it; when none does, the mode decides by what the tool
-declares it does (its ``Effect``: it reads, writes, or runs something)::
+declares it does (its ``Effect``: it reads, writes, or runs something):
 
     mode        reads   writes  runs
     read-only   allow   deny    deny     (also when a rule allows: nothing writes or runs)
@@ -51,6 +51,7 @@ from neta.permissions._asking import (
     Denial,
     answer_from_text,
     approve_by_clarify,
+    offered_choices,
     preview_arguments,
 )
 from neta.permissions._loading import (
@@ -108,6 +109,7 @@ __all__ = [
     "flag_rules",
     "given_rules",
     "load_rules",
+    "offered_choices",
     "parse_command",
     "parse_rule",
     "policy_for",

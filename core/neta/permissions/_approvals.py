@@ -14,7 +14,7 @@ from neta.errors import ConfigError, os_reason
 from neta.home import neta_home
 from neta.permissions import _commands, _paths
 from neta.permissions._policy import COMMAND_TOOLS, RuleSet
-from neta.permissions._rule import RuleSyntaxError, parse_rule, rule_from_text
+from neta.permissions._rule import MCP_PREFIX, RuleSyntaxError, parse_rule, rule_from_text
 
 STORE_NAME = "approvals.json"
 """The file of approved rules, in ``NETA_HOME``."""
@@ -116,13 +116,17 @@ class ApprovalStore:
             raise
 
 
-def allow_rules_for(tool: str, arguments: Mapping[str, Any], workspace: Path) -> tuple[str, ...]:
+def allow_rules_for(
+    tool: str, arguments: Mapping[str, Any], workspace: Path, toolset: str | None = None
+) -> tuple[str, ...]:
     """Rules that would allow exactly this call, for "allow always"; none when none can.
 
     A ``bash`` line gives one rule per command (``cd src && pytest`` gives ``bash(cd src)``
     and ``bash(pytest)``); a line no allow rule can approve (``$(...)``, ``bash -c``, a
     redirection out of the workspace) gives none. A file tool's path is given from the
-    workspace root, where it really leads.
+    workspace root, where it really leads; a folder gives none (its rule would cover all
+    inside it). A tool of an MCP server's toolset, or one without a path, is named with its
+    toolset (``mcp-docs.delete_all``), so the rule allows no other server's tool of that name.
     """
     if tool in COMMAND_TOOLS:
         command = arguments.get("command")
@@ -131,12 +135,14 @@ def allow_rules_for(tool: str, arguments: Mapping[str, Any], workspace: Path) ->
         patterns = _commands.exact_patterns(_commands.command_line(command), workspace)
         return tuple(f"{tool}({pattern})" for pattern in patterns)
     path = arguments.get("path")
+    qualify = toolset is not None and (toolset.startswith(MCP_PREFIX) or not isinstance(path, str))
+    name = f"{toolset}.{tool}" if qualify else tool
     if not isinstance(path, str):
-        return (tool,)
+        return (name,)
     _written, real = _paths.relative_paths(path, workspace)
     if real is None or (workspace / real).is_dir():
         return ()  # a rule naming a folder would cover all that is inside it
-    return (f"{tool}({_paths.escape(real)})",)
+    return (f"{name}({_paths.escape(real)})",)
 
 
 def _key(workspace: Path) -> str:

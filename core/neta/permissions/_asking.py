@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Literal
 
+from neta.permissions._approvals import allow_rules_for
 from neta.permissions._modes import Effect
+from neta.terminal_text import sanitize
 
 Choice = Literal["allow_once", "allow_always", "deny"]
 """What a person answers: run this call, run it and every call the offered rules match, or not."""
@@ -36,6 +39,8 @@ class ApprovalRequest:
         always: the rules "allow always" would keep for this workspace; empty when no rule
             can allow exactly this call (then "allow always" is not offered).
         agent_id: the crew child that asks, ``None`` for the top-level agent.
+        call_id: the model's id of the call (``request_id`` is another when the request
+            waits for the next message: ``neta.messages.deferred_approval_id``).
     """
 
     request_id: str
@@ -47,6 +52,7 @@ class ApprovalRequest:
     reason: str
     always: tuple[str, ...] = ()
     agent_id: str | None = None
+    call_id: str = ""
 
     @property
     def choices(self) -> tuple[Choice, ...]:
@@ -72,14 +78,21 @@ class ApprovalRequest:
         return "\n".join(line for line in lines if line)
 
     def public(self) -> dict[str, Any]:
-        """The request as JSON for clients (an ``approval_request`` frame, a REST reply)."""
+        """The request as JSON for clients (an ``approval_request`` frame, a REST reply).
+
+        The preview and the title are for a person to read: a control or bidirectional
+        character in them is shown escaped (``neta.sanitize``), so that no client's page or
+        terminal can show a command other than the one that runs.
+        """
         return {
             "requestId": self.request_id,
+            "callId": self.call_id or self.request_id,
+            "title": sanitize(self.title),
             "tool": self.tool,
             "toolset": self.toolset,
             "effect": self.effect,
             "arguments": dict(self.arguments),
-            "preview": self.preview,
+            "preview": sanitize(self.preview),
             "reason": self.reason,
             "always": list(self.always),
             "choices": list(self.choices),
@@ -143,6 +156,15 @@ def answer_from_text(text: str, offered: Sequence[Choice], *, by: str = "user") 
         reason = rest.strip() if choice == "deny" else ""
         return ApprovalAnswer(choice, reason, by)
     return ApprovalAnswer("deny", said, by)
+
+
+def offered_choices(
+    tool: str, arguments: Mapping[str, Any], workspace: Path, toolset: str | None = None
+) -> tuple[Choice, ...]:
+    """The choices a request for this call offers (no "allow always" without a rule to keep)."""
+    if allow_rules_for(tool, arguments, workspace, toolset):
+        return ("allow_once", "allow_always", "deny")
+    return ("allow_once", "deny")
 
 
 ClarifyLike = Callable[[str, Sequence[str] | None], Awaitable[str]]

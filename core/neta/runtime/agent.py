@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
+import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -14,9 +15,8 @@ from neta.catalog import ToolSchema
 from neta.errors import ConfigError
 from neta.events import Event, Outcome, ProviderRetry
 from neta.host_settings import TRUST_OPTION
-from neta.messages import Message, Usage, close_interrupted_calls, waiting_calls
+from neta.messages import Message, Usage, close_interrupted_calls, waiting_approvals
 from neta.permissions import (
-    CHOICE_LABELS,
     ApprovalAnswer,
     ApprovalRequest,
     Denial,
@@ -24,6 +24,7 @@ from neta.permissions import (
     Policy,
     answer_from_text,
     given_rules,
+    offered_choices,
     policy_for,
 )
 from neta.plugins import NetaPluginManager, create_plugin_manager
@@ -479,7 +480,13 @@ class Agent:
             outcome = "error"
             try:
                 repair_history(session.history)
-                resume = _resumed_calls(session.history, approvals)
+                waiting = _resumed_calls(session.history, approvals)
+                resume = list(waiting.values())
+                if message and approvals and set(approvals) != set(waiting):
+                    raise ConfigError(
+                        "answer every call that waits for approval before sending a message "
+                        f"(waiting: {', '.join(waiting)})"
+                    )
                 follow_up = Message(role="user", content=message)
                 if not resume:
                     close_interrupted_calls(session.history)
@@ -489,7 +496,7 @@ class Agent:
                     session.context,
                     session.dispatch,
                     agent_id=agent_id,
-                    answers=_answers(approvals),
+                    answers=_answers(approvals, waiting, session.context.workspace),
                     asking=session._asking,
                 )
                 result = await run_attempt(
@@ -545,28 +552,42 @@ class Agent:
 
 def _resumed_calls(
     history: list[Message], approvals: Mapping[str, object] | None
-) -> list[ToolCall]:
-    """The calls ``approvals`` answers: those of the last assistant message with no result."""
+) -> dict[str, ToolCall]:
+    """The calls ``approvals`` answers, by request id: those the last run left waiting."""
     if not approvals:
-        return []
-    waiting = waiting_calls(history)
-    unknown = sorted(set(approvals) - {call.id for call in waiting})
+        return {}
+    waiting = waiting_approvals(history)
+    unknown = sorted(set(approvals) - set(waiting))
     if unknown:
         raise ConfigError(
-            f"no tool call with id {unknown[0]!r} waits for approval in this session"
-            + (f" (waiting: {', '.join(c.id for c in waiting)})" if waiting else "")
+            f"no tool call waits for approval under id {unknown[0]!r} in this session"
+            + (f" (waiting: {', '.join(waiting)})" if waiting else "")
         )
     return waiting
 
 
-def _answers(approvals: Mapping[str, ApprovalAnswer | str] | None) -> dict[str, ApprovalAnswer]:
-    choices = tuple(CHOICE_LABELS)
-    return {
-        request_id: answer
-        if isinstance(answer, ApprovalAnswer)
-        else answer_from_text(answer, choices)
-        for request_id, answer in (approvals or {}).items()
-    }
+def _answers(
+    approvals: Mapping[str, ApprovalAnswer | str] | None,
+    waiting: Mapping[str, ToolCall],
+    workspace: Path,
+) -> dict[str, ApprovalAnswer]:
+    """The answers by call id; a text answer read against the choices its call offered."""
+    answers = {}
+    for request_id, answer in (approvals or {}).items():
+        call = waiting[request_id]
+        if not isinstance(answer, ApprovalAnswer):
+            offered = offered_choices(call.name, _decoded(call.arguments), workspace)
+            answer = answer_from_text(answer, offered)
+        answers[call.id] = answer
+    return answers
+
+
+def _decoded(arguments: str) -> dict[str, object]:
+    try:
+        value = json.loads(arguments or "{}")
+    except ValueError:
+        return {}
+    return value if isinstance(value, dict) else {}
 
 
 def _running_on(loop: asyncio.AbstractEventLoop) -> bool:

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import logging
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from neta.errors import ConfigError, ProviderError
-from neta.events import Event, Outcome, RunFinished, RunStarted, TextDelta
-from neta.messages import Message, Usage, close_interrupted_calls
+from neta.events import ApprovalRequested, Event, Outcome, RunFinished, RunStarted, TextDelta
+from neta.messages import Message, Usage, close_interrupted_calls, deferred_approval_id
 from neta.providers.base import Conversation, ModelRequest, Provider, ToolDefinition
 from neta.runtime.gate import Gate
 from neta.runtime.reply_check import (
@@ -172,6 +173,9 @@ async def run_attempt(
     def on_text(piece: str) -> None:
         on_event(TextDelta(text=piece, **tag))
 
+    def emit_tag(event: ApprovalRequested) -> None:
+        on_event(event.model_copy(update=tag))
+
     def record(calls: Sequence[ToolCall], results: Sequence[ToolResult]) -> None:
         pending = {request.request_id for request in gate.pending} if gate else set()
         for call, result in zip(calls, results, strict=True):
@@ -190,10 +194,13 @@ async def run_attempt(
 
     try:
         if resume:
+            asking = max(i for i, message in enumerate(history) if message.role == "assistant")
             turn = Turn(tools, limits, on_event, tag, "", {}, gate)
             record(resume, await run_calls(resume, turn))
             if gate is not None:
                 gate.forget_answers()
+                if gate.pending:  # calls the answers left out: they wait again
+                    return finish("awaiting_input", **_deferred(gate, asking, resume, emit_tag))
             if follow_up is not None:
                 history.append(follow_up)
         while True:
@@ -221,6 +228,7 @@ async def run_attempt(
             reply = check_reply(
                 response, names, max_calls=max_calls_per_reply, max_chars=max_reply_chars
             )
+            asking = len(history)  # where the reply stands: deferred approvals are named by it
             history.append(reply.message)
             stop_note = _STOP_NOTES.get(response.finish_reason or "", "")
             if not reply.calls:
@@ -230,8 +238,7 @@ async def run_attempt(
             results = await run_calls(reply.calls, turn)
             record(reply.calls, results)
             if gate is not None and gate.pending:
-                question = "\n\n".join(request.question() for request in gate.pending)
-                return finish("awaiting_input", text=question, reason=AWAITING_APPROVAL)
+                return finish("awaiting_input", **_deferred(gate, asking, reply.calls, emit_tag))
             ending = next((r for r in results if r.end_turn), None)
             if ending is not None:
                 return finish(
@@ -245,6 +252,30 @@ async def run_attempt(
         close_interrupted_calls(history)
         finish("error", reason=f"{type(exc).__name__}: {exc}")
         raise
+
+
+def _deferred(
+    gate: Gate,
+    asking: int,
+    calls: Sequence[ToolCall],
+    emit: Callable[[ApprovalRequested], None],
+) -> dict[str, str]:
+    """Name the calls left waiting, announce them, and give the run's ending.
+
+    Each is named by its reply's place and itself (``deferred_approval_id``); the ending's
+    text is the questions.
+    """
+    by_id = {call.id: call for call in calls}
+    gate.pending = [
+        dataclasses.replace(
+            waiting, request_id=deferred_approval_id(asking, by_id[waiting.request_id])
+        )
+        for waiting in gate.pending
+    ]
+    for waiting in gate.pending:
+        emit(ApprovalRequested(request_id=waiting.request_id, approval=waiting.public()))
+    text = "\n\n".join(waiting.question() for waiting in gate.pending)
+    return {"text": text, "reason": AWAITING_APPROVAL}
 
 
 def _late(turn_timeout: float | None) -> str:

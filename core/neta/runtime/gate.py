@@ -19,7 +19,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from neta.errors import ConfigError
-from neta.events import ApprovalRequested, PermissionDecided
+from neta.events import PermissionDecided
 from neta.permissions import (
     ApprovalAnswer,
     ApprovalRequest,
@@ -134,15 +134,15 @@ class Gate:
             arguments=arguments,
             preview=await _preview(bound, args, arguments),
             reason=decision.reason,
-            always=allow_rules_for(schema.name, arguments, self.context.workspace),
+            always=allow_rules_for(schema.name, arguments, self.context.workspace, schema.toolset),
             agent_id=self.agent_id,
+            call_id=call.id,
         )
         if answer is None:
             asker = self._asker()
             if asker is None:
-                if self.context.defer_approvals:
+                if self.context.defer_approvals:  # the loop names and announces it (its id)
                     self.pending.append(request)
-                    self._emit(ApprovalRequested(request_id=call.id, approval=request.public()))
                     return ToolResult(request.question(), end_turn=True)
                 message = NOBODY_TO_ASK.format(reason=decision.reason)
                 return self._deny(call, arguments, "no one to ask", decision, message)

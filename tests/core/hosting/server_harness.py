@@ -17,6 +17,7 @@ import uvicorn
 from websockets.asyncio.client import ClientConnection, connect
 
 import neta
+import neta.plugins
 import neta_base.plugin
 import neta_interaction.plugin
 import neta_planning.plugin
@@ -32,7 +33,7 @@ ASK = {
 }
 
 
-def builtin_pm(*extra: Any) -> neta.NetaPluginManager:
+def builtin_pm(*extra: Any) -> neta.plugins.NetaPluginManager:
     """A plugin manager with the built-in plugins these tests use, and ``extra`` ones."""
     return neta.create_plugin_manager(
         load_entrypoints=False,

@@ -164,7 +164,8 @@ def test_rest_messages_through_the_other_worker_ask_and_get_their_answer_on_the_
             assert first.status_code == 200, first.text
             assert first.json()["outcome"] == "awaiting_input"
             [waiting] = first.json()["approvals"]
-            assert waiting["requestId"] == waiting["callId"]
+            assert waiting["requestId"].startswith("approval-")  # this call of this reply
+            assert waiting["callId"] == "call_1_1"
             assert "+    return 'hello'" in waiting["preview"]
             seen = await on_a.until("approval_request")
             assert without_agent_id(seen["data"]) == waiting
@@ -219,6 +220,7 @@ def test_neta_serve_with_two_workers_gets_approvals_whichever_worker_takes_each_
             sid = http.post("/v1/sessions").json()["sessionId"]
             first = http.post(f"/v1/sessions/{sid}/messages", json={"text": "say hello"}).json()
             rid = first["approvals"][0]["requestId"]
+            call_id = first["approvals"][0]["callId"]
         assert (tmp_path / "app.py").read_text() == BEFORE
         with http_clients.client(base_url=base, headers=bearer(), timeout=30) as fresh:
             answer = {"approvals": {rid: {"choice": "allow_once"}}}
@@ -227,7 +229,7 @@ def test_neta_serve_with_two_workers_gets_approvals_whichever_worker_takes_each_
         # the waiting call ran, approved, whichever worker took the request (what the model
         # says next depends on it: a worker loading the session replays its script anew)
         decided = [e for e in second.json()["events"] if e["type"] == "permission_decision"]
-        assert (decided[0]["call_id"], decided[0]["action"]) == (rid, "allow")
+        assert (decided[0]["call_id"], decided[0]["action"]) == (call_id, "allow")
         assert (tmp_path / "app.py").read_text() == AFTER
     finally:
         proc.terminate()

@@ -33,7 +33,7 @@ def result(call_id):
 
 
 def store_with(*items):
-    store = neta.InMemoryTodoStore()
+    store = neta.todos.InMemoryTodoStore()
     store.write([neta.todos.TodoChange(id=i, content=c, status=s) for i, c, s in items])
     return store
 
@@ -233,7 +233,7 @@ def test_agent_without_compact_after_never_compacts(tmp_path):
 
 def test_new_session_gets_an_in_memory_todo_store_unless_told_otherwise(tmp_path):
     agent, _ = agent_for(tmp_path, [])
-    assert isinstance(agent.new_session().context.todo_store, neta.InMemoryTodoStore)
+    assert isinstance(agent.new_session().context.todo_store, neta.todos.InMemoryTodoStore)
     assert agent.new_session(todo_store=None).context.todo_store is None
-    own = neta.InMemoryTodoStore()
+    own = neta.todos.InMemoryTodoStore()
     assert agent.new_session(todo_store=own).context.todo_store is own

@@ -348,7 +348,7 @@ def test_answering_a_call_that_does_not_wait_is_refused(tmp_path):
     agent = base_agent(tmp_path, [{"text": "hi"}])
     session = agent.new_session(entry="service", defer_approvals=True)
     run(agent, session)
-    with pytest.raises(neta.ConfigError, match="no tool call with id 'nope' waits for approval"):
+    with pytest.raises(neta.ConfigError, match="no tool call waits for approval under id 'nope'"):
         run(agent, session, approvals={"nope": "allow once"})
 
 
@@ -427,4 +427,34 @@ def test_a_channel_that_fails_while_asking_denies_the_call_and_the_run_goes_on(t
     agent = base_agent(tmp_path, turns)
     result = run(agent, agent.new_session(approve=broken))
     assert result.outcome == "completed", result.reason
+    assert not (tmp_path / "ran").exists()
+
+
+def test_a_call_the_answers_leave_out_waits_again_and_the_model_is_not_asked(tmp_path):
+    turns = [{"tool_calls": [write("a.txt", "a"), write("b.txt", "b")]}, {"text": "ok"}]
+    agent = base_agent(tmp_path, turns)
+    session = agent.new_session(entry="service", defer_approvals=True)
+    first = run(agent, session)
+    a, b = first.approvals
+    with pytest.raises(neta.ConfigError, match="answer every call that waits"):
+        run(agent, session, message="and then?", approvals={a.request_id: "allow once"})
+    second = run(agent, session, message="", approvals={a.request_id: "allow once"})
+    assert second.outcome == "awaiting_input"
+    assert (tmp_path / "a.txt").exists()
+    assert not (tmp_path / "b.txt").exists()
+    assert [w.request_id for w in second.approvals] == [b.request_id]  # the same request
+    assert second.turns == 0
+    third = run(agent, session, message="", approvals={b.request_id: "2"})  # 2: allow always
+    assert third.outcome == "completed", third.reason
+    assert (tmp_path / "b.txt").exists()
+
+
+def test_a_numbered_text_answer_is_read_against_the_choices_the_call_offered(tmp_path):
+    # a line no rule can allow exactly offers no "allow always": 2 is deny
+    turns = [{"tool_calls": [call("bash", command="touch ran$(true)")]}, {"text": "ok"}]
+    agent = base_agent(tmp_path, turns)
+    session = agent.new_session(entry="service", defer_approvals=True)
+    (waiting,) = run(agent, session).approvals
+    assert waiting.choices == ("allow_once", "deny")
+    run(agent, session, message="", approvals={waiting.request_id: "2"})
     assert not (tmp_path / "ran").exists()

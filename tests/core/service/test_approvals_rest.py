@@ -44,7 +44,8 @@ def test_an_edit_waits_unmade_until_the_next_request_approves_it(serve, app_py):
         )
         [waiting] = first["approvals"]
         started = next(e for e in first["events"] if e["type"] == "tool_call_start")
-        assert waiting["requestId"] == waiting["callId"] == started["call_id"]
+        assert waiting["callId"] == started["call_id"]
+        assert waiting["requestId"].startswith("approval-")  # names this call of this reply
         assert (waiting["tool"], waiting["effect"]) == ("patch", "writes")
         assert "+    return 'hello'" in waiting["preview"]
         assert waiting["choices"] == ["allow_once", "allow_always", "deny"]
@@ -75,11 +76,12 @@ def test_a_denial_in_words_with_a_message_tells_the_model_and_lists_the_denial(s
         sid = http.post("/v1/sessions").json()["sessionId"]
         first = http.post(f"/v1/sessions/{sid}/messages", json={"text": "say hello"}).json()
         rid = first["approvals"][0]["requestId"]
+        call_id = first["approvals"][0]["callId"]
         answer = {"text": "leave it", "approvals": {rid: "deny: not today"}}
         second = http.post(f"/v1/sessions/{sid}/messages", json=answer).json()
         assert (second["outcome"], second["reply"]) == ("completed", "Fine, no edit."), second
         [denial] = second["denials"]
-        assert (denial["callId"], denial["tool"], denial["by"]) == (rid, "patch", "user")
+        assert (denial["callId"], denial["tool"], denial["by"]) == (call_id, "patch", "user")
         assert denial["reason"] == "not today"
         assert denial["arguments"]["path"] == "app.py"
         messages = http.get(f"/v1/sessions/{sid}").json()["messages"]
