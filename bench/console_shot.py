@@ -1,4 +1,4 @@
-"""A full-page screenshot of the web console after a finished run (the one in the README).
+"""A full-page screenshot of the web console after a finished run (the one in docs/console.md).
 
 Starts a server on a free 127.0.0.1 port whose scripted model plans with ``todo``, edits a
 file with ``patch``, asks a question with ``clarify`` and finishes; a headless Chromium (the

@@ -25,6 +25,7 @@ from tests.services import (  # noqa: F401 (fixtures)
 
 if TYPE_CHECKING:  # the xdist controller runs no test: it need not import neta
     import neta
+    import neta.plugins
 
 
 def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
@@ -87,12 +88,12 @@ def _own_neta_home(
 
 
 @pytest.fixture
-def make_pm() -> Callable[..., neta.NetaPluginManager]:
+def make_pm() -> Callable[..., neta.plugins.NetaPluginManager]:
     """Build a plugin manager holding exactly the given ``name=plugin`` pairs (no entry points)."""
 
     import neta
 
-    def build(**plugins: object) -> neta.NetaPluginManager:
+    def build(**plugins: object) -> neta.plugins.NetaPluginManager:
         return neta.create_plugin_manager(load_entrypoints=False, plugins=plugins.items())
 
     return build

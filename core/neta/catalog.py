@@ -22,6 +22,8 @@ from neta.errors import ConfigError, PluginError, ToolConflictError
 from neta.permissions._modes import Effect
 from neta.suggest import unknown_name_message
 
+__all__ = ["TOOL_NAME_PATTERN", "Catalog", "ToolSchema", "as_markdown"]
+
 TOOL_NAME_PATTERN = r"^[A-Za-z0-9_-]{1,64}$"
 """What a tool name may be (the limit the OpenAI API puts on function names)."""
 

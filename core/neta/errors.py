@@ -3,7 +3,6 @@
 ```
 NetaError
 ├── ToolError                  the model reads the message (a tool call failed)
-│   ├── ToolRetry              the model should call again with other arguments
 │   ├── WorkspaceError         a path resolves outside the session's workspace root
 │   └── MatchError             patch-style edits refused by neta.fuzzy_match
 │       ├── NoMatchError
@@ -33,6 +32,29 @@ from collections.abc import Sequence
 
 from neta.safe_url import safe_url
 
+__all__ = [
+    "AmbiguousMatchError",
+    "AnswerRefused",
+    "BadFrame",
+    "Busy",
+    "ConfigError",
+    "HostError",
+    "InvalidEditError",
+    "MatchError",
+    "NetaError",
+    "NoMatchError",
+    "PluginError",
+    "ProviderError",
+    "SessionDeleted",
+    "SessionOwned",
+    "StorageUnavailable",
+    "ToolConflictError",
+    "ToolError",
+    "UnknownSession",
+    "WorkspaceError",
+    "os_reason",
+]
+
 
 class NetaError(Exception):
     """Base class of every Neta exception."""
@@ -40,10 +62,6 @@ class NetaError(Exception):
 
 class ToolError(NetaError):
     """A tool call failed; the message is what the model reads."""
-
-
-class ToolRetry(ToolError):
-    """The tool asks the model to try again with different arguments."""
 
 
 class WorkspaceError(ToolError):

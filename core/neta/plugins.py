@@ -22,6 +22,16 @@ from neta.host_settings import HostSettings
 from neta.suggest import close_names, did_you_mean
 from neta.toolsets import ToolsetSpec
 
+__all__ = [
+    "BUILTIN_DISTRIBUTION",
+    "ENTRY_POINT_GROUP",
+    "NetaPluginManager",
+    "PluginInfo",
+    "call_order",
+    "create_plugin_manager",
+    "hook_names",
+]
+
 ENTRY_POINT_GROUP = "neta"
 """The entry-point group plugins are declared in."""
 

@@ -18,6 +18,20 @@ from neta.permissions import ApproveFn, Policy
 from neta.sandbox import SandboxPolicy
 from neta.todos import TodoStore
 
+__all__ = [
+    "CLARIFY",
+    "CREW_RUNNER",
+    "MEMORY_STORE",
+    "TODO_STORE",
+    "USER_CHANNEL",
+    "ClarifyFn",
+    "EntryKind",
+    "EventSink",
+    "SessionCapabilities",
+    "SessionContext",
+    "checked_timeout",
+]
+
 EntryKind = Literal["cli", "gateway", "service", "crew"]
 """How the session was started: the terminal, the WebSocket gateway, REST, or as a crew child."""
 

@@ -14,6 +14,8 @@ from neta.session import SessionContext
 from neta.tools import Tool
 from neta.toolsets import ToolsetResolution, resolve_toolsets
 
+__all__ = ["BoundTool", "build_session_tools", "resolve_session_toolsets"]
+
 _TOOLS: TypeAdapter[list[Tool]] = TypeAdapter(list[InstanceOf[Tool]])
 
 

@@ -10,6 +10,14 @@ from pydantic import BaseModel, ConfigDict, Field
 from neta.errors import ConfigError
 from neta.suggest import close_names, unknown_name_message
 
+__all__ = [
+    "TOOLSET_DEFAULTS",
+    "ToolsetDecision",
+    "ToolsetResolution",
+    "ToolsetSpec",
+    "resolve_toolsets",
+]
+
 TOOLSET_DEFAULTS = ("base", "planning", "interaction")
 """The built-in toolsets every session gets unless a host or user says otherwise."""
 

@@ -6,6 +6,8 @@ import pytest
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 import neta
+import neta.catalog
+import neta.errors
 
 
 class ReadArgs(BaseModel):
@@ -19,7 +21,7 @@ def schema(name: str = "read", toolset: str = "files") -> neta.ToolSchema:
 
 
 def test_catalog_registers_and_groups_schemas_by_toolset():
-    catalog = neta.Catalog()
+    catalog = neta.catalog.Catalog()
     catalog.register_schema(schema("read"), plugin="files")
     catalog.register_schema(schema("write"), plugin="files")
     catalog.register_schema(schema("run", toolset="shell"), plugin="shell")
@@ -32,9 +34,9 @@ def test_catalog_registers_and_groups_schemas_by_toolset():
 
 
 def test_catalog_same_name_from_two_plugins_raises_conflict_naming_both():
-    catalog = neta.Catalog()
+    catalog = neta.catalog.Catalog()
     catalog.register_schema(schema("read"), plugin="alpha")
-    with pytest.raises(neta.ToolConflictError) as caught:
+    with pytest.raises(neta.errors.ToolConflictError) as caught:
         catalog.register_schema(schema("read"), plugin="beta")
     assert "'alpha'" in str(caught.value)
     assert "'beta'" in str(caught.value)
@@ -55,7 +57,7 @@ def test_tool_schema_accepts_names_inside_the_allowed_pattern(good):
 
 
 def test_catalog_unknown_name_suggests_a_close_one():
-    catalog = neta.Catalog()
+    catalog = neta.catalog.Catalog()
     catalog.register_schema(schema("read_file"))
     with pytest.raises(neta.ConfigError, match="did you mean 'read_file'"):
         catalog.get("read_fille")
@@ -133,7 +135,7 @@ class Opaque(BaseModel):
 
 
 def test_arguments_without_a_json_schema_are_refused_at_registration_naming_the_plugin():
-    catalog = neta.Catalog()
+    catalog = neta.catalog.Catalog()
     bad = neta.ToolSchema(name="opaque", toolset="t", description="d", args=Opaque)
     with pytest.raises(neta.PluginError, match="arguments have no JSON schema") as caught:
         catalog.register_schema(bad, plugin="gadgets")
@@ -159,7 +161,7 @@ def test_a_model_is_turned_into_json_schema_once_and_each_caller_gets_its_own_co
 
     monkeypatch.setattr(Greeting, "model_json_schema", counted)
     for _ in range(3):
-        catalog = neta.Catalog()
+        catalog = neta.catalog.Catalog()
         schema = neta.ToolSchema(name="greet", toolset="t", description="Greet.", args=Greeting)
         catalog.register_schema(schema)
         first = schema.parameters()

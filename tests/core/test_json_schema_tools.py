@@ -7,6 +7,7 @@ import pytest
 from pydantic import BaseModel, ValidationError
 
 import neta
+import neta.catalog
 from neta.events import ToolResultEvent
 from neta.providers.scripted import ScriptedProvider
 from neta.runtime.agent import Agent
@@ -74,7 +75,7 @@ def test_tool_schema_needs_exactly_one_way_to_describe_arguments():
 
 
 def test_catalog_refuses_a_json_schema_that_is_not_a_valid_schema():
-    catalog = neta.Catalog()
+    catalog = neta.catalog.Catalog()
     broken = weather_schema(json_schema={"type": "object", "properties": {"x": {"type": 7}}})
     with pytest.raises(neta.PluginError, match="forecast"):
         catalog.register_schema(broken, plugin="weather")

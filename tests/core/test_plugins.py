@@ -9,6 +9,8 @@ import pytest
 from pydantic import BaseModel
 
 import neta
+import neta.errors
+from neta.session_tools import resolve_session_toolsets
 
 
 class EchoArgs(BaseModel):
@@ -72,7 +74,7 @@ class Misspelled:
 def test_core_alone_builds_an_empty_catalog_and_resolves_no_toolsets(make_pm, session):
     pm = make_pm()
     assert len(pm.catalog()) == 0
-    resolution = neta.resolve_session_toolsets(pm, session)
+    resolution = resolve_session_toolsets(pm, session)
     assert resolution.enabled == ()
     assert neta.build_session_tools(pm, session, resolution.enabled) == {}
     assert pm.problems == []
@@ -91,7 +93,7 @@ def test_conflicting_tool_names_are_reported_naming_both_plugins_and_first_kept(
     catalog = pm.catalog()
     assert catalog.plugin_of("echo") == "echo"
     [problem] = pm.problems
-    assert isinstance(problem, neta.ToolConflictError)
+    assert isinstance(problem, neta.errors.ToolConflictError)
     assert "'echo'" in str(problem)
     assert "'rival'" in str(problem)
 

@@ -43,7 +43,7 @@ def test_the_protocols_are_public_and_runtime_checkable():
 
     assert isinstance(Notes(), neta.MemoryStore)
     assert not isinstance(object(), neta.MemoryStore)
-    assert isinstance(neta.InMemoryTodoStore(), neta.TodoStore)
+    assert isinstance(todos.InMemoryTodoStore(), neta.TodoStore)
     assert neta.SubAgentRunner is crew.SubAgentRunner
 
 

@@ -8,8 +8,7 @@ import pytest
 
 import neta
 import neta.todos
-from neta import InMemoryTodoStore, TodoItem
-from neta.todos import TodoChange
+from neta.todos import InMemoryTodoStore, TodoChange, TodoItem
 
 
 def change(id, content=None, status=None, **kw):

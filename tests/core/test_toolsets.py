@@ -4,6 +4,7 @@ from dataclasses import replace
 import pytest
 
 import neta
+from neta.toolsets import TOOLSET_DEFAULTS, resolve_toolsets
 
 SPECS = [
     neta.ToolsetSpec(name="base"),
@@ -15,24 +16,24 @@ SPECS = [
 
 
 def test_defaults_are_the_specs_marked_default_with_their_capability():
-    result = neta.resolve_toolsets(SPECS, capabilities={"user_channel"})
+    result = resolve_toolsets(SPECS, capabilities={"user_channel"})
     assert result.enabled == ("base", "planning", "interaction")
     assert result.decision("hello").reason == "off unless requested"
     assert "crew_runner" in result.decision("crew").reason
 
 
 def test_toolset_defaults_constant_names_the_builtin_defaults():
-    assert neta.TOOLSET_DEFAULTS == ("base", "planning", "interaction")
+    assert TOOLSET_DEFAULTS == ("base", "planning", "interaction")
 
 
 def test_requested_toolset_is_added():
-    result = neta.resolve_toolsets(SPECS, requested=["hello"], capabilities={"user_channel"})
+    result = resolve_toolsets(SPECS, requested=["hello"], capabilities={"user_channel"})
     assert "hello" in result.enabled
     assert result.decision("hello").reason == "requested"
 
 
 def test_deny_wins_over_request_and_default():
-    result = neta.resolve_toolsets(
+    result = resolve_toolsets(
         SPECS, requested=["hello"], denied=["hello", "base"], capabilities={"user_channel"}
     )
     assert "hello" not in result.enabled
@@ -41,13 +42,13 @@ def test_deny_wins_over_request_and_default():
 
 
 def test_preset_replaces_the_defaults():
-    result = neta.resolve_toolsets(SPECS, preset=["base", "hello"], capabilities={"user_channel"})
+    result = resolve_toolsets(SPECS, preset=["base", "hello"], capabilities={"user_channel"})
     assert result.enabled == ("base", "hello")
     assert result.decision("planning").reason == "not in preset"
 
 
 def test_missing_capability_drops_even_a_requested_toolset():
-    result = neta.resolve_toolsets(SPECS, requested=["crew", "interaction"], capabilities=())
+    result = resolve_toolsets(SPECS, requested=["crew", "interaction"], capabilities=())
     assert result.enabled == ("base", "planning")
     assert result.decision("interaction").reason == (
         "needs capability 'user_channel', which the session lacks"
@@ -55,18 +56,18 @@ def test_missing_capability_drops_even_a_requested_toolset():
 
 
 def test_conditional_toolset_turns_on_when_the_session_has_its_capability():
-    result = neta.resolve_toolsets(SPECS, capabilities={"user_channel", "crew_runner"})
+    result = resolve_toolsets(SPECS, capabilities={"user_channel", "crew_runner"})
     assert "crew" in result.enabled
 
 
 def test_unknown_requested_toolset_is_a_config_error_with_a_suggestion():
     with pytest.raises(neta.ConfigError, match="did you mean 'planning'"):
-        neta.resolve_toolsets(SPECS, requested=["planing"])
+        resolve_toolsets(SPECS, requested=["planing"])
 
 
 def test_unknown_denied_toolset_is_a_config_error_too():
     with pytest.raises(neta.ConfigError, match="denied toolsets"):
-        neta.resolve_toolsets(SPECS, denied=["bsae"])
+        resolve_toolsets(SPECS, denied=["bsae"])
 
 
 def test_crew_child_session_lacks_the_user_channel(tmp_path):
@@ -77,7 +78,7 @@ def test_crew_child_session_lacks_the_user_channel(tmp_path):
 
 
 def test_denying_a_toolset_that_is_not_installed_is_accepted():
-    result = neta.resolve_toolsets(SPECS, denied=["kubernetes"], capabilities={"user_channel"})
+    result = resolve_toolsets(SPECS, denied=["kubernetes"], capabilities={"user_channel"})
     assert result.enabled == ("base", "planning", "interaction")
 
 

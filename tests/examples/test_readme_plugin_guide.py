@@ -1,4 +1,4 @@
-"""The README's plugin guide shows the real example plugin, file for file, and the whole context."""
+"""The docs' plugin guide shows the real example plugin, file for file, and the whole context."""
 
 import dataclasses
 import re
@@ -7,19 +7,22 @@ from pathlib import Path
 import neta
 
 REPO = Path(__file__).resolve().parents[2]
+GUIDE = REPO / "docs" / "plugins.md"
 EXAMPLE = REPO / "examples" / "neta-tools-hello"
 
+# A shown file's link is relative to docs/, so it works on GitHub and (through the docs' hook)
+# on the site: ../examples/neta-tools-hello/...
 SHOWN_FILE = re.compile(
-    r"^\*\*\[`[^`]+`\]\((examples/neta-tools-hello/[^)]+)\)\*\*\n\n```\w+\n(.*?)^```$",
+    r"^\*\*\[`[^`]+`\]\(\.\./(examples/neta-tools-hello/[^)]+)\)\*\*\n\n```\w+\n(.*?)^```$",
     re.MULTILINE | re.DOTALL,
 )
 
 
 def guide() -> str:
-    readme = (REPO / "README.md").read_text()
-    start = readme.index("## Writing a plugin\n")
-    end = readme.index("\n## ", start + 1)
-    return readme[start:end]
+    page = GUIDE.read_text()
+    start = page.index("## Writing a plugin\n")
+    end = page.find("\n## ", start + 1)
+    return page[start:] if end == -1 else page[start:end]
 
 
 def example_files() -> set[str]:
@@ -40,7 +43,7 @@ def test_the_guide_shows_every_file_of_the_example_exactly():
     shown = dict(SHOWN_FILE.findall(guide()))
     assert set(shown) == example_files()
     for path, block in shown.items():
-        assert block == (REPO / path).read_text(), f"the README's {path} differs from the file"
+        assert block == (REPO / path).read_text(), f"the guide's {path} differs from the file"
 
 
 def test_the_guides_code_never_joins_a_model_given_path_onto_the_workspace():

@@ -17,6 +17,8 @@ from neta.fuzzy_match import fuzzy_replace
 from neta.fuzzy_match.textfile import atomic_write, read_text
 from neta.paths import RootLike, printable
 
+__all__ = ["PatchOutcome", "patch_file", "text_diff"]
+
 _DIFF_CONTEXT_LINES = 2
 """Unchanged lines shown around each change in a patch's diff."""
 

@@ -17,6 +17,17 @@ from pathlib import Path
 from neta.errors import ToolError
 from neta.paths import RootLike, printable, read_bytes, replace_file
 
+__all__ = [
+    "MAX_TEXT_BYTES",
+    "TextFile",
+    "WrittenText",
+    "atomic_write",
+    "encode_utf8",
+    "read_text",
+    "sniff_text",
+    "write_text",
+]
+
 MAX_TEXT_BYTES = 10 * 1024 * 1024
 """The largest file ``read_text`` reads when no ``max_bytes`` is given."""
 

@@ -19,7 +19,9 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any, TypeVar
 
-T = TypeVar("T")
+__all__ = ["ClientPool", "active_pool"]
+
+_T = TypeVar("_T")
 
 _ACTIVE: ContextVar[ClientPool | None] = ContextVar("neta_client_pool", default=None)
 
@@ -33,8 +35,8 @@ class ClientPool:
         ] = {}
 
     def get(
-        self, key: Hashable, create: Callable[[], T], close: Callable[[T], Awaitable[None]]
-    ) -> T:
+        self, key: Hashable, create: Callable[[], _T], close: Callable[[_T], Awaitable[None]]
+    ) -> _T:
         """The client for ``key`` on the running event loop, made with ``create`` the first time.
 
         ``close`` is how ``aclose`` will close it.
@@ -44,7 +46,7 @@ class ClientPool:
         if found is None:
             found = (create(), close)
             self._clients[slot] = found
-        client: T = found[0]
+        client: _T = found[0]
         return client
 
     def __len__(self) -> int:

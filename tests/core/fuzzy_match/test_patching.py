@@ -6,6 +6,7 @@ import stat
 import pytest
 
 import neta
+import neta.fuzzy_match
 from neta import patch_file
 
 OLD_NS = 1_000_000_000_000_000_000
@@ -94,7 +95,7 @@ def test_patch_file_keeps_the_file_mode(tmp_path):
 def test_patch_file_no_match_leaves_bytes_and_mtime_unchanged(tmp_path):
     path = aged(tmp_path / "app.py", b"a = 1\r\nb = 2\r\n")
     before = snapshot(path)
-    with pytest.raises(neta.NoMatchError):
+    with pytest.raises(neta.fuzzy_match.NoMatchError):
         patch_file(path, "completely different text", "x")
     assert snapshot(path) == before
 
@@ -102,7 +103,7 @@ def test_patch_file_no_match_leaves_bytes_and_mtime_unchanged(tmp_path):
 def test_patch_file_ambiguous_match_leaves_bytes_and_mtime_unchanged(tmp_path):
     path = aged(tmp_path / "app.py", b"x = 1\ny = 2\nx = 1\n")
     before = snapshot(path)
-    with pytest.raises(neta.AmbiguousMatchError):
+    with pytest.raises(neta.fuzzy_match.AmbiguousMatchError):
         patch_file(path, "x = 1", "x = 3")
     assert snapshot(path) == before
 
@@ -158,7 +159,7 @@ def test_patch_file_refused_by_a_stale_line_leaves_bytes_and_mtime_unchanged(tmp
     path = aged(tmp_path / "app.py", source)
     before = snapshot(path)
     old = "def f():\n    a = 1\n    b = load(y)\n    c = 3\n    return a\n"
-    with pytest.raises(neta.NoMatchError, match="not the file's"):
+    with pytest.raises(neta.fuzzy_match.NoMatchError, match="not the file's"):
         patch_file(path, old, old.replace("    c = 3\n", "    b = load(y)\n    c = 3\n"))
     assert snapshot(path) == before
 
@@ -166,7 +167,7 @@ def test_patch_file_refused_by_a_stale_line_leaves_bytes_and_mtime_unchanged(tmp
 def test_patch_file_escape_mismatch_is_refused_untouched(tmp_path):
     path = aged(tmp_path / "app.py", b"x = 1\ny = 2\n")
     before = snapshot(path)
-    with pytest.raises(neta.InvalidEditError, match="real line breaks"):
+    with pytest.raises(neta.fuzzy_match.InvalidEditError, match="real line breaks"):
         patch_file(path, "x = 1\\ny = 2", 'x = 1\ny = "\\n"')
     assert snapshot(path) == before
 

@@ -6,6 +6,7 @@ import sys
 import pytest
 
 import neta
+import neta.providers.client_pool
 from neta_anthropic import plugin
 from tests.fake_anthropic import FakeAnthropic, Reply
 
@@ -205,7 +206,7 @@ def test_a_host_shares_one_client_per_configuration_and_closes_it():
         other = anthropic_provider("claude-test", base_url=s.base_url, api_key=KEY, timeout=5)
 
         async def host():
-            pool = neta.ClientPool()
+            pool = neta.providers.client_pool.ClientPool()
             with pool.active():
                 await first.complete(request(), lambda _: None)
                 await second.complete(request(), lambda _: None)

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import neta
+import neta.sandbox
 from neta.sandbox import _bwrap
 from neta_base import bash
 from tests.processes import running_with, wait_none_running_with
@@ -199,7 +200,7 @@ print(forked)
 
 
 def test_a_fork_bomb_meets_the_process_limit_and_ends_with_the_call(session):
-    session.sandbox = neta.SandboxPolicy(limits=neta.SandboxLimits(processes=40))
+    session.sandbox = neta.SandboxPolicy(limits=neta.sandbox.SandboxLimits(processes=40))
     counted = run(session, f"python3 -c {shlex.quote(FORK_UNTIL_REFUSED)}")
     assert 30 <= int(counted.content.split()[0]) < 40
     bomb = run(session, "bomb() { bomb | bomb & }; bomb; sleep 3; echo after", timeout=2)
@@ -208,7 +209,7 @@ def test_a_fork_bomb_meets_the_process_limit_and_ends_with_the_call(session):
 
 
 def test_a_huge_write_stops_at_the_file_size_limit(session):
-    session.sandbox = neta.SandboxPolicy(limits=neta.SandboxLimits(file_size=1_000_000))
+    session.sandbox = neta.SandboxPolicy(limits=neta.sandbox.SandboxLimits(file_size=1_000_000))
     result = run(session, "head -c 50000000 /dev/zero > big; echo status=$?")
     assert (session.workspace / "big").stat().st_size == 1_000_000
     assert "File size limit exceeded" in result.content
@@ -216,7 +217,7 @@ def test_a_huge_write_stops_at_the_file_size_limit(session):
 
 def test_default_limits_are_set_inside(session):
     result = run(session, "ulimit -u; ulimit -f; ulimit -t; ulimit -n")
-    limits = neta.SandboxLimits()
+    limits = neta.sandbox.SandboxLimits()
     assert result.content.split()[:4] == [
         str(limits.processes),
         str(limits.file_size // 1024),  # bash counts file size in KiB

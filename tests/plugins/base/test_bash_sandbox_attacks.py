@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import neta
+import neta.sandbox
 from neta.sandbox import forbidden_variable
 from neta_base import bash
 from tests.services import require_sandbox
@@ -126,7 +127,7 @@ def test_a_unix_socket_the_sandbox_can_see_cannot_be_reached_without_the_network
 
 
 def test_hidden_folders_are_bounded_in_size(session):
-    limit = neta.SandboxLimits().tmpfs_size
+    limit = neta.sandbox.SandboxLimits().tmpfs_size
     result = run(session, "df -B1 --output=size /tmp /run /var/tmp /dev/shm ~ | tail -n +2")
     sizes = [int(line) for line in result.content.split("\n[exit")[0].split()]
     assert len(sizes) == 5
@@ -240,7 +241,7 @@ def test_the_kernel_key_rings_cannot_be_reached(session):
 
 
 def test_dev_and_the_small_hidden_folders_are_bounded(session):
-    limits = neta.SandboxLimits()
+    limits = neta.sandbox.SandboxLimits()
     result = run(session, "df -B1 --output=size /dev /run /var/tmp /dev/shm | tail -n +2")
     dev, *small = (int(size) for size in result.content.split("\n[exit")[0].split())
     assert dev <= 1024 * 1024

@@ -7,6 +7,7 @@ import sys
 import pytest
 
 import neta
+import neta.fuzzy_match
 from neta_base import patch
 from tests.plugins.base.conftest import PEAK_KIB
 
@@ -51,7 +52,7 @@ def test_patch_through_the_catalog_matches_despite_different_indentation(call, s
 def test_patch_no_match_is_the_matchers_error_and_the_file_is_untouched(call, session):
     path = aged(session.workspace / "app.py", b"a = 1\n")
     before = snapshot(path)
-    with pytest.raises(neta.MatchError) as caught:
+    with pytest.raises(neta.fuzzy_match.MatchError) as caught:
         call("patch", path="app.py", old_string="zzz = 42", new_string="y")
     assert str(caught.value)
     assert snapshot(path) == before
@@ -60,7 +61,7 @@ def test_patch_no_match_is_the_matchers_error_and_the_file_is_untouched(call, se
 def test_patch_ambiguous_match_is_refused_and_the_file_is_untouched(call, session):
     path = aged(session.workspace / "app.py", b"x = 1\nx = 1\n")
     before = snapshot(path)
-    with pytest.raises(neta.AmbiguousMatchError):
+    with pytest.raises(neta.fuzzy_match.AmbiguousMatchError):
         call("patch", path="app.py", old_string="x = 1", new_string="x = 2")
     assert snapshot(path) == before
 
@@ -108,7 +109,7 @@ def test_patch_that_would_write_a_stale_line_is_refused_and_untouched(call, sess
     )
     before = snapshot(path)
     old = "def f():\n    a = 1\n    b = load(y)\n    return a"
-    with pytest.raises(neta.NoMatchError) as caught:
+    with pytest.raises(neta.fuzzy_match.NoMatchError) as caught:
         call(
             "patch",
             path="app.py",

@@ -9,6 +9,7 @@ import pytest
 import neta
 import neta.crew
 import neta_crew.plugin
+from neta.session_tools import resolve_session_toolsets
 from neta_crew import delegate_parallel, delegate_task, escalate, report
 
 
@@ -60,14 +61,14 @@ def test_crew_plugin_announces_crew_for_runners_and_crew_child_for_children(make
 
 def test_crew_toolset_needs_a_runner_and_crew_child_a_parent(make_pm, session):
     pm = make_pm(crew=neta_crew.plugin)
-    plain = neta.resolve_session_toolsets(pm, session)
+    plain = resolve_session_toolsets(pm, session)
     assert plain.enabled == ()
     session.crew_runner = FakeRunner()
-    assert neta.resolve_session_toolsets(pm, session).enabled == ("crew",)
+    assert resolve_session_toolsets(pm, session).enabled == ("crew",)
     child = neta.SessionContext(
         workspace=session.workspace, entry="crew", extras={neta.crew.CREW_PARENT: "p"}
     )
-    assert neta.resolve_session_toolsets(pm, child).enabled == ("crew_child",)
+    assert resolve_session_toolsets(pm, child).enabled == ("crew_child",)
 
 
 def test_crew_tools_build_for_a_session_without_a_runner(make_pm, session):

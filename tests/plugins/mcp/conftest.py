@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 import neta
+import neta.plugins
 from neta_mcp import plugin as mcp_plugin
 from tests.plugins.mcp import asking_server
 
@@ -37,7 +38,7 @@ def write_config(path: Path, servers: dict[str, Any]) -> Path:
     return path
 
 
-def mcp_pm() -> neta.NetaPluginManager:
+def mcp_pm() -> neta.plugins.NetaPluginManager:
     """A plugin manager with only the MCP plugin."""
     return neta.create_plugin_manager(load_entrypoints=False, plugins=[("mcp", mcp_plugin)])
 

@@ -6,6 +6,7 @@ import pytest
 
 import neta
 import neta_memory.plugin
+from neta.session_tools import resolve_session_toolsets
 from neta_memory import memory_forget, memory_recall, memory_save
 from neta_memory.sqlite_store import SQLiteMemoryStore
 
@@ -85,7 +86,7 @@ def test_memory_session_start_with_unsafe_scope_records_a_problem(memory_pm, ses
     memory_pm.notify("neta_session_start", session=session)
     assert session.memory_store is None
     assert "invalid memory scope" in str(memory_pm.problems[0])
-    resolution = neta.resolve_session_toolsets(memory_pm, session)
+    resolution = resolve_session_toolsets(memory_pm, session)
     assert not resolution.decision("memory").enabled
 
 
@@ -132,9 +133,9 @@ def test_memory_saved_in_the_global_scope_is_recalled_in_every_workspace_sharing
 
 
 def test_memory_toolset_is_off_without_a_store_and_on_after_session_start(memory_pm, session):
-    assert not neta.resolve_session_toolsets(memory_pm, session).decision("memory").enabled
+    assert not resolve_session_toolsets(memory_pm, session).decision("memory").enabled
     memory_pm.notify("neta_session_start", session=session)
-    assert neta.resolve_session_toolsets(memory_pm, session).decision("memory").enabled
+    assert resolve_session_toolsets(memory_pm, session).decision("memory").enabled
 
 
 def test_memory_tools_through_the_catalog_save_recall_and_forget(call):

@@ -16,7 +16,7 @@ from neta_planning import todo
 
 @pytest.fixture
 def store():
-    return neta.InMemoryTodoStore()
+    return neta.todos.InMemoryTodoStore()
 
 
 @pytest.fixture

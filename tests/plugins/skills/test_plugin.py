@@ -5,6 +5,7 @@ import asyncio
 import pytest
 
 import neta
+from neta.session_tools import resolve_session_toolsets
 from neta_skills.directories import SkillDirectory
 from neta_skills.library import SkillLibrary
 
@@ -56,9 +57,9 @@ def test_skill_session_start_bad_write_target_records_a_problem(skills_pm, sessi
 
 
 def test_skill_toolset_is_on_after_session_start_and_off_before(skills_pm, session):
-    assert not neta.resolve_session_toolsets(skills_pm, session).decision("skill").enabled
+    assert not resolve_session_toolsets(skills_pm, session).decision("skill").enabled
     skills_pm.notify("neta_session_start", session=session)
-    assert neta.resolve_session_toolsets(skills_pm, session).decision("skill").enabled
+    assert resolve_session_toolsets(skills_pm, session).decision("skill").enabled
 
 
 def test_skill_tools_without_a_library_refuse(skills_pm, session):

@@ -7,6 +7,7 @@ import pytest
 from pydantic import ValidationError
 
 import neta
+import neta.fuzzy_match
 from neta_skills import skill_manage
 from neta_skills.skill_manage import SkillManageArgs
 from tests.plugins.skills.conftest import agent_for, write_skill
@@ -142,7 +143,7 @@ def test_skill_manage_patch_finds_text_with_different_indentation(call, deploy):
 def test_skill_manage_patch_ambiguous_match_leaves_bytes_unchanged(call, deploy):
     deploy.write_text(SKILL_MD + "\n2. upload to staging\n")
     before = deploy.read_bytes()
-    with pytest.raises(neta.AmbiguousMatchError):
+    with pytest.raises(neta.fuzzy_match.AmbiguousMatchError):
         call(
             "skill_manage",
             action="patch",
@@ -155,7 +156,7 @@ def test_skill_manage_patch_ambiguous_match_leaves_bytes_unchanged(call, deploy)
 
 def test_skill_manage_patch_missing_text_leaves_bytes_unchanged(call, deploy):
     before = deploy.read_bytes()
-    with pytest.raises(neta.NoMatchError):
+    with pytest.raises(neta.fuzzy_match.NoMatchError):
         call("skill_manage", action="patch", name="deploy", old_string="3. x", new_string="3. y")
     assert deploy.read_bytes() == before
 
