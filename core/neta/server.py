@@ -16,8 +16,7 @@ from neta.console import mount_console
 from neta.errors import HostError
 from neta.gateway.handshake import protocol_options
 from neta.gateway.server import serve_connection
-from neta.hosting.config import HostConfig
-from neta.hosting.hub import SessionHub
+from neta.hosting.hub import HostConfig, SessionHub
 from neta.hosting.protocol import http_status
 from neta.service.agent_executor import router
 from neta.service.body_limit import BodyLimit

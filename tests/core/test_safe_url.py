@@ -91,7 +91,7 @@ def test_a_provider_error_masks_the_url_it_names_and_carries():
 
 def test_a_database_that_cannot_be_reached_is_named_without_its_credentials():
     from neta.errors import StorageUnavailable
-    from neta.hosting.postgres_store import PostgresStore
+    from neta.hosting.store.postgres import PostgresStore
     from tests.services import free_port
 
     url = f"postgresql://neta:SECRET@127.0.0.1:{free_port()}/neta?password=SECRET"

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from neta.errors import ConfigError, StorageUnavailable, os_reason
 from neta.home import neta_home, usable_home
-from neta.hosting.sqlite_store import SqliteStore
+from neta.hosting.store.sqlite import SqliteStore
 from neta.messages import Message
 
 _LEASE_SECONDS = 24 * 3600.0  # a terminal run holds its session until it ends

@@ -11,8 +11,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from neta.errors import HostError, SessionOwned, StorageUnavailable
 from neta.hosting.auth import refusal
-from neta.hosting.hub import SessionHub
-from neta.hosting.live import LiveSession
+from neta.hosting.hub import LiveSession, SessionHub
 from neta.hosting.protocol import (
     ApprovalResponse,
     CancelRun,

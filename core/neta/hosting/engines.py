@@ -11,7 +11,7 @@ import os
 from pathlib import Path
 
 from neta.errors import ConfigError
-from neta.hosting.bus import Bus, LocalBus
+from neta.hosting.cluster.bus import Bus, LocalBus
 from neta.hosting.store import Store
 from neta.safe_url import safe_url
 
@@ -37,11 +37,11 @@ def open_store(home: Path, url: str | None) -> Store:
         StorageUnavailable: the database cannot be reached.
     """
     if url is None:
-        from neta.hosting.sqlite_store import SqliteStore
+        from neta.hosting.store.sqlite import SqliteStore
 
         return SqliteStore(home / "neta.db")
     if url.startswith(("postgresql://", "postgres://")):
-        from neta.hosting.postgres_store import PostgresStore
+        from neta.hosting.store.postgres import PostgresStore
 
         return PostgresStore(url)
     scheme = safe_url(url).partition("://")[0]  # not a URL: the whole, masked
@@ -64,7 +64,7 @@ def open_bus(url: str | None) -> Bus:
     if url is None:
         return LocalBus()
     if url.startswith(("redis://", "rediss://", "unix://")):
-        from neta.hosting.redis_bus import RedisBus
+        from neta.hosting.cluster.redis_bus import RedisBus
 
         return RedisBus(url)
     scheme = safe_url(url).partition("://")[0]  # not a URL: the whole, masked

@@ -13,9 +13,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
-import logging
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -26,29 +25,28 @@ from neta.errors import (
     StorageUnavailable,
     UnknownSession,
 )
-from neta.events import RunFinished, RunStarted, TodoUpdate, ToolCallStart
 from neta.home import neta_home, usable_home
-from neta.hosting.bus import Bus, LocalBus
 from neta.hosting.clarify_bridge import ClarifyBridge, note_lost_questions
-from neta.hosting.cluster import Cluster
+from neta.hosting.cluster.bus import Bus, LocalBus
+from neta.hosting.cluster.cluster import Cluster
+from neta.hosting.cluster.leases import Leases
+from neta.hosting.cluster.orphans import adopt_orphans, adopt_orphans_async
 from neta.hosting.config import HostConfig
 from neta.hosting.engines import database_url, open_bus, open_store, redis_url
-from neta.hosting.leases import Leases
 from neta.hosting.live import LiveSession, Outbox
-from neta.hosting.orphans import adopt_orphans, adopt_orphans_async
 from neta.hosting.protocol import (
     ApprovalAnswers,
     PendingQuestion,
     SessionReady,
     error_frame,
-    event_frame,
 )
 from neta.hosting.questions import Answer, QuestionRegistry
+from neta.hosting.runs import run_live
 from neta.hosting.save_points import SavingProvider, SessionSaver, guard_tools
 from neta.hosting.session_guards import SessionGuards
 from neta.hosting.store import Store, StoredSession
 from neta.hosting.waiting_calls import check_waiting
-from neta.messages import Message, Usage, waiting_approvals
+from neta.messages import Message, waiting_approvals
 from neta.permissions import ApprovalAnswer
 from neta.plugins import NetaPluginManager, create_plugin_manager
 from neta.providers.base import Provider
@@ -67,11 +65,6 @@ timed out and keeping the stored question consistent); the clarify tool's own wa
 later, so that it only ever backs the hub up and never cancels a question the hub would settle.
 """
 
-_log = logging.getLogger("neta.hosting")
-
-_SAVE_ON = (RunStarted, ToolCallStart, TodoUpdate)
-"""Events after which the history or the todo list may have changed and is saved."""
-
 
 def _restored_todos(saved: str | None) -> InMemoryTodoStore:
     """The todo store saved as ``saved`` (JSON text), or an empty one when none was saved."""
@@ -86,16 +79,6 @@ class SessionView:
     history: list[Message]
     todos: list[dict[str, object]]
     running: bool
-
-
-def _as_saved(event: RunFinished, live: LiveSession) -> RunFinished:
-    """``event`` as the session's saves allow: an error if the run's state could not be saved."""
-    if live.failure is None:
-        return event
-    reason = f"stopped: {live.failure}"
-    if (event.outcome, event.reason) == ("error", reason):
-        return event
-    return event.model_copy(update={"outcome": "error", "reason": reason})
 
 
 def check_config(config: HostConfig) -> None:
@@ -521,78 +504,11 @@ class SessionHub:
         self._idle.pop(live.session_id, None)
         live.failure = None
         live.ended = False
-        live.run = asyncio.create_task(self._run(live, text, approvals))
+        live.run = asyncio.create_task(
+            run_live(self.agent, self.clients, self.saver, live, text, approvals)
+        )
         live.run.add_done_callback(lambda _: self.release(live))
         return live.run
-
-    async def _run(
-        self, live: LiveSession, text: str, approvals: ApprovalAnswers | None = None
-    ) -> RunResult:
-        events: list[Any] = []
-        ending: list[RunFinished] = []  # told once the run's end is saved (see ``finally``)
-
-        def forward(event: Any) -> None:
-            if isinstance(event, _SAVE_ON) and live.failure is None:
-                self.saver.save_on_event(live)
-            if isinstance(event, RunFinished):
-                event = _as_saved(event, live)
-            events.append(event)
-            if isinstance(event, RunFinished) and event.agent_id is None:
-                live.ended = True  # only the last save is left: no cancel cuts it short
-                ending.append(event)
-            else:
-                live.publish(event_frame(live.session_id, event))
-
-        try:
-            with self.clients.active():
-                return await self.agent.run(
-                    text, session=live.session, on_event=forward, approvals=approvals
-                )
-        except (asyncio.CancelledError, HostError):
-            # only the hub cancels runs, and it waits for them to end: no one else to tell
-            if live.failure is not None:
-                return self._ended(live, events, forward, "error", f"stopped: {live.failure}")
-            return self._ended(live, events, forward, "cancelled", "the run was cancelled")
-        except Exception as exc:  # a plugin or provider bug must not leave clients waiting
-            _log.exception("run of session %s failed", live.session_id)
-            reason = f"the run failed: {type(exc).__name__}: {exc}"
-            return self._ended(live, events, forward, "error", reason)
-        finally:
-            # The run's end reaches its clients after its last save, the moment the run stops
-            # counting as running: a client acting on ``run_finished`` (reading the history,
-            # cancelling, sending the next message) never meets the run still saving.
-            try:
-                if live.failure is None:
-                    with contextlib.suppress(HostError):
-                        await self.saver.save_async(live, stop=False)
-                if live.failure is not None:
-                    # memory goes back to what is on disk: no client reads a turn that was lost
-                    live.session.history[:] = live.saved
-            finally:
-                for event in ending:  # a last save that failed makes the run's end an error
-                    live.publish(event_frame(live.session_id, _as_saved(event, live)))
-
-    @staticmethod
-    def _ended(
-        live: LiveSession,
-        events: list[Any],
-        forward: Callable[[Any], None],
-        outcome: Literal["cancelled", "error"],
-        reason: str,
-    ) -> RunResult:
-        """The result of a run that did not return, announced if the runtime did not."""
-        if not any(isinstance(e, RunFinished) and e.agent_id is None for e in events):
-            forward(RunFinished(session_id=live.session_id, outcome=outcome, reason=reason))
-        return RunResult(
-            text="",
-            outcome=outcome,
-            reason=reason,
-            messages=list(live.session.history),
-            events=events,
-            usage=Usage(),
-            turns=0,
-            session_id=live.session_id,
-        )
 
     async def cancel_run(self, live: LiveSession) -> bool:
         """Cancel the session's run, if any; whether there was one.
@@ -678,4 +594,4 @@ class SessionHub:
         await self.clarify.tell_lost(live)
 
 
-__all__ = ["SessionHub", "SessionView"]
+__all__ = ["HostConfig", "LiveSession", "SessionHub", "SessionView"]

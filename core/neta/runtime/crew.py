@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import time
 import uuid
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Generic, Protocol, TypeVar, Unpack
 
 from pydantic import BaseModel
 
@@ -15,10 +15,10 @@ from neta.errors import ConfigError
 from neta.events import Event, RunFinished, RunStarted, ToolResultEvent
 from neta.messages import Message
 from neta.permissions import ApprovalAnswer, ApprovalRequest, ApproveFn, approve_by_clarify
-from neta.toolsets import TOOLSET_DEFAULTS
-
-if TYPE_CHECKING:
-    from neta.runtime.agent import Agent, AgentSession, RunResult
+from neta.plugins import NetaPluginManager
+from neta.providers.base import Provider
+from neta.session import EntryKind, SessionCapabilities, SessionContext
+from neta.toolsets import TOOLSET_DEFAULTS, ToolsetResolution
 
 CHILD_TOOLSETS = TOOLSET_DEFAULTS
 """What a child asks for when the parent names nothing (``interaction`` then drops out, since a
@@ -35,7 +35,96 @@ _SUB_AGENT_NOTE = (
 _STATUS_OF: dict[str, ChildStatus] = {"max_turns": "max_turns", "cancelled": "cancelled"}
 
 
-class CrewRunner:
+class CrewSession(Protocol):
+    """What a ``CrewRunner`` reads of a session, parent or child (an ``AgentSession``)."""
+
+    @property
+    def context(self) -> SessionContext:
+        """What the session's tools close over."""
+
+    @property
+    def toolsets(self) -> ToolsetResolution:
+        """The session's toolsets."""
+
+    @property
+    def history(self) -> list[Message]:
+        """The session's history."""
+
+    @property
+    def provider(self) -> Provider | None:
+        """The session's own provider, if it replaces the agent's."""
+
+    @property
+    def session_id(self) -> str:
+        """The session's id."""
+
+    @property
+    def _asking(self) -> asyncio.Lock:
+        """Held while the session asks its user for an approval (one at a time)."""
+
+    def dispatch(self, event: Event) -> None:
+        """Route an event to the session's current run."""
+
+
+class ChildRun(Protocol):
+    """What a ``CrewRunner`` reads of a child's finished run (a ``RunResult``)."""
+
+    @property
+    def text(self) -> str:
+        """The final reply."""
+
+    @property
+    def outcome(self) -> str:
+        """How the run ended."""
+
+    @property
+    def reason(self) -> str:
+        """Why, when it did not simply complete."""
+
+    @property
+    def messages(self) -> list[Message]:
+        """The child's whole history after the run."""
+
+    @property
+    def events(self) -> Sequence[Event]:
+        """Every event the run emitted, in order."""
+
+
+_Session = TypeVar("_Session", bound=CrewSession)
+
+
+class CrewAgent(Protocol[_Session]):
+    """What a ``CrewRunner`` needs of the agent that builds and runs the children (an ``Agent``)."""
+
+    @property
+    def pm(self) -> NetaPluginManager:
+        """The agent's plugins (the child-only toolsets are theirs)."""
+
+    def new_session(
+        self,
+        *,
+        session_id: str | None = None,
+        entry: EntryKind | None = None,
+        provider: Provider | None = None,
+        toolsets: Iterable[str] | None = None,
+        **capabilities: Unpack[SessionCapabilities],
+    ) -> _Session:
+        """Start a session (``Agent.new_session``)."""
+
+    async def run(
+        self,
+        message: str,
+        *,
+        session: _Session | None = None,
+        on_event: Callable[[Event], None] | None = None,
+    ) -> ChildRun:
+        """Run ``message`` in ``session`` (``Agent.run``)."""
+
+    def end_session(self, session: _Session) -> None:
+        """Tell the plugins the session ended."""
+
+
+class CrewRunner(Generic[_Session]):
     """Runs the children of one parent session (a ``neta.SubAgentRunner``).
 
     A child is a new session of the same agent with entry ``crew`` and depth one more than its
@@ -51,14 +140,14 @@ class CrewRunner:
         timeout: default seconds a child may take, waiting for a slot included.
     """
 
-    def __init__(self, agent: Agent, *, concurrency: int, timeout: float) -> None:
+    def __init__(self, agent: CrewAgent[_Session], *, concurrency: int, timeout: float) -> None:
         if concurrency < 1 or timeout <= 0:
             raise ConfigError(
                 f"crew concurrency must be at least 1 and the timeout positive "
                 f"(got {concurrency} and {timeout:g})"
             )
         self.agent = agent
-        self.parent: AgentSession | None = None
+        self.parent: _Session | None = None
         self.concurrency = concurrency
         self._timeout = float(timeout)
         # a semaphore belongs to the loop it first waited in: one per loop, so that a parent
@@ -70,7 +159,7 @@ class CrewRunner:
         """Default seconds a child may take before it is stopped with status ``timed_out``."""
         return self._timeout
 
-    def bind(self, parent: AgentSession) -> None:
+    def bind(self, parent: _Session) -> None:
         """Attach the runner to its parent session (once that session exists)."""
         self.parent = parent
 
@@ -100,22 +189,23 @@ class CrewRunner:
             limit = max(0.0, deadline - loop.time())
         preset = self.child_toolsets(toolsets)
         child = _Child(parent, preset, toolsets, deadline, limit, child_only=self._child_only())
+        session: _Session | None = None
         try:
             async with child.stop, self._slots_in(loop):
-                child.session = self._new_child(parent, child.id, child.preset)
+                session = child.session = self._new_child(parent, child.id, child.preset)
                 result = await self.agent.run(
-                    _task_message(goal, context), session=child.session, on_event=child.forward
+                    _task_message(goal, context), session=session, on_event=child.forward
                 )
         except Exception as exc:
             if isinstance(exc, TimeoutError) and child.stop.expired():
                 return child.timed_out(self.concurrency)
             return child.failed(exc)
         finally:
-            if child.session is not None:
-                self.agent.end_session(child.session)
+            if session is not None:
+                self.agent.end_session(session)
         return child.report(history=result.messages, **_judge(result, child.id))
 
-    def _parent(self) -> AgentSession:
+    def _parent(self) -> _Session:
         if self.parent is None:
             raise ConfigError("this crew runner is not bound to a parent session")
         return self.parent
@@ -128,9 +218,7 @@ class CrewRunner:
     def _child_only(self) -> list[str]:
         return [s.name for s in self.agent.pm.toolset_specs() if s.requires == CREW_PARENT]
 
-    def _new_child(
-        self, parent: AgentSession, child_id: str, preset: Sequence[str]
-    ) -> AgentSession:
+    def _new_child(self, parent: _Session, child_id: str, preset: Sequence[str]) -> _Session:
         return self.agent.new_session(
             session_id=child_id,
             entry="crew",
@@ -147,7 +235,7 @@ class CrewRunner:
         )
 
 
-def _parents_asker(parent: AgentSession) -> ApproveFn | None:
+def _parents_asker(parent: CrewSession) -> ApproveFn | None:
     """The parent's way of asking its user, one question at a time across its children."""
     context = parent.context
     asker = context.approve
@@ -175,7 +263,7 @@ class _Child:
 
     def __init__(
         self,
-        parent: AgentSession,
+        parent: CrewSession,
         preset: Sequence[str],
         requested: Sequence[str] | None,
         deadline: float,
@@ -191,7 +279,7 @@ class _Child:
         self.started = time.monotonic()
         self.limit = _seconds(limit)
         self.stop = asyncio.timeout_at(deadline)
-        self.session: AgentSession | None = None
+        self.session: CrewSession | None = None
         self.run_open = False
 
     @property
@@ -253,7 +341,7 @@ class _Child:
         return self.report("failed", summary=words, reason=reason)
 
 
-def _judge(result: RunResult, child_id: str) -> dict[str, Any]:
+def _judge(result: ChildRun, child_id: str) -> dict[str, Any]:
     """A finished child run as ``ChildResult`` fields."""
     if result.outcome == "completed":
         return {"status": "completed", "summary": result.text}

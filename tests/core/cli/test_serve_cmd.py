@@ -16,7 +16,7 @@ from websockets.exceptions import InvalidStatus
 
 from neta.errors import ConfigError
 from neta.hosting.auth import check_exposure
-from neta.hosting.sqlite_store import SqliteStore
+from neta.hosting.store.sqlite import SqliteStore
 from tests import http_clients
 from tests.core.cli.cli_runner import neta_in_process
 from tests.services import SERVE_TOKEN, bearer, free_port, neta_environ, start_neta_serve

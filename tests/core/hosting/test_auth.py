@@ -10,7 +10,7 @@ import pytest
 
 from neta.hosting.auth import is_loopback, refusal, served_url
 from neta.hosting.config import HostConfig
-from neta.hosting.sqlite_store import SqliteStore
+from neta.hosting.store.sqlite import SqliteStore
 from neta.providers.scripted import ScriptedProvider
 from neta.server import create_app
 from tests import http_clients

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 
 from neta.errors import ConfigError, StorageUnavailable
-from neta.hosting.bus import Bus, LocalBus
+from neta.hosting.cluster.bus import Bus, LocalBus
+from neta.hosting.cluster.redis_bus import RedisBus
 from neta.hosting.engines import open_bus
-from neta.hosting.redis_bus import RedisBus
 from tests.services import free_port
 
 TwoWorkers = Callable[[Callable[[Bus, Bus], Awaitable[Any]]], Any]

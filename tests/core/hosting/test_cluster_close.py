@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 
 from neta.errors import StorageUnavailable
-from neta.hosting.bus import Command, LocalBus
-from neta.hosting.cluster import Cluster
+from neta.hosting.cluster.bus import Command, LocalBus
+from neta.hosting.cluster.cluster import Cluster
 from tests.core.hosting.server_harness import scripted_hub
 
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 
-from neta.hosting.bus import Command, LocalBus
-from neta.hosting.cluster import Cluster
+from neta.hosting.cluster.bus import Command, LocalBus
+from neta.hosting.cluster.cluster import Cluster
 from tests.core.hosting.server_harness import scripted_hub
 
 

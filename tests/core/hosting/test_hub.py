@@ -10,7 +10,7 @@ from neta.errors import AnswerRefused, StorageUnavailable, UnknownSession
 from neta.hosting.config import HostConfig
 from neta.hosting.hub import SessionHub
 from neta.hosting.questions import QuestionRegistry
-from neta.hosting.sqlite_store import SqliteStore
+from neta.hosting.store.sqlite import SqliteStore
 from neta.providers.scripted import ScriptedProvider
 from tests.core.hosting.server_harness import ASK, builtin_pm
 

@@ -2,8 +2,8 @@
 
 import time
 
-from neta.hosting.sqlite_store import SqliteStore
 from neta.hosting.store import StoredQuestion
+from neta.hosting.store.sqlite import SqliteStore
 from neta.messages import Message
 from neta.tools import ToolCall
 from tests import http_clients

@@ -168,7 +168,7 @@ def test_a_second_process_sees_what_the_first_saved(open_shared):
 
 
 def test_the_postgres_schema_is_versioned_and_migrated_once(postgres_url):
-    from neta.hosting.postgres_store import SCHEMA_VERSION, PostgresStore
+    from neta.hosting.store.postgres import SCHEMA_VERSION, PostgresStore
 
     first = PostgresStore(postgres_url)
     second = PostgresStore(postgres_url)  # a second worker starting on the same database
@@ -182,7 +182,7 @@ def test_the_postgres_schema_is_versioned_and_migrated_once(postgres_url):
 def test_a_newer_postgres_schema_is_refused_clearly(postgres_url):
     import psycopg
 
-    from neta.hosting.postgres_store import SCHEMA_VERSION, PostgresStore
+    from neta.hosting.store.postgres import SCHEMA_VERSION, PostgresStore
 
     PostgresStore(postgres_url).close()
     with psycopg.connect(postgres_url, autocommit=True) as db:
@@ -192,7 +192,7 @@ def test_a_newer_postgres_schema_is_refused_clearly(postgres_url):
 
 
 def test_an_unreachable_database_is_storage_unavailable_without_the_password():
-    from neta.hosting.postgres_store import PostgresStore
+    from neta.hosting.store.postgres import PostgresStore
 
     url = f"postgresql://neta:s3cret@127.0.0.1:{free_port()}/x"
     with pytest.raises(StorageUnavailable) as caught:

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from neta.hosting.cluster import INTERRUPTED_NOTE, INTERRUPTED_REASON
+from neta.hosting.cluster.cluster import INTERRUPTED_NOTE, INTERRUPTED_REASON
 from tests import http_clients
 from tests.core.hosting.server_harness import ASK, Client, drive, open_client
 from tests.services import (

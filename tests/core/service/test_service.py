@@ -7,8 +7,8 @@ import httpx
 
 from neta.hosting.config import HostConfig
 from neta.hosting.hub import SessionHub
-from neta.hosting.sqlite_store import SqliteStore
 from neta.hosting.store import StoredQuestion
+from neta.hosting.store.sqlite import SqliteStore
 from neta.providers.scripted import ScriptedProvider
 from tests import http_clients
 from tests.core.hosting.server_harness import (

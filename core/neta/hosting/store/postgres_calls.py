@@ -2,7 +2,7 @@
 
 psycopg's async connections, from an ``AsyncConnectionPool`` opened in the worker's event loop
 on first use: while the database works, the loop runs the worker's other sessions. The
-statements are the blocking engine's (``neta.hosting.postgres_sql``), and so are the answers:
+statements are the blocking engine's (``neta.hosting.store.postgres_sql``), and so are the answers:
 every database failure is raised as ``StorageUnavailable``.
 """
 
@@ -16,15 +16,15 @@ import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from neta.errors import SessionOwned, StorageUnavailable, UnknownSession
-from neta.hosting import postgres_sql as sql
-from neta.hosting.postgres_store import (
+from neta.hosting.store import StoredQuestion, StoredSession
+from neta.hosting.store import postgres_sql as sql
+from neta.hosting.store.postgres_rows import (
     Row,
     question_of,
     question_row,
     save_params,
     session_of,
 )
-from neta.hosting.store import StoredQuestion, StoredSession
 from neta.messages import Message
 
 

@@ -16,7 +16,7 @@ carries what crosses between the workers:
   message): ``send`` queues one for a worker, ``receive`` is that worker's inbox.
 
 ``LocalBus`` does all of this inside one process (the default: nothing to install). The Redis
-bus (``neta.hosting.redis_bus``) does it for workers on any number of machines.
+bus (``neta.hosting.cluster.redis_bus``) does it for workers on any number of machines.
 """
 
 from __future__ import annotations

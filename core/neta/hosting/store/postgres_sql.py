@@ -1,9 +1,9 @@
 """The SQL of the PostgreSQL store, shared by its blocking engine and its run calls.
 
-``neta.hosting.postgres_store`` (the ``Store``, blocking, a thread-safe pool) and
-``neta.hosting.postgres_calls`` (the calls a run makes, on the event loop, an async pool) say
-the same things to the database: every statement is here once, and every call is one of them
-(one round trip, its own transaction), except where a refusal needs a second look.
+``neta.hosting.store.postgres`` (the ``Store``, blocking, a thread-safe pool) and
+``neta.hosting.store.postgres_calls`` (the calls a run makes, on the event loop, an async
+pool) say the same things to the database: every statement is here once, and every call is one
+of them (one round trip, its own transaction), except where a refusal needs a second look.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
 from neta.errors import ConfigError, StorageUnavailable
-from neta.hosting.bus import KEEP_EVENTS, Command, Frame
+from neta.hosting.cluster.bus import KEEP_EVENTS, Command, Frame
 from neta.safe_url import safe_url
 
 try:

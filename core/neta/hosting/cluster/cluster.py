@@ -28,7 +28,7 @@ import contextlib
 import logging
 import secrets
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from pydantic import ValidationError
 
@@ -41,8 +41,9 @@ from neta.errors import (
     UnknownSession,
 )
 from neta.events import RunFinished
-from neta.hosting.bus import Bus, Command, Frame, id_key
 from neta.hosting.clarify_bridge import lost_frame
+from neta.hosting.cluster.bus import Bus, Command, Frame, id_key
+from neta.hosting.cluster.leases import Leases
 from neta.hosting.live import LiveSession, Outbox
 from neta.hosting.protocol import (
     ApprovalAnswers,
@@ -51,11 +52,9 @@ from neta.hosting.protocol import (
     answers_json,
     event_frame,
 )
-from neta.hosting.store import StoredQuestion
+from neta.hosting.questions import Answer, QuestionRegistry
+from neta.hosting.store import Store, StoredQuestion
 from neta.messages import Message, close_interrupted_calls
-
-if TYPE_CHECKING:
-    from neta.hosting.hub import SessionHub
 
 _log = logging.getLogger("neta.hosting")
 
@@ -119,10 +118,51 @@ class _Collector:
         """Nothing to close."""
 
 
+class ClusterHub(Protocol):
+    """What a ``Cluster`` needs of its hub (a ``SessionHub``) to carry out commands."""
+
+    @property
+    def store(self) -> Store:
+        """The sessions' store, shared by every worker."""
+
+    @property
+    def leases(self) -> Leases:
+        """This worker's leases (its name is their owner)."""
+
+    @property
+    def questions(self) -> QuestionRegistry:
+        """The questions asked here, and the tombstones of closed ones."""
+
+    async def get_async(self, session_id: str) -> LiveSession:
+        """The live session, loaded and claimed here (``SessionHub.get_async``)."""
+
+    def start_run(
+        self,
+        live: LiveSession,
+        text: str,
+        *,
+        claimed: bool = False,
+        approvals: ApprovalAnswers | None = None,
+    ) -> object:
+        """Start a run of ``text`` in the session (``SessionHub.start_run``)."""
+
+    def release(self, live: LiveSession) -> None:
+        """Note that ``live`` may have become idle (``SessionHub.release``)."""
+
+    def answer(self, live: LiveSession, request_id: str, answer: Answer) -> None:
+        """Deliver an answer to a question of the session (``SessionHub.answer``)."""
+
+    async def approve(self, live: LiveSession, request_id: str, answer: Answer) -> None:
+        """Deliver an answer to an approval of the session (``SessionHub.approve``)."""
+
+    async def cancel_run(self, live: LiveSession) -> bool:
+        """Cancel the session's run, if any; whether there was one (``SessionHub.cancel_run``)."""
+
+
 class Cluster:
     """Carries a hub's frames and commands over ``bus`` to and from the other workers."""
 
-    def __init__(self, hub: SessionHub, bus: Bus) -> None:
+    def __init__(self, hub: ClusterHub, bus: Bus) -> None:
         self.hub = hub
         self.bus = bus
         self._outgoing: asyncio.Queue[tuple[str, Frame]] = asyncio.Queue()

@@ -17,21 +17,27 @@ transaction, without ``BEGIN`` and ``COMMIT`` round trips), a save included.
 The ``Store`` interface is synchronous (the hub opens and claims a session between awaits),
 so this engine uses psycopg's blocking connections from a ``psycopg_pool.ConnectionPool``. The
 calls a run makes (its saves and questions, the heartbeat, command routing) go through
-``run_calls()`` instead: ``neta.hosting.postgres_calls``, the same statements on psycopg's
+``run_calls()`` instead: ``neta.hosting.store.postgres_calls``, the same statements on psycopg's
 async connections from an ``AsyncConnectionPool``, so that a worker's event loop never waits
-on the database for them. The SQL of both is in ``neta.hosting.postgres_sql``.
+on the database for them. The SQL of both is in ``neta.hosting.store.postgres_sql``, and
+their rows are read and written by ``neta.hosting.store.postgres_rows``.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
 from neta.errors import ConfigError, SessionOwned, StorageUnavailable, UnknownSession
-from neta.hosting import postgres_sql as sql
 from neta.hosting.store import RunCalls, StoredQuestion, StoredSession
+from neta.hosting.store import postgres_sql as sql
+from neta.hosting.store.postgres_rows import (
+    Row,
+    question_of,
+    question_row,
+    save_params,
+    session_of,
+)
 from neta.messages import Message
 from neta.safe_url import safe_url
 
@@ -44,51 +50,9 @@ except ImportError:  # pragma: no cover - depends on the installed extras
 SCHEMA_VERSION = sql.SCHEMA_VERSION
 """The schema version this code writes; older databases are migrated to it on start."""
 
-Row = tuple[Any, ...]
-
 RUN_CONNECTIONS = 16
 """The most connections of the run calls' pool: the saves of many sessions at once, each one
 short statement (fewer would make them queue for a connection)."""
-
-
-def question_of(row: Row) -> StoredQuestion:
-    """A ``pending_clarify`` or ``lost_clarify`` row as a question."""
-    request_id, session_id, text, choices, _, approval = row[:6]
-    return StoredQuestion(
-        request_id,
-        session_id,
-        text,
-        None if choices is None else json.loads(choices),
-        None if approval is None else json.loads(approval),
-    )
-
-
-def question_row(question: StoredQuestion) -> Row:
-    """The parameters of ``ADD_QUESTION`` for ``question``."""
-    choices = None if question.choices is None else json.dumps(question.choices)
-    approval = None if question.approval is None else json.dumps(question.approval)
-    return (question.request_id, question.session_id, question.question, choices, approval)
-
-
-def save_params(
-    session_id: str, messages: list[Message], owner: str, start: int, todos: str | None
-) -> dict[str, Any]:
-    """The parameters of ``SAVE``."""
-    return {
-        "sid": session_id,
-        "owner": owner,
-        "start": start,
-        "end": start + len(messages),
-        "bodies": [m.model_dump_json() for m in messages],
-        "todos": todos,
-    }
-
-
-def session_of(session_id: str, row: Row) -> StoredSession:
-    """The session a ``LOAD`` row holds."""
-    entry, version, bodies, todos = row
-    history = [Message.model_validate_json(body) for body in bodies]
-    return StoredSession(session_id, entry, history, todos, version=int(version))
 
 
 class PostgresStore:
@@ -288,7 +252,7 @@ class PostgresStore:
     def run_calls(self) -> RunCalls:
         """The calls a run makes, on the event loop (an async pool on this database)."""
         if self._run_calls is None:
-            from neta.hosting.postgres_calls import PostgresRunCalls
+            from neta.hosting.store.postgres_calls import PostgresRunCalls
 
             self._run_calls = PostgresRunCalls(self.url, RUN_CONNECTIONS, self._timeout)
         return self._run_calls

@@ -9,16 +9,39 @@ heartbeat (a worker may have died meanwhile); the sessions' clients are then tol
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from neta.errors import HostError
 from neta.hosting.clarify_bridge import note_lost_questions
-from neta.hosting.store import StoredQuestion
-
-if TYPE_CHECKING:
-    from neta.hosting.hub import SessionHub
+from neta.hosting.cluster.cluster import Cluster
+from neta.hosting.cluster.leases import Leases
+from neta.hosting.session_guards import SessionGuards
+from neta.hosting.store import Store, StoredQuestion
 
 _log = logging.getLogger("neta.hosting")
+
+
+class OrphanHub(Protocol):
+    """What adopting orphans needs of a hub (a ``SessionHub``)."""
+
+    @property
+    def store(self) -> Store:
+        """The sessions' store, shared by every worker."""
+
+    @property
+    def leases(self) -> Leases:
+        """This worker's leases."""
+
+    @property
+    def guards(self) -> SessionGuards:
+        """The guards a session is opened under."""
+
+    @property
+    def cluster(self) -> Cluster | None:
+        """The hub's part in a host of several workers, if it is one."""
+
+    def in_use(self, session_id: str) -> bool:
+        """Whether the session runs or has a client here."""
 
 
 def _by_session(lost: list[StoredQuestion]) -> dict[str, list[StoredQuestion]]:
@@ -28,7 +51,7 @@ def _by_session(lost: list[StoredQuestion]) -> dict[str, list[StoredQuestion]]:
     return by_session
 
 
-def adopt_orphans(hub: SessionHub) -> list[StoredQuestion]:
+def adopt_orphans(hub: OrphanHub) -> list[StoredQuestion]:
     """Note the questions a process that is gone left waiting; return them.
 
     Made with the store's blocking calls: for a hub that does not serve yet (its start).
@@ -55,7 +78,7 @@ def adopt_orphans(hub: SessionHub) -> list[StoredQuestion]:
     return lost
 
 
-async def adopt_orphans_async(hub: SessionHub) -> None:
+async def adopt_orphans_async(hub: OrphanHub) -> None:
     """``adopt_orphans`` without holding up the event loop (at each heartbeat).
 
     Each session is noted under its guard, so no connection opens it meanwhile.

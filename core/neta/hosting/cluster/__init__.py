@@ -1,0 +1,6 @@
+"""A host of several worker processes: the bus between them, session leases, the cluster.
+
+``bus`` (the ``Bus`` and the in-process ``LocalBus``) and ``redis_bus`` carry frames and
+commands between workers; ``leases`` says which worker runs a session; ``cluster`` is a hub's
+part in such a host; ``orphans`` notes the questions a worker that is gone left waiting.
+"""

@@ -1,0 +1,143 @@
+"""The core's import graph: no circles, and host apps enter hosting through its front door.
+
+Every ``import`` of a ``neta`` module counts, wherever it stands: at the top, inside a
+function, or under ``if TYPE_CHECKING:``. ``from neta.x import name`` imports ``neta.x.name``
+when that is a module, else ``neta.x``.
+"""
+
+import ast
+from collections.abc import Iterator
+from pathlib import Path
+
+CORE = Path(__file__).resolve().parents[2] / "core"
+PACKAGE = CORE / "neta"
+
+HOST_APPS = ("neta.gateway", "neta.service", "neta.cli.mcp_server", "neta.server")
+HOSTING_DOORS = {"neta.hosting.auth", "neta.hosting.hub", "neta.hosting.protocol"}
+"""What a host app may import from ``neta.hosting``: the hub (with the config it is built from
+and the live sessions it hands out), the wire protocol, and the check of who may connect."""
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(CORE).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def core_modules() -> dict[str, Path]:
+    return {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def imported_modules(name: str, path: Path, modules: dict[str, Path]) -> Iterator[str]:
+    """The ``neta`` modules that the module ``name`` at ``path`` imports."""
+    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            targets = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base = ".".join([*anchor, base] if base else anchor)
+            targets = [
+                f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
+                for alias in node.names
+            ]
+        else:
+            continue
+        for target in targets:
+            while target and target not in modules:
+                target = target.rpartition(".")[0]
+            if target and target != name:
+                yield target
+
+
+def import_graph() -> dict[str, set[str]]:
+    modules = core_modules()
+    return {name: set(imported_modules(name, path, modules)) for name, path in modules.items()}
+
+
+def circles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected groups of more than one module (Tarjan), each sorted."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    groups: list[list[str]] = []
+
+    def visit(start: str) -> None:
+        work = [(start, iter(sorted(graph[start])))]
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        while work:
+            node, edges = work[-1]
+            for target in edges:
+                if target not in index:
+                    index[target] = low[target] = len(index)
+                    stack.append(target)
+                    on_stack.add(target)
+                    work.append((target, iter(sorted(graph[target]))))
+                    break
+                if target in on_stack:
+                    low[node] = min(low[node], index[target])
+            else:
+                work.pop()
+                if work:
+                    parent = work[-1][0]
+                    low[parent] = min(low[parent], low[node])
+                if low[node] == index[node]:
+                    group = []
+                    while True:
+                        member = stack.pop()
+                        on_stack.discard(member)
+                        group.append(member)
+                        if member == node:
+                            break
+                    if len(group) > 1:
+                        groups.append(sorted(group))
+
+    for name in sorted(graph):
+        if name not in index:
+            visit(name)
+    return sorted(groups)
+
+
+def test_the_graph_reads_function_level_and_type_checking_imports():
+    graph = import_graph()
+    assert "neta.hosting.hub" in graph["neta.server"]
+    assert "neta.server" in graph["neta.cli.serve_cmd"]  # imported inside a function
+    assert "neta.hosting.store.postgres_calls" in graph["neta.hosting.store.postgres"]
+    assert "neta.hosting.store.postgres_sql" in graph["neta.hosting.store.postgres_calls"]
+
+
+def test_circles_finds_a_loop_of_three_and_leaves_a_chain_alone():
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}, "e": set()}
+    assert circles(graph) == [["a", "b", "c"]]
+    assert circles({"a": {"b"}, "b": set()}) == []
+
+
+def test_the_core_has_no_import_circle():
+    found = circles(import_graph())
+    assert found == [], "import circles in core/neta: " + "; ".join(
+        " <-> ".join(group) for group in found
+    )
+
+
+def test_host_apps_import_from_hosting_only_its_front_door():
+    graph = import_graph()
+    hosts = [
+        name
+        for name in graph
+        if any(name == app or name.startswith(f"{app}.") for app in HOST_APPS)
+    ]
+    assert "neta.gateway.server" in hosts
+    assert "neta.service.agent_executor" in hosts
+    beside_the_door = {
+        host: sorted(
+            target
+            for target in graph[host]
+            if target.startswith("neta.hosting") and target not in HOSTING_DOORS
+        )
+        for host in hosts
+    }
+    assert {host: found for host, found in beside_the_door.items() if found} == {}
