@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 from neta.permissions._shell import UNKNOWN, SimpleCommand, parse_command
 
@@ -46,6 +47,9 @@ _ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\[[^]]*\])?\+?=")
 _UNSEEN = re.compile(r"[$`*?\[{]|^~")
 _MAX_VIEWS = 64
 _MAX_LEVEL = 8
+_MAX_READS = 64  # strings of code read for one line, in all
+_MAX_READ_CHARACTERS = 200_000  # and their characters
+_NETWORK_FILES = ("/dev/tcp/", "/dev/udp/")  # bash opens a connection for these itself
 
 
 @dataclass(frozen=True)
@@ -92,11 +96,14 @@ def covered(
     line: CommandLine,
     workspace: Path,
     protected: Callable[[str], bool] | None = None,
+    *,
+    edits_allowed: bool = True,
 ) -> tuple[frozenset[int], str]:
     """Which of ``line.commands`` (by index) an allow rule's pattern approves.
 
     ``protected`` says whether a path is one a deny or ask rule of a file tool speaks about:
-    a command redirecting its output there is not approved.
+    a command redirecting its output there is not approved. Without ``edits_allowed`` (the
+    mode asks before edits) no command whose output goes to a file is: that is an edit.
 
     Returns:
         The indexes, and why commands the pattern matches are not approved after all
@@ -115,7 +122,9 @@ def covered(
     moves = any(c.words and c.words[0] in _DIRECTORY_CHANGES for c in line.commands)
     approved, held = set(), ""
     for index in matching:
-        problem = _redirect_problem(line.commands[index], workspace, moves, protected)
+        problem = _redirect_problem(
+            line.commands[index], workspace, moves, protected, edits_allowed=edits_allowed
+        )
         if problem:
             held = held or problem
         else:
@@ -123,23 +132,28 @@ def covered(
     return frozenset(approved), held
 
 
-def hit(pattern: str, line: CommandLine) -> bool:
-    """Whether a deny or ask rule's pattern matches anything ``line`` may run.
+def hit(pattern: str, line: CommandLine) -> Literal["yes", "maybe", "no"]:
+    """Whether a deny or ask rule's pattern matches what ``line`` may run.
 
-    A view with text the shell makes up (``UNKNOWN``: an expansion, a glob) matches when
-    some text standing there would make the pattern match.
+    ``yes``: a command as written (or through a wrapper) matches. ``maybe``: the line cannot
+    be read in full, or text the shell makes up there (``UNKNOWN``: an expansion, a glob)
+    could make it match. ``no``: nothing it may run matches.
     """
-    if not line.readable:
-        return True
     compiled = command_pattern(pattern)
+    maybe = not line.readable
     for view in line.views:
-        if UNKNOWN in view:
-            if any(_overlap(shape, _shape(view)) for shape in _pattern_shapes(pattern)):
-                return True
-        elif compiled.fullmatch(view):
-            return True
-    return False
+        if UNKNOWN not in view:
+            if compiled.fullmatch(view):
+                return "yes"
+        elif compiled.fullmatch(view.replace(UNKNOWN, _FRESH)):
+            return "yes"  # a star of the pattern takes the made-up text, whatever it is
+        elif not maybe:
+            maybe = any(_overlap(shape, _shape(view)) for shape in _pattern_shapes(pattern))
+    return "maybe" if maybe else "no"
 
+
+_FRESH = "\x01"
+"""A character no pattern holds: where it matches, only a star took it, as it would any text."""
 
 _ANY = None
 """In a shape: any text (a pattern's ``*``, a command's ``UNKNOWN``)."""
@@ -216,11 +230,19 @@ def _glob_pieces(pattern: str) -> list[str | None]:
     return [piece for piece in pieces if piece != ""]
 
 
-def _read(text: str, level: int) -> CommandLine:
+def _read(text: str, level: int, budget: list[int] | None = None) -> CommandLine:
+    """Read ``text`` and the code it runs from strings.
+
+    Past ``_MAX_READS`` reads of code, or ``_MAX_READ_CHARACTERS`` characters of it, in all,
+    the line is unreadable: a chain of ``eval`` grows the views, or repeats its text, at each
+    step.
+    """
+    budget = [_MAX_READS, _MAX_READ_CHARACTERS] if budget is None else budget
     parsed = parse_command(text)
     views: set[str] = set()
     opaque = list(parsed.opaque)
     readable = parsed.readable
+    read_already: set[str] = set()
     for command in (*parsed.commands, *parsed.nested):
         words_views, complete = _views(command.shapes)
         readable = readable and complete
@@ -231,10 +253,18 @@ def _read(text: str, level: int) -> CommandLine:
                 continue
             reason, code = inner
             opaque.append(reason)
-            if level >= _MAX_LEVEL:
+            if code is None:  # it runs code the line does not hold (standard input, a file)
                 readable = False
                 continue
-            read = _read(code, level + 1)
+            if code in read_already:
+                continue
+            read_already.add(code)
+            budget[0] -= 1
+            budget[1] -= len(code)
+            if level >= _MAX_LEVEL or budget[0] < 0 or budget[1] < 0:
+                readable = False
+                continue
+            read = _read(code, level + 1, budget)
             views |= read.views
             opaque += read.opaque
             readable = readable and read.readable
@@ -270,11 +300,28 @@ def _views(words: tuple[str, ...]) -> tuple[list[tuple[str, ...]], bool]:
             starts += [offset + i for i, word in enumerate(rest) if i and word[:1] != "-"]
         if name == "find":
             starts += [offset + i + 1 for i, word in enumerate(rest) if word in _EXEC_OPTIONS]
+        if name == "git":
+            found.append(("git", *_git_subcommand(rest[1:])))
     return list(dict.fromkeys(found)), True
 
 
-def _code_in(words: tuple[str, ...], command: SimpleCommand) -> tuple[str, str] | None:
-    """Code that ``words`` run from a string or from standard input: why it is opaque, and it."""
+_GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"})
+
+
+def _git_subcommand(words: tuple[str, ...]) -> tuple[str, ...]:
+    """Git's words from its subcommand on: ``-C . push`` is ``push`` to a deny rule."""
+    index = 0
+    while index < len(words) and words[index][:1] == "-":
+        index += 2 if words[index] in _GIT_VALUED else 1
+    return words[index:]
+
+
+def _code_in(words: tuple[str, ...], command: SimpleCommand) -> tuple[str, str | None] | None:
+    """Code that ``words`` run from a string or from standard input: why it is opaque, and it.
+
+    ``None`` as the code: it runs code the line does not hold (a shell reading standard
+    input or a script, ``source``).
+    """
     if not words:
         return None
     name = os.path.basename(words[0])
@@ -283,18 +330,42 @@ def _code_in(words: tuple[str, ...], command: SimpleCommand) -> tuple[str, str] 
     if name == "trap":
         code = next((word for word in words[1:] if word[:1] != "-"), "")
         return "a command string run by trap", code
+    if name in (".", "source"):
+        return f"a file's code run by {name}", None
+    if name == "git":
+        settings = [w for i, w in enumerate(words) if i and words[i - 1] in ("-c", "--config-env")]
+        settings += [w[2:] for w in words[1:] if w.startswith("-c") and len(w) > 2]
+        if settings:  # a setting may name a program git runs (an alias "!...", a pager...)
+            code = "; ".join(value.partition("=")[2].lstrip("!") for value in settings)
+            return "a program git runs from a -c setting", code
+        return None
+    if name == "env":
+        for index, word in enumerate(words[1:], 1):
+            if word.startswith("--split-string"):
+                given = word.partition("=")[2] or (
+                    words[index + 1] if index + 1 < len(words) else ""
+                )
+                return "a command string split by env", given
+            if word.startswith("-S") or (word[:1] == "-" and word[:2] != "--" and "S" in word):
+                given = word[word.index("S") + 1 :] or (
+                    words[index + 1] if index + 1 < len(words) else ""
+                )
+                return "a command string split by env -S", given
+        return None
     if name not in SHELLS:
         return None
-    for index, word in enumerate(words[1:], 1):
-        if word[:1] == "-" and word[:2] != "--" and "c" in word[1:]:
-            code = words[index + 1] if index + 1 < len(words) else ""
-            return f"a command string run by {name} -c", code
+    options = [word for word in words[1:] if word[:1] == "-"]
+    operands = [word for word in words[1:] if word[:1] != "-"]
+    if any(word[:2] != "--" and "c" in word[1:] for word in options):
+        return f"a command string run by {name} -c", operands[0] if operands else ""
     for redirect in command.redirects:
         if redirect.op in ("<<", "<<-") and redirect.body is not None:
             return f"a here-document run by {name}", redirect.body
         if redirect.op == "<<<":
             return f"a here-string run by {name}", redirect.target
-    return None
+    if not operands or any(word[:2] != "--" and "s" in word[1:] for word in options):
+        return f"commands {name} reads from its standard input", None
+    return f"a script run by {name}", None
 
 
 def _redirect_problem(
@@ -302,10 +373,14 @@ def _redirect_problem(
     workspace: Path,
     moves: bool,
     protected: Callable[[str], bool] | None = None,
+    *,
+    edits_allowed: bool = True,
 ) -> str:
     """Why a redirection of ``command`` keeps an allow rule from approving it, or ``""``."""
     for redirect in command.redirects:
         target = redirect.target
+        if target.startswith(_NETWORK_FILES) or "/dev/tcp" in target or "/dev/udp" in target:
+            return f"it connects to {target!r} (bash opens network connections for these)"
         if redirect.op in _INPUTS or target in _DEVICES or _DESCRIPTOR_FILE.fullmatch(target):
             continue
         if redirect.op in (">&", "<&") and re.fullmatch(r"\d*-?", target):
@@ -322,10 +397,12 @@ def _redirect_problem(
         if os.path.commonpath([root, resolved]) != root:
             return f"it writes to {target!r}, outside the workspace"
         inside = Path(os.path.relpath(resolved, root)).parts
-        if inside and inside[0] in PROTECTED_FOLDERS:
+        if inside and inside[0].casefold() in PROTECTED_FOLDERS:
             return f"it writes to {target!r}, in {inside[0]}/ (what it holds runs commands)"
         if protected is not None and protected(target):
             return f"it writes to {target!r}, a file a deny or ask rule protects"
+        if not edits_allowed:
+            return f"it writes to {target!r}: an edit, which this mode asks before"
     return ""
 
 

@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from neta.permissions import _commands, _paths
 from neta.permissions._modes import DEFAULT_MODE, DEFAULTS, Action, Effect, Mode
@@ -113,7 +113,13 @@ class Policy:
                 ``path`` is what a rule's pattern is matched against).
             workspace: the session's workspace root.
         """
-        call = _Call(tool, arguments, workspace, self._protects(workspace))
+        call = _Call(
+            tool,
+            arguments,
+            workspace,
+            self._protects(workspace),
+            edits_allowed=DEFAULTS[self.mode]["writes"] == "allow",
+        )
         approving: list[Rule] = []
         approved: set[int] = set()
         notes: list[str] = []
@@ -121,8 +127,17 @@ class Policy:
             if not rule.names(tool, toolset):
                 continue
             if rule.action != "allow":
-                if call.hit(rule.argument):
+                matched = call.hit(rule.argument)
+                if matched == "yes":
                     return self._decided(rule.action, (rule,), effect)
+                if matched == "maybe":  # what it cannot read may be what the rule names
+                    verb = "denied" if rule.action == "deny" else "asks first"
+                    reason = (
+                        f"{verb}: it may run what {rule} names (the line holds text the "
+                        "shell makes up when it runs, or cannot be read in full)"
+                    )
+                    decided = self._decided(rule.action, (rule,), effect)
+                    return Decision(decided.action, decided.rules, reason)
                 continue
             if rule.argument is None:
                 return self._decided("allow", (*approving, rule), effect)
@@ -203,9 +218,12 @@ class _Call:
         arguments: Mapping[str, Any],
         workspace: Path,
         protects: Callable[[str], bool],
+        *,
+        edits_allowed: bool,
     ) -> None:
         self.workspace = workspace
         self.protects = protects
+        self.edits_allowed = edits_allowed
         self.command: _commands.CommandLine | None = None
         self.path: str | None = None
         self.pieces: frozenset[int] = frozenset()
@@ -227,24 +245,30 @@ class _Call:
         written, real = _paths.relative_paths(self.path, self.workspace)
         for place in (written, real):
             top = place.split("/", 1)[0] if place else None
-            if top in _commands.PROTECTED_FOLDERS:
+            if top is not None and top.casefold() in _commands.PROTECTED_FOLDERS:
                 return top
         return None
 
-    def hit(self, pattern: str | None) -> bool:
-        """Whether a deny or ask rule with ``pattern`` matches (what it cannot read, it does)."""
+    def hit(self, pattern: str | None) -> Literal["yes", "maybe", "no"]:
+        """Whether a deny or ask rule with ``pattern`` matches (what it cannot read: maybe)."""
         if pattern is None:
-            return True
+            return "yes"
         if self.command is not None:
             return _commands.hit(pattern, self.command)
         if self.path is not None:
-            return _paths.hits(pattern, self.path, self.workspace)
-        return True
+            return "yes" if _paths.hits(pattern, self.path, self.workspace) else "no"
+        return "yes"
 
     def covered(self, pattern: str) -> tuple[frozenset[int], str]:
         """What an allow rule with ``pattern`` approves, and why it holds back."""
         if self.command is not None:
-            return _commands.covered(pattern, self.command, self.workspace, self.protects)
+            return _commands.covered(
+                pattern,
+                self.command,
+                self.workspace,
+                self.protects,
+                edits_allowed=self.edits_allowed,
+            )
         if self.path is not None:
             allowed, note = _paths.allows(pattern, self.path, self.workspace)
             return (self.pieces if allowed else frozenset()), note

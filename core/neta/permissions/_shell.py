@@ -47,12 +47,14 @@ _KEYWORDS = frozenset(  # words that may open a command without being it
 )
 _OPENERS = frozenset({"coproc", "function"})  # followed by a name and a body, or a command
 _CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
-_SIMPLE_PARAMETER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9]+|[@*#?$!-]")
-_RISKY_PARAMETER = re.compile(r"^[!]|@|^[A-Za-z_][A-Za-z0-9_]*\[|^[A-Za-z_0-9@*#?$!-]+:[^-=+?]")
+_SIMPLE_PARAMETER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(\[[@*]\])?|[0-9]+|[@*#?$!-]")
+# runs code held in a variable's value (prompt expansion, an indirect name)
+_RISKY_PARAMETER = re.compile(r"^!|@[A-Za-z]")
 _NAME_START = re.compile(r"[A-Za-z_]")
 _NAME_REST = re.compile(r"[A-Za-z0-9_]*")
 _SPECIAL_PARAMETERS = frozenset("0123456789@*#?$!-")
 _GLOB_CHARS = frozenset("*?[")
+_BRACE_EXPANSION = re.compile(r"\{[^}]*(,|\.\.)[^}]*\}")
 _CODE_IN_TEXT = ("$(", "`", "${", "$[")
 _EVALUATING_BUILTINS = frozenset(  # builtins that evaluate a variable name's subscript
     {"printf", "read", "test", "[", "let", "declare", "typeset", "local", "export"}
@@ -128,9 +130,33 @@ class ShellCommand:
 def parse_command(text: str) -> ShellCommand:
     """Read ``text`` as bash would, without running or expanding anything."""
     try:
-        return _Scanner(text, 0).read()
+        return _Scanner(_joined_lines(text), 0).read()
     except _TooDeep:
         return ShellCommand((), (), (TOO_DEEP,), readable=False)
+
+
+def _joined_lines(text: str) -> str:
+    r"""``text`` with each backslash-newline outside single quotes taken out.
+
+    Bash does this before it reads anything else: ``$\⏎{x}`` is ``${x}``.
+    """
+    if "\\\n" not in text:
+        return text
+    out: list[str] = []
+    quote = ""
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if quote != "'" and char == "\\" and index + 1 < len(text):
+            if text[index + 1] != "\n":
+                out.append(text[index : index + 2])
+            index += 2
+            continue
+        if char in "'\"" and quote in ("", char):
+            quote = "" if quote else char
+        out.append(char)
+        index += 1
+    return "".join(out)
 
 
 class _TooDeep(Exception):
@@ -238,6 +264,7 @@ class _Scanner:
     def _word(self) -> tuple[str, bool, str]:
         """The next word: its text (quotes taken off), whether quoted, and its template."""
         text, value, shape, quoted = self.text, [], [], False
+        bare: list[str] = []  # the unquoted characters: a brace expansion is made of them
         while self.pos < len(text):
             char, following = text[self.pos], text[self.pos + 1 : self.pos + 2]
             if char in _BLANKS or char == "\n":
@@ -275,8 +302,12 @@ class _Scanner:
                 shape.append(piece if piece == "$" else UNKNOWN)
             else:
                 value.append(char)
+                bare.append(char)
                 shape.append(UNKNOWN if char in _GLOB_CHARS else char)
                 self.pos += 1
+        unquoted = "".join(bare)
+        if _BRACE_EXPANSION.search(unquoted):  # {rm,-rf,src} is three words made up
+            return "".join(value), quoted, UNKNOWN
         return "".join(value), quoted, "".join(shape)
 
     def _dollar(self) -> str:
@@ -311,7 +342,7 @@ class _Scanner:
             self.pos += 1
         if level:
             self._problem(UNBALANCED_PARENTHESIS)
-        self._problem(ARITHMETIC, hides=True)
+        self._problem(ARITHMETIC)
         return text[start : self.pos]
 
     def _single_quoted(self) -> str:
@@ -510,7 +541,7 @@ class _Scanner:
             name in _EVALUATING_BUILTINS
             and any("[" in word or word in _ARITHMETIC_TESTS for word in texts[1:])
         ):
-            self._problem(SUBSCRIPT, hides=True)
+            self._problem(SUBSCRIPT)
         return SimpleCommand(texts, tuple(redirects), None if shapes == texts else shapes)
 
 
@@ -523,7 +554,7 @@ def _without_openers(words: list[_Token]) -> list[_Token]:
         first = words[0].text
         if first in _KEYWORDS:
             words = words[1:]
-            if first == "time" and words and words[0].text == "-p":
+            while first == "time" and words and words[0].text in ("-p", "--"):
                 words = words[1:]
         elif first in _OPENERS:
             words = words[1:]

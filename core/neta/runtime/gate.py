@@ -11,6 +11,7 @@ nobody to ask gets a denial that tells the model why. Every decision is an event
 from __future__ import annotations
 
 import asyncio
+import functools
 import inspect
 import time
 from collections.abc import Callable, Mapping
@@ -111,12 +112,16 @@ class Gate:
         arguments = _arguments(args)
         schema = bound.schema
         effect = effect_of(schema.effect)
-        decision = self.policy.decide(
-            schema.name,
-            toolset=schema.toolset,
-            effect=effect,
-            arguments=arguments,
-            workspace=self.context.workspace,
+        # in a thread: a pathological line may take a while to read, the loop goes on
+        decision = await asyncio.to_thread(
+            functools.partial(
+                self.policy.decide,
+                schema.name,
+                toolset=schema.toolset,
+                effect=effect,
+                arguments=arguments,
+                workspace=self.context.workspace,
+            )
         )
         by = "rule" if decision.rules else "mode"
         if decision.action == "allow":

@@ -12,16 +12,19 @@ USER_RULES = dict(
         "bash(pytest *)",
         "bash(echo *)",
         "bash(ls *)",
+        "bash(cat *)",
+        "bash(grep *)",
+        "bash(make test)",
         "write_file(src/**)",
         "read_file",
     ],
     ask=["bash(git push*)"],
-    deny=["bash(rm *)", "write_file(.env)"],
+    deny=["bash(rm *)", "bash(curl *)", "write_file(.env)"],
 )
 
 
-def bash_runs(command, cwd):
+def bash_runs(command, cwd, timeout=20):
     """Run the line with ``bash -c`` in ``cwd`` (evidence that the hidden command runs)."""
     return subprocess.run(
-        ["bash", "-c", command], cwd=cwd, capture_output=True, text=True, timeout=20
+        ["bash", "-c", command], cwd=cwd, capture_output=True, text=True, timeout=timeout
     )

@@ -14,10 +14,10 @@ def workspace(tmp_path):
 
 
 @pytest.fixture
-def decide(workspace):
-    """``decide(command, allow=, ask=, deny=, mode=)``: the user's rules, some replaced."""
+def policy():
+    """``policy(allow=, ask=, deny=, mode=)``: the user's rules, some lists replaced."""
 
-    def decide(command, *, allow=None, ask=None, deny=None, mode="ask"):
+    def build(*, allow=None, ask=None, deny=None, mode="ask"):
         rules = dict(USER_RULES)
         if allow is not None:
             rules["allow"] = [f"bash({p})" for p in allow]
@@ -25,8 +25,17 @@ def decide(workspace):
             rules["ask"] = [f"bash({p})" for p in ask]
         if deny is not None:
             rules["deny"] = [f"bash({p})" for p in deny]
-        policy = Policy.from_sources([flag_rules(mode=mode, **rules)])
-        return policy.decide(
+        return Policy.from_sources([flag_rules(mode=mode, **rules)])
+
+    return build
+
+
+@pytest.fixture
+def decide(workspace, policy):
+    """``decide(command, allow=, ask=, deny=, mode=)``: what a ``bash`` call gets."""
+
+    def decide(command, *, allow=None, ask=None, deny=None, mode="ask"):
+        return policy(allow=allow, ask=ask, deny=deny, mode=mode).decide(
             "bash",
             toolset="base",
             effect="runs",
@@ -35,3 +44,19 @@ def decide(workspace):
         )
 
     return decide
+
+
+@pytest.fixture
+def decide_write(workspace, policy):
+    """``decide_write(path, mode=)``: what a ``write_file`` call gets."""
+
+    def decide_write(path, *, mode="ask"):
+        return policy(mode=mode).decide(
+            "write_file",
+            toolset="base",
+            effect="writes",
+            arguments={"path": path},
+            workspace=workspace,
+        )
+
+    return decide_write

@@ -229,8 +229,13 @@ def test_a_line_with_too_many_wrapped_words_meets_every_deny_rule(decide):
 
 
 class TestRedirections:
-    def test_a_redirection_into_the_workspace_keeps_an_allow_rule(self, decide):
-        assert action(decide("pytest > out/log.txt 2>&1", allow=["pytest *"])) == "allow"
+    def test_a_redirection_into_the_workspace_keeps_an_allow_rule_where_edits_run(self, decide):
+        command = "pytest > out/log.txt 2>&1"
+        assert action(decide(command, allow=["pytest *"], mode="auto-edit")) == "allow"
+
+    def test_a_redirection_into_the_workspace_is_an_edit_mode_ask_asks_before(self, decide):
+        assert action(decide("pytest > out/log.txt 2>&1", allow=["pytest *"])) == "ask"
+        assert action(decide("pytest 2>/dev/null", allow=["pytest *"])) == "allow"
 
     @pytest.mark.parametrize(
         "command",

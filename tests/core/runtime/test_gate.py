@@ -131,25 +131,43 @@ def test_a_denial_with_a_reason_is_what_the_model_reads_and_nothing_runs(tmp_pat
 def test_allow_always_keeps_the_rule_for_the_workspace_and_the_same_call_runs_unasked(tmp_path):
     asker = Asker(ApprovalAnswer("allow_always"))
     turns = [
-        {"tool_calls": [call("bash", command="echo one >> log")]},
-        {"tool_calls": [call("bash", command="echo one >> log")]},
+        {"tool_calls": [call("bash", command="mkdir -p out/one")]},
+        {"tool_calls": [call("bash", command="mkdir -p out/one")]},
         {"text": "ok"},
     ]
     agent = base_agent(tmp_path, turns)
     result = run(agent, agent.new_session(approve=asker))
     assert len(asker.requests) == 1
-    assert (tmp_path / "log").read_text() == "one\none\n"
-    # the command is kept; its redirection is judged again on each call (inside the workspace)
-    assert ApprovalStore().entries(tmp_path) == ["bash(echo one)"]
+    assert (tmp_path / "out" / "one").is_dir()
+    assert ApprovalStore().entries(tmp_path) == ["bash(mkdir -p out/one)"]
     second = tool_messages(result)[1].permission
     assert second["decided_by"] == "rule"
-    assert second["rule"] == "bash(echo one) from NETA_HOME/approvals.json"
+    assert second["rule"] == "bash(mkdir -p out/one) from NETA_HOME/approvals.json"
     # a new agent for the workspace reads the kept rule too
+    (tmp_path / "out" / "one").rmdir()
     again = base_agent(
-        tmp_path, [{"tool_calls": [call("bash", command="echo one >> log")]}, {"text": "ok"}]
+        tmp_path, [{"tool_calls": [call("bash", command="mkdir -p out/one")]}, {"text": "ok"}]
     )
     run(again)
-    assert (tmp_path / "log").read_text() == "one\none\none\n"
+    assert (tmp_path / "out" / "one").is_dir()
+
+
+def test_a_kept_command_that_writes_a_file_through_a_redirection_asks_again_in_mode_ask(
+    tmp_path,
+):
+    # the redirection is an edit, judged on each call: mode ask asks before edits
+    asker = Asker(ApprovalAnswer("allow_always"), ApprovalAnswer("deny"))
+    turns = [
+        {"tool_calls": [call("bash", command="echo one >> log")]},
+        {"tool_calls": [call("bash", command="echo one >> log")]},
+        {"text": "ok"},
+    ]
+    agent = base_agent(tmp_path, turns)
+    run(agent, agent.new_session(approve=asker))
+    assert ApprovalStore().entries(tmp_path) == ["bash(echo one)"]
+    assert len(asker.requests) == 2
+    assert "an edit, which this mode asks before" in asker.requests[1].reason
+    assert (tmp_path / "log").read_text() == "one\n"
 
 
 def test_an_allow_rule_for_the_first_command_does_not_allow_a_compound_line(tmp_path):
