@@ -11,7 +11,6 @@ nobody to ask gets a denial that tells the model why. Every decision is an event
 from __future__ import annotations
 
 import asyncio
-import functools
 import inspect
 import time
 from collections.abc import Callable, Mapping
@@ -112,16 +111,14 @@ class Gate:
         arguments = _arguments(args)
         schema = bound.schema
         effect = effect_of(schema.effect)
-        # in a thread: a pathological line may take a while to read, the loop goes on
-        decision = await asyncio.to_thread(
-            functools.partial(
-                self.policy.decide,
-                schema.name,
-                toolset=schema.toolset,
-                effect=effect,
-                arguments=arguments,
-                workspace=self.context.workspace,
-            )
+        # on the loop, so that a turn's decisions come in the order of its calls; a line's
+        # reading is bounded (neta.permissions: a pathological line is unreadable, not slow)
+        decision = self.policy.decide(
+            schema.name,
+            toolset=schema.toolset,
+            effect=effect,
+            arguments=arguments,
+            workspace=self.context.workspace,
         )
         by = "rule" if decision.rules else "mode"
         if decision.action == "allow":
