@@ -15,7 +15,6 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
-from tests import bytecode, freezing, scratch, shares
 from tests.services import (  # noqa: F401 (fixtures)
     postgres_server,
     postgres_url,
@@ -27,49 +26,7 @@ if TYPE_CHECKING:  # the xdist controller runs no test: it need not import neta
     import neta
     import neta.plugins
 
-
-def pytest_xdist_auto_num_workers(config: pytest.Config) -> int | None:
-    """``-n auto``: three workers per core, at most eight.
-
-    ``PYTEST_XDIST_AUTO_NUM_WORKERS`` wins over it. A worker spends much of its time waiting
-    (on a server, a subprocess, a timeout), not computing, so two cores need several; but each
-    worker costs CPU to start and to import its share, and the more run at once, the more
-    CPU the same work takes. With fewer tests starting processes of their own, in fresh
-    clones of the same commit taken in turns, six workers took 54.9 to 64.3 s (mean 58.8) and
-    seven 60.9 to 65.3 s (mean 62.7), six being the faster in five pairs of six; the CPU
-    the run took fell by about 10 s with one worker fewer.
-    """
-    if os.environ.get("PYTEST_XDIST_AUTO_NUM_WORKERS") or config.option.numprocesses != "auto":
-        return None  # xdist's own answer: the variable, or -n logical
-    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
-    return min(8, 3 * (cores or 1))
-
-
-def pytest_addoption(parser: pytest.Parser) -> None:
-    shares.addoption(parser)
-
-
-def pytest_configure(config: pytest.Config) -> None:
-    if not hasattr(config, "workerinput"):  # the controller, before any worker starts
-        bytecode.compile_sources(config.rootpath)
-        folder = scratch.memory_tmpdir(os.environ)  # pytest's tmp_path follows, bar --basetemp
-        if folder is not None:  # workers and the processes tests start inherit TMPDIR
-            scratch.use(folder, os.environ)
-    shares.register(config)  # with -n, each worker collects and runs only its share
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_collection(session: pytest.Session) -> object:
-    with freezing.while_collecting():  # the xdist controller collects no tests: it just pauses
-        return (yield)
-
-
-@pytest.hookimpl(wrapper=True)
-def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> object:
-    outcome = yield
-    freezing.after_test(item.path, nextitem.path if nextitem else None)
-    return outcome
-
+pytest_plugins = ["tests.suite_speed.plugin"]  # the suite's own speed: its README says how
 
 _HOMES = itertools.count()
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from tests import scratch
+from tests.suite_speed import scratch
 
 SHM = scratch.SHM
 

@@ -1,4 +1,4 @@
-"""The run compiles the project's own sources once (``tests/bytecode.py``)."""
+"""The run compiles the project's own sources once (``bytecode.py``)."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 import neta.catalog
 import neta_base
-from tests import bytecode
+from tests.suite_speed import bytecode
 
 
 def cached(source: Path) -> Path:

@@ -377,8 +377,8 @@ def addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--store-module-seconds",
         action="store_true",
-        help="with -n: keep the seconds each test module took in tests/module_seconds.json, "
-        "by which the modules are shared out between the workers",
+        help="with -n: keep the seconds each test module took, by which the modules are "
+        "shared out between the workers (tests/suite_speed/module_seconds.json)",
     )
 
 
