@@ -30,7 +30,7 @@ def create_app(config: HostConfig | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
-        hub.start()
+        await hub.start()
         yield
         await hub.shutdown()
 

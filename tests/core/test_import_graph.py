@@ -141,3 +141,82 @@ def test_host_apps_import_from_hosting_only_its_front_door():
         for host in hosts
     }
     assert {host: found for host, found in beside_the_door.items() if found} == {}
+
+
+HUB_DOOR_NAMES = {"Connection", "HostConfig", "SessionHub", "check_config"}
+"""What a host app may import from ``neta.hosting.hub``: the hub, its config, the connection
+it hands a WebSocket; never a ``LiveSession`` (a command goes through ``SessionHub.act``)."""
+
+HUB_INSIDES = {"bus", "cluster", "leases", "store"}
+"""The hub's parts a host app never touches: it acts through ``act`` and reads frames."""
+
+
+def names_imported_from(path: Path, module: str) -> set[str]:
+    return {
+        alias.name
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ImportFrom) and node.module == module
+        for alias in node.names
+    }
+
+
+def hub_insides_used(path: Path) -> list[str]:
+    """The ``hub.<inside>`` attribute chains in a file (``hub``, ``x.hub`` or ``_hub(...)``)."""
+
+    def is_hub(node: ast.expr) -> bool:
+        if isinstance(node, ast.Name):
+            return node.id == "hub"
+        if isinstance(node, ast.Attribute):
+            return node.attr == "hub"
+        return (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and (node.func.id == "_hub")
+        )
+
+    found = [
+        (node.lineno, f"line {node.lineno}: hub.{node.attr}")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Attribute) and node.attr in HUB_INSIDES and is_hub(node.value)
+    ]
+    return [chain for _, chain in sorted(found)]
+
+
+def test_host_apps_import_from_the_hub_module_only_the_hub_its_config_and_connections():
+    modules = core_modules()
+    hosts = {
+        name: path
+        for name, path in modules.items()
+        if any(name == app or name.startswith(f"{app}.") for app in HOST_APPS)
+    }
+    extra = {
+        name: sorted(names_imported_from(path, "neta.hosting.hub") - HUB_DOOR_NAMES)
+        for name, path in hosts.items()
+    }
+    assert {name: found for name, found in extra.items() if found} == {}
+
+
+def test_gateway_and_rest_service_use_no_part_of_the_hubs_store_cluster_or_leases():
+    modules = core_modules()
+    used = {
+        name: hub_insides_used(modules[name])
+        for name in ("neta.gateway.server", "neta.service.agent_executor", "neta.server")
+    }
+    assert {name: found for name, found in used.items() if found} == {}
+
+
+def test_the_hub_insides_check_finds_a_chain_reaching_into_the_store(tmp_path):
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "async def f(hub, request):\n"
+        "    await hub.store.run_calls().exists('s')\n"
+        "    request.app.state.hub.cluster.follow()\n"
+        "    _hub(request).leases.claim('s')\n"
+        "    hub.config.token\n",
+        encoding="utf-8",
+    )
+    assert hub_insides_used(sample) == [
+        "line 2: hub.store",
+        "line 3: hub.cluster",
+        "line 4: hub.leases",
+    ]

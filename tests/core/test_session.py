@@ -186,7 +186,7 @@ def test_hub_gives_gateway_sessions_a_clarify_timeout_field_past_its_own_deadlin
             clarify_timeout=7.0,
         )
         host = hosting_hub.SessionHub(config)
-        live = host.create("gateway")
+        live = await host.create("gateway")
         context = live.session.context
         await host.shutdown()
         return context

@@ -9,16 +9,13 @@ from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from neta.errors import HostError, SessionOwned, StorageUnavailable
+from neta.errors import HostError, StorageUnavailable
 from neta.hosting.auth import refusal
-from neta.hosting.hub import LiveSession, SessionHub
+from neta.hosting.hub import Connection, SessionHub
 from neta.hosting.protocol import (
-    ApprovalResponse,
-    CancelRun,
-    ClarifyResponse,
     ClientFrame,
     Ping,
-    UserMessage,
+    command_of,
     error_frame,
     frame,
     parse_frame,
@@ -84,30 +81,20 @@ async def serve_connection(ws: WebSocket, hub: SessionHub) -> None:
         await ws.close(code=POLICY_VIOLATION, reason=refused[1])
         return
     wanted = ws.query_params.get("sessionId")
-    cluster = hub.cluster
     try:
         # A new connection follows the session's frames from here (or where it left off).
-        after = ws.query_params.get("lastEventId") or None
-        if cluster is not None and wanted and after is None:
-            after = await cluster.last_id(wanted)
-        live = await _open(hub, wanted)
+        connection = await hub.connect(wanted, ws.query_params.get("lastEventId") or None)
     except HostError as exc:
         await ws.accept()
         await ws.send_text(json.dumps(error_frame(wanted or "", exc)))
         await ws.close(TRY_AGAIN_LATER if isinstance(exc, StorageUnavailable) else POLICY_VIOLATION)
         return
-    session_id = live.session_id if live is not None else wanted or ""
+    session_id = connection.session_id
     outbox = QueueOutbox(hub.config.max_queued_frames)
-    # what the session waits on (as saved, when another worker runs it)
-    ready = await hub.session_ready(session_id, here=live is not None)
-    outbox.put(frame("session_ready", session_id, ready))
-    if live is not None:
-        hub.attach(live, outbox)  # before any await, so the session stays in memory
-    follower = None if cluster is None else cluster.follow(session_id, outbox, after)
+    await hub.listen(connection, outbox)
     writer: asyncio.Task[None] | None = None
     try:
-        if live is not None:
-            await hub.tell_lost_questions(live)
+        await hub.tell_lost_questions(connection)
         await ws.accept()
         writer = asyncio.create_task(_write(ws, outbox))
         while True:
@@ -117,7 +104,7 @@ async def serve_connection(ws: WebSocket, hub: SessionHub) -> None:
             text = message.get("text")
             payload = text if text is not None else message.get("bytes") or b""
             try:
-                await _handle(payload, session_id, live, hub, outbox)
+                await _handle(payload, connection, hub, outbox)
             except HostError as exc:
                 outbox.put(error_frame(session_id, exc))
             except Exception:  # one bad frame must not take the connection down
@@ -127,30 +114,12 @@ async def serve_connection(ws: WebSocket, hub: SessionHub) -> None:
     except WebSocketDisconnect:
         pass
     finally:
-        if live is not None:
-            hub.detach(live, outbox)
         outbox.closed = True
-        tasks = {t for t in (writer, follower) if t is not None}
-        for task in tasks:
-            task.cancel()
-        if tasks:
-            await asyncio.wait(tasks)
-
-
-async def _open(hub: SessionHub, wanted: str | None) -> LiveSession | None:
-    """The session a connection attaches to; ``None`` when another worker runs it.
-
-    Raises:
-        HostError: no such session, or another process runs it and there is no shared bus.
-    """
-    if not wanted:
-        return await hub.create_async("gateway")
-    try:
-        return await hub.get_async(wanted)
-    except SessionOwned:
-        if hub.cluster is None or not await hub.store.run_calls().exists(wanted):
-            raise
-        return None
+        if writer is not None:
+            writer.cancel()
+        await hub.disconnect(connection)
+        if writer is not None:
+            await asyncio.wait({writer})
 
 
 async def _write(ws: WebSocket, outbox: QueueOutbox) -> None:
@@ -168,53 +137,15 @@ async def _write(ws: WebSocket, outbox: QueueOutbox) -> None:
 
 
 async def _handle(
-    payload: str | bytes,
-    session_id: str,
-    live: LiveSession | None,
-    hub: SessionHub,
-    outbox: QueueOutbox,
+    payload: str | bytes, connection: Connection, hub: SessionHub, outbox: QueueOutbox
 ) -> None:
-    """Act on one client frame; a refusal raises ``HostError`` (sent back as an error frame).
-
-    With several workers, a frame acting on the session goes to the worker running it.
-    """
+    """Act on one client frame; a refusal raises ``HostError`` (sent back as an error frame)."""
     incoming: ClientFrame = parse_frame(payload, hub.config.max_frame_bytes)
+    session_id = connection.session_id
     if incoming.session_id not in (None, session_id):
         message = f"this connection belongs to session {session_id!r}"
         raise HostError(message, code="forbidden")
     if isinstance(incoming, Ping):
         outbox.put(frame("pong", session_id, {}))
-    elif hub.cluster is not None and (live is None or not live.busy or live.closed):
-        await hub.cluster.act(session_id, _command(incoming))
-    elif live is None:  # pragma: no cover - only a cluster attaches without a live session
-        raise HostError("this connection has no session", code="internal")
-    elif isinstance(incoming, UserMessage):
-        if not live.closed and not live.running:  # else ``start_run`` refuses it
-            await hub.leases.claim_async(session_id)
-        hub.start_run(live, incoming.text, claimed=True)
-    elif isinstance(incoming, ClarifyResponse):
-        hub.answer(live, incoming.request_id, incoming.answer)
-    elif isinstance(incoming, ApprovalResponse):
-        await hub.approve(live, incoming.request_id, incoming.answer())
-    elif isinstance(incoming, CancelRun) and not await hub.cancel_run(live):
-        raise HostError("no run to cancel", code="not_running")
-
-
-def _command(incoming: ClientFrame) -> dict[str, Any]:
-    """A client frame as a command for the worker running the session."""
-    if isinstance(incoming, UserMessage):
-        return {"type": "message", "text": incoming.text}
-    if isinstance(incoming, ClarifyResponse):
-        return {
-            "type": "clarify_response",
-            "requestId": incoming.request_id,
-            "answer": incoming.answer,
-        }
-    if isinstance(incoming, ApprovalResponse):
-        return {
-            "type": "approval_response",
-            "requestId": incoming.request_id,
-            "choice": incoming.choice,
-            "reason": incoming.reason,
-        }
-    return {"type": "cancel_run"}
+    else:
+        await hub.act(session_id, command_of(incoming), via=connection)

@@ -1,6 +1,9 @@
 """The live sessions of a host process: runs, connections, questions and persistence.
 
-The WebSocket gateway and the REST service both work through one ``SessionHub``. A session
+The WebSocket gateway and the REST service both work through one ``SessionHub``: they open
+sessions and connections on it, act on a session with ``act`` (a message, an answer, an
+approval, a cancel: here, or on the worker running the session) and read its frames; they
+never reach into its store, bus or leases. A session
 is always on disk (``Store``) and in memory while it is used: while it runs or has a
 client, and afterwards among the most recently used idle ones. A session's history is saved
 when a run starts, before each model call, before a turn's tool calls run, when the todo list
@@ -16,43 +19,47 @@ import functools
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, overload
 
 from neta.errors import (
     Busy,
     HostError,
     SessionDeleted,
+    SessionOwned,
     StorageUnavailable,
     UnknownSession,
 )
-from neta.home import neta_home, usable_home
 from neta.hosting.clarify_bridge import ClarifyBridge, note_lost_questions
-from neta.hosting.cluster.bus import Bus, LocalBus
+from neta.hosting.cluster.bus import LocalBus
 from neta.hosting.cluster.cluster import Cluster
 from neta.hosting.cluster.leases import Leases
-from neta.hosting.cluster.orphans import adopt_orphans, adopt_orphans_async
+from neta.hosting.cluster.orphans import adopt_orphans
+from neta.hosting.commands import carry_out, send_and_wait
 from neta.hosting.config import HostConfig
-from neta.hosting.engines import database_url, open_bus, open_store, redis_url
-from neta.hosting.live import LiveSession, Outbox
+from neta.hosting.live import Connection, LiveSession, Outbox
+from neta.hosting.parts import agent_of, bus_of, check_config, provider_of, store_of
 from neta.hosting.protocol import (
     ApprovalAnswers,
+    Command,
+    MessageOut,
     PendingQuestion,
+    SendAndWait,
     SessionReady,
     error_frame,
+    frame,
 )
 from neta.hosting.questions import Answer, QuestionRegistry
 from neta.hosting.runs import run_live
 from neta.hosting.save_points import SavingProvider, SessionSaver, guard_tools
 from neta.hosting.session_guards import SessionGuards
-from neta.hosting.store import Store, StoredSession
+from neta.hosting.store import Store, StoredQuestion, StoredSession
 from neta.hosting.waiting_calls import check_waiting
 from neta.messages import Message, waiting_approvals
 from neta.permissions import ApprovalAnswer
-from neta.plugins import NetaPluginManager, create_plugin_manager
+from neta.plugins import create_plugin_manager
 from neta.providers.base import Provider
 from neta.providers.client_pool import ClientPool
-from neta.providers.registry import create_provider
-from neta.runtime.agent import Agent, RunResult
+from neta.runtime.agent import RunResult
 from neta.todos import InMemoryTodoStore
 
 HostEntry = Literal["gateway", "service"]
@@ -81,67 +88,17 @@ class SessionView:
     running: bool
 
 
-def check_config(config: HostConfig) -> None:
-    """Make, then close, the agent (its provider, its toolsets), store and bus a hub would make.
-
-    For a command starting worker processes that each make a hub: a configuration none of them
-    could use is one error here, before any starts. Call it where no event loop runs.
-
-    Raises:
-        NetaError: the provider, the store or the bus cannot be made, or a toolset is unknown.
-    """
-    pm = config.plugin_manager or create_plugin_manager()
-    try:
-        _agent_of(config, pm)
-    finally:  # what plugins started for the check (MCP servers) is the workers' to start
-        pm.release_host()
-    _store_of(config).close()
-    asyncio.run(_bus_of(config).close())
-
-
-def _agent_of(config: HostConfig, pm: NetaPluginManager) -> Agent:
-    """The agent of a hub: its provider made, its toolset names checked."""
-    return Agent(
-        provider=_provider_of(config, pm),
-        model=config.model,
-        toolsets=config.toolsets,
-        deny=config.deny,
-        workspace=config.workspace,
-        plugin_manager=pm,
-        max_turns=config.max_turns,
-        permissions=config.permissions,
-        **config.agent_options,
-    )
-
-
-def _provider_of(config: HostConfig, pm: NetaPluginManager) -> Provider:
-    if config.provider_factory is not None:
-        return config.provider_factory()
-    options = {"model": config.model, **config.provider_options}
-    return create_provider(config.provider, pm, **options)
-
-
-def _store_of(config: HostConfig) -> Store:
-    return open_store(usable_home(config.home or neta_home()), database_url(config.database_url))
-
-
-def _bus_of(config: HostConfig) -> Bus:
-    return open_bus(redis_url(config.redis_url))
-
-
 class SessionHub:
     """Creates, finds, runs and ends sessions for the gateway and the REST service."""
 
     def __init__(self, config: HostConfig) -> None:
         self.config = config
         self.pm = config.plugin_manager or create_plugin_manager()
-        self.agent = _agent_of(config, self.pm)  # a bad provider or toolset fails before the store
-        self.store: Store = _store_of(config)
-        self.bus = _bus_of(config)
+        self.agent = agent_of(config, self.pm)  # a bad provider or toolset fails before the store
+        self.store: Store = store_of(config)
+        self.bus = bus_of(config)
         self.cluster = None if isinstance(self.bus, LocalBus) else Cluster(self, self.bus)
-        self.leases = Leases(
-            self.store, config.lease_seconds, on_beat=lambda: adopt_orphans_async(self)
-        )
+        self.leases = Leases(self.store, config.lease_seconds, on_beat=lambda: adopt_orphans(self))
         self.saver = SessionSaver(self.store, self.leases.owner)
         self.questions = QuestionRegistry()
         self.clients = ClientPool()  # one model-API client per configuration, for every session
@@ -156,73 +113,35 @@ class SessionHub:
         self._idle: OrderedDict[str, None] = OrderedDict()
         self.guards = SessionGuards()
         self._releasing: dict[str, asyncio.Task[None]] = {}
-        # Questions left waiting by a process that is gone can no longer be answered live;
-        # their sessions continue REST-style: the next message is the answer.
-        self.lost_at_start = adopt_orphans(self)
+        self.lost_at_start: list[StoredQuestion] = []
 
     def in_use(self, session_id: str) -> bool:
         """Whether the session runs or has a client here (this process then keeps its lease)."""
         live = self._live.get(session_id)
         return live is not None and live.busy
 
-    def start(self) -> None:
-        """Start the hub's background work (in the server's event loop)."""
+    async def start(self) -> None:
+        """Start the hub's background work (in the server's event loop).
+
+        Questions left waiting by a process that is gone can no longer be answered live: they
+        are noted now (``lost_at_start``), and their sessions continue REST-style (the next
+        message is the answer).
+        """
+        self.lost_at_start = await adopt_orphans(self)
         if self.cluster is not None:
             self.cluster.start()
             self.leases.start()
 
     def _new_provider(self) -> Provider:
-        return _provider_of(self.config, self.pm)
+        return provider_of(self.config, self.pm)
 
     # -- sessions ---------------------------------------------------------------------------
 
-    def create(self, entry: HostEntry) -> LiveSession:
+    async def create(self, entry: HostEntry) -> LiveSession:
         """Start a new session; its id is random and unguessable.
 
-        The caller attaches a client, starts a run, or calls ``release``. The store's calls
-        are made in the calling thread (a script, a test); a server uses ``create_async``.
+        The caller attaches a client, starts a run, or calls ``release``.
         """
-        live = self._open(entry, session_id=None, history=(), todos=None)
-        try:
-            self.store.create(live.session_id, entry)
-            self.leases.claim(live.session_id)
-            self.saver.save(live)
-        except StorageUnavailable:
-            self._live.pop(live.session_id, None)
-            live.closed = True
-            self.agent.end_session(live.session)
-            raise
-        return live
-
-    def get(self, session_id: str) -> LiveSession:
-        """The live session ``session_id``, loaded from disk if needed.
-
-        The caller attaches a client, starts a run, or calls ``release``, before it awaits
-        anything: until then the session is not dropped from memory. The store's calls are
-        made in the calling thread (a script, a test); a server uses ``get_async``.
-
-        Raises:
-            UnknownSession: no such session exists.
-            SessionOwned: another server process runs the session now.
-        """
-        self.leases.claim(session_id)
-        live = self._live.get(session_id)
-        try:
-            stale = live is not None and self.store.version(session_id) != live.version
-            if live is not None and stale and not live.busy:
-                self._drop(live)  # another process took a turn since: this copy is stale
-                live = None
-            if live is None:
-                live = self._load(session_id)
-        except BaseException:
-            if live is None or not live.busy:
-                self.leases.release(session_id)
-            raise
-        self._idle.pop(session_id, None)
-        return live
-
-    async def create_async(self, entry: HostEntry) -> LiveSession:
-        """``create`` without holding up the event loop while the store works."""
         live = self._open(entry, session_id=None, history=(), todos=None)
         try:
             async with self.guards.hold(live.session_id):
@@ -236,11 +155,13 @@ class SessionHub:
             raise
         return live
 
-    async def get_async(self, session_id: str) -> LiveSession:
-        """``get`` without holding up the event loop while the store works.
+    async def get(self, session_id: str) -> LiveSession:
+        """The live session ``session_id``, loaded from disk if needed.
 
-        While it waits on the store it holds the session's guard: another connection or
-        request opening the same session meanwhile waits, and then gets the same copy.
+        The caller attaches a client, starts a run, or calls ``release``, before it awaits
+        anything: until then the session is not dropped from memory. While it waits on the
+        store it holds the session's guard: another connection or request opening the same
+        session meanwhile waits, and then gets the same copy.
 
         Raises:
             UnknownSession: no such session exists.
@@ -270,12 +191,6 @@ class SessionHub:
         self._idle.pop(session_id, None)
         return live
 
-    def _load(self, session_id: str) -> LiveSession:
-        saved = self.store.load(session_id)
-        if saved is None:
-            raise UnknownSession(session_id)
-        return self._loaded(saved)
-
     def _loaded(self, saved: StoredSession) -> LiveSession:
         entry: HostEntry = "gateway" if saved.entry == "gateway" else "service"
         live = self._open(entry, saved.session_id, saved.history, saved.todos)
@@ -283,7 +198,7 @@ class SessionHub:
         live.version = saved.version
         return live
 
-    def view(self, session_id: str) -> SessionView:
+    async def view(self, session_id: str) -> SessionView:
         """The session's history and todo items: from memory while it is used here, else disk.
 
         Raises:
@@ -293,17 +208,6 @@ class SessionHub:
         if live is not None and live.busy:
             history = list(live.session.history)
             return SessionView(session_id, history, live.todo_items(), live.running)
-        saved = self.store.load(session_id)
-        if saved is None:
-            raise UnknownSession(session_id)
-        items = _restored_todos(saved.todos).snapshot().item_dicts()
-        return SessionView(session_id, saved.history, items, running=False)
-
-    async def view_async(self, session_id: str) -> SessionView:
-        """``view`` without holding up the event loop while the store works."""
-        live = self._live.get(session_id)
-        if live is not None and live.busy:
-            return self.view(session_id)
         saved = await self.store.run_calls().load(session_id)
         if saved is None:
             raise UnknownSession(session_id)
@@ -338,6 +242,57 @@ class SessionHub:
         self._live[session.session_id] = live
         return live
 
+    # -- connections ------------------------------------------------------------------------
+
+    async def connect(self, wanted: str | None, last_event_id: str | None) -> Connection:
+        """Open the session a new client connection attaches to: ``wanted``, or a new one.
+
+        ``last_event_id`` is the last frame the client got (several workers): it follows the
+        session's frames after it, else from now. The caller then calls ``listen``.
+
+        Raises:
+            HostError: no such session, or another process runs it and there is no shared bus.
+        """
+        after = last_event_id
+        if self.cluster is not None and wanted and after is None:
+            after = await self.cluster.last_id(wanted)
+        if not wanted:
+            live: LiveSession | None = await self.create("gateway")
+        else:
+            try:
+                live = await self.get(wanted)
+            except SessionOwned:
+                if self.cluster is None or not await self.store.run_calls().exists(wanted):
+                    raise
+                live = None  # another worker runs it
+        session_id = live.session_id if live is not None else wanted or ""
+        return Connection(session_id, live, after)
+
+    async def listen(self, connection: Connection, outbox: Outbox) -> None:
+        """Send the session's frames to ``outbox`` from now on, ``session_ready`` first.
+
+        Until ``disconnect``, the session stays in memory here (when it runs here).
+        """
+        live = connection.live
+        # what the session waits on (as saved, when another worker runs it)
+        ready = await self.session_ready(connection.session_id, here=live is not None)
+        outbox.put(frame("session_ready", connection.session_id, ready))
+        connection.outbox = outbox
+        if live is not None:
+            self.attach(live, outbox)  # before any await, so the session stays in memory
+        if self.cluster is not None:
+            connection.follower = self.cluster.follow(
+                connection.session_id, outbox, connection.after
+            )
+
+    async def disconnect(self, connection: Connection) -> None:
+        """Stop sending to a client that left."""
+        if connection.live is not None and connection.outbox is not None:
+            self.detach(connection.live, connection.outbox)
+        if connection.follower is not None:
+            connection.follower.cancel()
+            await asyncio.wait({connection.follower})
+
     def attach(self, live: LiveSession, outbox: Outbox) -> None:
         """Send the session's events to a client from now on."""
         live.outboxes.add(outbox)
@@ -357,15 +312,15 @@ class SessionHub:
             return
         if self.store.remote and self._in_loop():
             # the store call waits in a task of its own, under the session's guard
-            task = asyncio.create_task(self.release_async(live), name="neta-release")
+            task = asyncio.create_task(self._release_off_loop(live), name="neta-release")
             self._releasing[live.session_id] = task
             task.add_done_callback(lambda _: self._forget_release(live.session_id, task))
             return
         self.leases.release(live.session_id)  # another process may take it over now
         self._rest(live)
 
-    async def release_async(self, live: LiveSession) -> None:
-        """``release`` without holding up the event loop while the store works."""
+    async def _release_off_loop(self, live: LiveSession) -> None:
+        """``release``, its store call awaited (under the session's guard)."""
         async with self.guards.hold(live.session_id):
             if not self._idle_now(live):
                 return  # opened again meanwhile
@@ -465,6 +420,53 @@ class SessionHub:
         await self.store.run_calls().close()
         self.store.close()
 
+    # -- commands -----------------------------------------------------------------------------
+
+    @overload
+    async def act(
+        self,
+        session_id: str,
+        command: SendAndWait,
+        *,
+        via: Connection | None = None,
+        forwarded: bool = False,
+    ) -> MessageOut: ...
+
+    @overload
+    async def act(
+        self,
+        session_id: str,
+        command: Command,
+        *,
+        via: Connection | None = None,
+        forwarded: bool = False,
+    ) -> None: ...
+
+    async def act(
+        self,
+        session_id: str,
+        command: Command | SendAndWait,
+        *,
+        via: Connection | None = None,
+        forwarded: bool = False,
+    ) -> MessageOut | None:
+        """Carry out a client's command on the session, here or on the worker running it.
+
+        ``SendAndWait`` answers with the run's outcome once it ends; every other command
+        with nothing once it is carried out (``SendMessage`` once its run started). ``via``
+        is the connection the command came on (``connect``); ``forwarded`` says another
+        worker sent the command here, finding that this one owns the session.
+
+        Raises:
+            HostError: the command was refused (here or by the worker running the session):
+                ``busy``, ``unknown_session``, ``session_owned``, ``unknown_request``,
+                ``not_running``, ``owner_unreachable``...
+        """
+        if isinstance(command, SendAndWait):
+            return await send_and_wait(self, session_id, command)
+        await carry_out(self, session_id, command, via=via, forwarded=forwarded)
+        return None
+
     # -- runs -------------------------------------------------------------------------------
 
     def start_run(
@@ -477,7 +479,7 @@ class SessionHub:
     ) -> asyncio.Task[RunResult]:
         """Start a run of ``text`` in the background; its events go to the session's clients.
 
-        ``claimed`` says the caller just claimed the session's lease (``get_async``,
+        ``claimed`` says the caller just claimed the session's lease (``get``,
         ``Leases.claim_async``) without an await since: it is not claimed again here.
         ``approvals`` answer the calls the session's last run left waiting for approval (by
         request id: the call's id); they run (or are denied) first, then ``text``, which may
@@ -589,9 +591,10 @@ class SessionHub:
             pending_approvals=[q.approval for q in saved if q.approval is not None],
         )
 
-    async def tell_lost_questions(self, live: LiveSession) -> None:
+    async def tell_lost_questions(self, connection: Connection) -> None:
         """Tell the session's clients which of its questions a restart ended (once)."""
-        await self.clarify.tell_lost(live)
+        if connection.live is not None:
+            await self.clarify.tell_lost(connection.live)
 
 
-__all__ = ["HostConfig", "LiveSession", "SessionHub", "SessionView"]
+__all__ = ["Connection", "HostConfig", "LiveSession", "SessionHub", "SessionView", "check_config"]

@@ -82,3 +82,18 @@ class LiveSession:
         """The session's todo items as plain data (none without a todo store)."""
         todo_store = self.session.context.todo_store
         return todo_store.snapshot().item_dicts() if todo_store is not None else []
+
+
+@dataclass(eq=False)
+class Connection:
+    """A client connection to a session (``SessionHub.connect``).
+
+    ``live`` is the session in memory here, or ``None`` when another worker runs it (several
+    workers); the connection's frames then come from the bus.
+    """
+
+    session_id: str
+    live: LiveSession | None
+    after: str | None
+    outbox: Outbox | None = None
+    follower: asyncio.Task[None] | None = None

@@ -42,12 +42,18 @@ its ``requestId`` is then the call's id, and the next message answers it (``Mess
 REST (``/v1``) takes and returns the models at the end of this module (``MessageIn``,
 ``MessageOut``, ``NewSession``, ``SessionOut``); a refusal is ``{"detail", "code"}`` with the
 status the same table gives.
+
+Both host apps act on a session through ``SessionHub.act`` with one of the commands below
+(``SendMessage``, ``SendAndWait``, ``AnswerQuestion``, ``Approve``, ``Cancel``); on a host of
+several workers the hub sends a command to the worker running the session as JSON
+(``command_json``).
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -475,3 +481,114 @@ class Refusal(BaseModel):
 
     detail: str
     code: str
+
+
+# -- host app → hub (``SessionHub.act``) --------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SendMessage:
+    """Start a run of ``text``; its events go to the session's clients.
+
+    ``approvals`` answer the calls the session's last run left waiting for approval (by
+    request id); they run (or are denied) first, then ``text``, which may then be empty.
+    """
+
+    text: str
+    approvals: ApprovalAnswers | None = None
+
+
+@dataclass(frozen=True)
+class SendAndWait:
+    """Run ``text`` (as ``SendMessage``) to its end; ``act`` answers with the run's outcome."""
+
+    text: str
+    approvals: ApprovalAnswers | None = None
+
+
+@dataclass(frozen=True)
+class AnswerQuestion:
+    """Answer the pending question ``request_id`` (or an approval, in words)."""
+
+    request_id: str
+    answer: str
+
+
+@dataclass(frozen=True)
+class Approve:
+    """Answer the pending approval ``request_id``: run the call, or not (and why)."""
+
+    request_id: str
+    choice: Choice
+    reason: str = ""
+
+    def answer(self) -> ApprovalAnswer:
+        """The answer it gives."""
+        return ApprovalAnswer(self.choice, self.reason)
+
+
+@dataclass(frozen=True)
+class Cancel:
+    """Cancel the session's run."""
+
+
+Command = SendMessage | AnswerQuestion | Approve | Cancel
+"""A command ``SessionHub.act`` carries out and answers with nothing."""
+
+
+def command_of(incoming: UserMessage | ClarifyResponse | ApprovalResponse | CancelRun) -> Command:
+    """The command a client frame gives."""
+    if isinstance(incoming, UserMessage):
+        return SendMessage(incoming.text)
+    if isinstance(incoming, ClarifyResponse):
+        return AnswerQuestion(incoming.request_id, incoming.answer)
+    if isinstance(incoming, ApprovalResponse):
+        return Approve(incoming.request_id, incoming.choice, incoming.reason)
+    return Cancel()
+
+
+def command_json(command: Command) -> dict[str, Any]:
+    """``command`` as JSON, for the worker running the session."""
+    if isinstance(command, SendMessage):
+        sent: dict[str, Any] = {"type": "message", "text": command.text}
+        if command.approvals:
+            sent["approvals"] = answers_json(command.approvals)
+        return sent
+    if isinstance(command, AnswerQuestion):
+        return {
+            "type": "clarify_response",
+            "requestId": command.request_id,
+            "answer": command.answer,
+        }
+    if isinstance(command, Approve):
+        return {
+            "type": "approval_response",
+            "requestId": command.request_id,
+            "choice": command.choice,
+            "reason": command.reason,
+        }
+    return {"type": "cancel_run"}
+
+
+def command_from_json(raw: Mapping[str, Any]) -> Command:
+    """A command read back from ``command_json``.
+
+    Raises:
+        BadFrame: its approvals, or its approval answer, are not valid.
+        HostError: ``unknown_type``, it is no command.
+    """
+    kind = raw.get("type")
+    if kind == "message":
+        approvals = answers_from_json(raw.get("approvals"))
+        return SendMessage(str(raw.get("text", "")), approvals or None)
+    if kind == "clarify_response":
+        return AnswerQuestion(str(raw.get("requestId")), str(raw.get("answer")))
+    if kind == "approval_response":
+        try:
+            answered = ApprovalResponse.model_validate(raw)
+        except ValidationError as exc:
+            raise BadFrame(f"approval_response: {exc.errors()[0]['msg']}") from None
+        return Approve(answered.request_id, answered.choice, answered.reason)
+    if kind == "cancel_run":
+        return Cancel()
+    raise HostError(f"unknown command {kind!r}", code="unknown_type")

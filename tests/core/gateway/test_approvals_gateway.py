@@ -4,6 +4,8 @@ A real uvicorn server, a real websockets client, the real ``patch`` tool on a fi
 workspace, and the default mode (``ask``: every edit asks first).
 """
 
+import asyncio
+
 import pytest
 
 from tests import http_clients
@@ -109,7 +111,7 @@ def test_a_denied_edit_leaves_the_file_untouched_and_the_model_reads_the_reason(
 
     drive(scenario())
     assert app_py.read_text() == BEFORE
-    history = server.hub.view(next(iter(server.hub._live))).history
+    history = asyncio.run(server.hub.view(next(iter(server.hub._live)))).history
     [denied] = [m for m in history if m.role == "tool"]
     assert denied.permission["action"] == "deny"
     assert denied.permission["reason"] == "keep it short"

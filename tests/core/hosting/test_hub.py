@@ -69,7 +69,7 @@ def hub_for(tmp_path):
 def test_answer_arriving_while_the_run_is_cancelled_is_expired_not_swallowed(hub_for):
     async def scenario():
         hub = hub_for([ASK, {"text": "never"}])
-        live = hub.create("gateway")
+        live = await hub.create("gateway")
         out = Frames()
         live.outboxes.add(out)
         hub.start_run(live, "go")
@@ -92,7 +92,7 @@ def test_answer_landing_as_the_question_times_out_wins_and_is_announced_once(hub
         hub = hub_for(
             [ASK, {"text": "ok", "expect": {"last_message_contains": "red"}}], clarify_timeout=0.05
         )
-        live = hub.create("gateway")
+        live = await hub.create("gateway")
         out = Frames()
         live.outboxes.add(out)
         close = hub.questions.close
@@ -119,7 +119,7 @@ def test_user_message_tool_calls_and_todos_are_on_disk_while_the_run_is_still_go
 ):
     async def scenario():
         hub = hub_for([PLAN, {"text": "late", "delay": 30}])
-        live = hub.create("service")
+        live = await hub.create("service")
         out = Frames()
         live.outboxes.add(out)
         hub.start_run(live, "paint the fence")
@@ -143,7 +143,7 @@ def test_user_message_tool_calls_and_todos_are_on_disk_while_the_run_is_still_go
 def test_saving_rewrites_only_what_changed(hub_for):
     async def scenario():
         hub = hub_for([{"text": "one"}, {"text": "two"}])
-        live = hub.create("service")
+        live = await hub.create("service")
         await hub.start_run(live, "first")
         written = []
         save = hub.store.save
@@ -164,12 +164,12 @@ def test_saving_rewrites_only_what_changed(hub_for):
 def test_idle_sessions_are_dropped_from_memory_but_never_while_running_or_connected(hub_for):
     async def scenario():
         hub = hub_for([{"text": "slow", "delay": 0.2}], max_idle_sessions=0)
-        connected = hub.create("gateway")
+        connected = await hub.create("gateway")
         out = Frames()
         hub.attach(connected, out)
-        running = hub.create("service")
+        running = await hub.create("service")
         run = hub.start_run(running, "hi")
-        idle = hub.create("service")
+        idle = await hub.create("service")
         hub.release(idle)
         assert set(hub._live) == {connected.session_id, running.session_id}
         await run
@@ -177,7 +177,7 @@ def test_idle_sessions_are_dropped_from_memory_but_never_while_running_or_connec
         assert set(hub._live) == {connected.session_id}
         hub.detach(connected, out)
         assert hub._live == {}
-        again = hub.get(running.session_id)
+        again = await hub.get(running.session_id)
         assert [m.content for m in again.session.history] == ["hi", "slow"]
         with pytest.raises(UnknownSession):
             hub.start_run(running, "the dropped copy must not run")
@@ -190,7 +190,7 @@ def test_question_that_cannot_be_saved_stops_the_run_and_leaves_nothing_pending(
     async def scenario():
         model = ScriptedProvider([ASK, {"text": "asked nobody"}])
         hub = hub_for([], provider_factory=lambda: model)
-        live = hub.create("gateway")
+        live = await hub.create("gateway")
         out = Frames()
         live.outboxes.add(out)
 
@@ -249,7 +249,7 @@ def test_answer_to_a_question_whose_asker_was_just_cancelled_is_expired():
 def test_shutdown_ends_waiting_questions_as_server_restarted_and_leaves_no_task(hub_for):
     async def scenario():
         hub = hub_for([ASK, {"text": "never"}])
-        live = hub.create("gateway")
+        live = await hub.create("gateway")
         out = Frames()
         live.outboxes.add(out)
         run = hub.start_run(live, "go")
@@ -282,6 +282,6 @@ def test_agent_options_reach_the_hosted_agent(tmp_path):
     try:
         assert hub.agent.crew_depth == 0
         assert hub.agent.tool_timeout == 7.5
-        assert hub.create("service").session.context.crew_runner is None
+        assert asyncio.run(hub.create("service")).session.context.crew_runner is None
     finally:
         hub.store.close()

@@ -24,7 +24,7 @@ def test_sessions_of_a_host_share_one_pooled_connection_closed_at_shutdown(tmp_p
                     plugin_manager=builtin_pm(),
                 )
             )
-            first, second = hub.create("service"), hub.create("service")
+            first, second = await hub.create("service"), await hub.create("service")
             for live in (first, second, first, second):
                 result = await hub.start_run(live, "hi")
                 assert result.outcome == "completed", result.reason

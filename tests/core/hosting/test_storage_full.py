@@ -130,7 +130,7 @@ def test_a_tool_call_that_cannot_be_saved_stops_the_run_before_the_tool_runs(ser
     assert not (tmp_path / "ws" / "out.txt").exists()
     assert model.remaining == 1
     assert len(saved_history(tmp_path, sid)) == 1  # the user's message; no half turn
-    view = server.hub.view(sid)
+    view = asyncio.run(server.hub.view(sid))
     assert len(view.history) == len(saved_history(tmp_path, sid))  # memory says what disk has
 
 
@@ -199,4 +199,4 @@ def test_a_reply_that_cannot_be_saved_ends_the_run_as_an_error_after_telling_why
     sid = drive(scenario())
     assert model.remaining == 0  # the reply was made, and could not be saved
     assert len(saved_history(tmp_path, sid)) == 1  # the user's message; not the reply
-    assert len(server.hub.view(sid).history) == 1
+    assert len(asyncio.run(server.hub.view(sid)).history) == 1

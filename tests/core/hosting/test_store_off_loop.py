@@ -62,8 +62,8 @@ def _hub(tmp_path: Path, url: str, turns: list[object]) -> SessionHub:
 def test_a_save_waiting_on_the_database_does_not_hold_up_the_event_loop(tmp_path, postgres_url):
     async def main() -> None:
         hub = _hub(tmp_path, postgres_url, [{"text": "done"}])
-        hub.start()
-        live = hub.create("service")
+        await hub.start()
+        live = await hub.create("service")
         holder = _hold_table(postgres_url, "messages")  # the run's saves wait for it
         run = hub.start_run(live, "hi")
         gap = await _largest_gap(HELD_SECONDS / 2)
@@ -84,8 +84,8 @@ def test_a_question_saved_while_the_database_waits_does_not_hold_up_the_event_lo
 ):
     async def main() -> None:
         hub = _hub(tmp_path, postgres_url, [ASK, {"text": "blue then"}])
-        hub.start()
-        live = hub.create("gateway")
+        await hub.start()
+        live = await hub.create("gateway")
         run = hub.start_run(live, "pick")
         while not hub.pending_questions(live.session_id):
             await asyncio.sleep(0.01)

@@ -73,7 +73,7 @@ def test_a_server_starting_leaves_the_questions_of_a_running_one_alone(serve, tm
         return sid
 
     sid = drive(scenario())
-    history = first.hub.view(sid).history
+    history = asyncio.run(first.hub.view(sid)).history
     assert [m.role for m in history] == ["user", "assistant", "tool", "assistant"]
     assert history[2].content == "User answered: blue"
 
@@ -116,7 +116,7 @@ def test_a_dead_servers_sessions_are_free_once_its_lease_expires_and_a_live_ones
 
     async def die_while_connected():
         hub = SessionHub(config())
-        live = hub.create("gateway")
+        live = await hub.create("gateway")
         hub.attach(live, _Nowhere())
         return live.session_id  # the loop ends here: no more heartbeats, nothing released
 

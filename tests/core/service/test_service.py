@@ -177,6 +177,7 @@ def test_question_left_in_the_store_by_a_crash_is_lost_at_start(tmp_path):
         )
     )
     try:
+        asyncio.run(hub.start())
         assert hub.lost_at_start == [StoredQuestion("r1", "s1", "Which?", ["a", "b"])]
         assert hub.store.lose_questions() == []
         assert hub.pending_questions("s1") == []

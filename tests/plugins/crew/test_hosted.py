@@ -43,11 +43,11 @@ def test_hosted_child_events_reach_the_parents_clients_tagged_with_the_child(tmp
 
     async def scenario():
         hub = hub_with(tmp_path, router, permissions="auto")
-        live = hub.create("gateway")
+        live = await hub.create("gateway")
         out = Frames()
         hub.attach(live, out)
         result = await hub.start_run(live, "go")
-        view = hub.view(live.session_id)
+        view = await hub.view(live.session_id)
         await hub.shutdown()
         return live.session_id, result, out.frames, view
 
@@ -80,7 +80,7 @@ def test_hosted_run_cancelled_during_a_delegation_stops_and_ends_the_child(tmp_p
 
     async def scenario():
         hub = hub_with(tmp_path, router, toolsets=["slow"], permissions="auto")
-        live = hub.create("gateway")
+        live = await hub.create("gateway")
         out = Frames()
         hub.attach(live, out)
         run = hub.start_run(live, "go")

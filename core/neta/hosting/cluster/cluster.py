@@ -27,32 +27,19 @@ import asyncio
 import contextlib
 import logging
 import secrets
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from pydantic import ValidationError
-
-from neta.errors import (
-    AnswerRefused,
-    BadFrame,
-    HostError,
-    SessionOwned,
-    StorageUnavailable,
-    UnknownSession,
-)
+from neta.errors import HostError, StorageUnavailable, UnknownSession
 from neta.events import RunFinished
 from neta.hosting.clarify_bridge import lost_frame
 from neta.hosting.cluster.bus import Bus, Command, Frame, id_key
 from neta.hosting.cluster.leases import Leases
-from neta.hosting.live import LiveSession, Outbox
-from neta.hosting.protocol import (
-    ApprovalAnswers,
-    ApprovalResponse,
-    answers_from_json,
-    answers_json,
-    event_frame,
-)
-from neta.hosting.questions import Answer, QuestionRegistry
+from neta.hosting.live import Outbox
+from neta.hosting.protocol import Command as HubCommand
+from neta.hosting.protocol import command_from_json, event_frame
+from neta.hosting.questions import QuestionRegistry
 from neta.hosting.store import Store, StoredQuestion
 from neta.messages import Message, close_interrupted_calls
 
@@ -133,30 +120,8 @@ class ClusterHub(Protocol):
     def questions(self) -> QuestionRegistry:
         """The questions asked here, and the tombstones of closed ones."""
 
-    async def get_async(self, session_id: str) -> LiveSession:
-        """The live session, loaded and claimed here (``SessionHub.get_async``)."""
-
-    def start_run(
-        self,
-        live: LiveSession,
-        text: str,
-        *,
-        claimed: bool = False,
-        approvals: ApprovalAnswers | None = None,
-    ) -> object:
-        """Start a run of ``text`` in the session (``SessionHub.start_run``)."""
-
-    def release(self, live: LiveSession) -> None:
-        """Note that ``live`` may have become idle (``SessionHub.release``)."""
-
-    def answer(self, live: LiveSession, request_id: str, answer: Answer) -> None:
-        """Deliver an answer to a question of the session (``SessionHub.answer``)."""
-
-    async def approve(self, live: LiveSession, request_id: str, answer: Answer) -> None:
-        """Deliver an answer to an approval of the session (``SessionHub.approve``)."""
-
-    async def cancel_run(self, live: LiveSession) -> bool:
-        """Cancel the session's run, if any; whether there was one (``SessionHub.cancel_run``)."""
+    async def act(self, session_id: str, command: HubCommand, *, forwarded: bool) -> None:
+        """Carry out a command another worker sent here (``SessionHub.act``)."""
 
 
 class Cluster:
@@ -292,20 +257,19 @@ class Cluster:
 
     # -- commands -------------------------------------------------------------------------------
 
-    async def act(self, session_id: str, command: Command) -> bool:
-        """Carry out a client's command on the session, here or on its owner.
+    async def route(self, session_id: str, command: Command) -> bool:
+        """Send a client's command to the worker owning the session, if another one does.
 
-        Returns whether it was carried out by another worker.
+        Returns whether it was carried out there; if not, the caller carries it out here.
 
         Raises:
-            HostError: the command was refused (here or by the owner), or the owner did not
-                answer within ``REPLY_SECONDS`` (``owner_unreachable``).
+            HostError: the owner refused the command, or did not answer within
+                ``REPLY_SECONDS`` (``owner_unreachable``).
         """
         owner = await self.hub.store.run_calls().owner(session_id)
         if owner is not None and owner != self.me:
             await self._ask(owner, {**command, "sessionId": session_id})
             return True
-        await self._carry_out(session_id, command)
         return False
 
     async def _ask(self, owner: str, command: Command) -> None:
@@ -327,22 +291,20 @@ class Cluster:
             raise HostError(str(error.get("message")), code=str(error.get("code")))
 
     async def run_on_owner(
-        self, session_id: str, text: str, approvals: ApprovalAnswers | None = None
+        self, session_id: str, start: Callable[[], Awaitable[None]]
     ) -> list[Frame]:
-        """Run ``text`` in the session wherever it is owned; the run's frames, to its end.
+        """Start a run of the session wherever it is owned (``start``); its frames, to its end.
 
-        ``approvals`` answer the calls the session's last run left waiting (``start_run``).
+        The session's stream is followed from before ``start``, so no frame of the run is
+        missed.
 
         Raises:
             HostError: the owner refused the message (``busy``, ``unknown_request``...).
         """
         collected = _Collector()
         follower = self.follow(session_id, collected, await self.bus.last_id(session_id))
-        command: Command = {"type": "message", "text": text}
-        if approvals:
-            command["approvals"] = answers_json(approvals)
         try:
-            await self.act(session_id, command)
+            await start()
             frames: list[Frame] = []
             while True:
                 item = await collected.queue.get()
@@ -389,7 +351,7 @@ class Cluster:
         session_id = str(command.get("sessionId", ""))
         reply: Command = {"type": "reply", "ticket": command.get("ticket")}
         try:
-            await self._carry_out(session_id, command)
+            await self.hub.act(session_id, command_from_json(command), forwarded=True)
         except HostError as exc:
             reply["error"] = {"code": exc.code, "message": str(exc)}
         except Exception:  # one bad command must not stop the inbox
@@ -401,44 +363,6 @@ class Cluster:
                 await self.bus.send(str(sender), reply)
             except StorageUnavailable as exc:  # the sender times out and says so
                 _log.warning("could not reply to worker %s: %s", sender, exc)
-
-    async def _carry_out(self, session_id: str, command: Command) -> None:
-        kind = command.get("type")
-        if kind == "message":
-            approvals = answers_from_json(command.get("approvals"))
-            running = await self.hub.get_async(session_id)
-            try:
-                text = str(command.get("text", ""))
-                self.hub.start_run(running, text, claimed=True, approvals=approvals or None)
-            except BaseException:
-                self.hub.release(running)
-                raise
-            return
-        live = await self._here(session_id)
-        if kind in ("clarify_response", "approval_response") and live is None:
-            raise AnswerRefused(f"no question {command.get('requestId')!r} waits")
-        if kind == "clarify_response" and live is not None:
-            self.hub.answer(live, str(command.get("requestId")), str(command.get("answer")))
-        elif kind == "approval_response" and live is not None:
-            try:
-                answered = ApprovalResponse.model_validate(command)
-            except ValidationError as exc:
-                raise BadFrame(f"approval_response: {exc.errors()[0]['msg']}") from None
-            await self.hub.approve(live, answered.request_id, answered.answer())
-        elif kind == "cancel_run":
-            if live is None or not await self.hub.cancel_run(live):
-                raise HostError("no run to cancel", code="not_running")
-        else:
-            raise HostError(f"unknown command {kind!r}", code="unknown_type")
-
-    async def _here(self, session_id: str) -> LiveSession | None:
-        try:
-            live = await self.hub.get_async(session_id)
-        except (SessionOwned, UnknownSession):
-            return None
-        if not live.busy:
-            self.hub.release(live)
-        return live
 
     # -- a worker that died ------------------------------------------------------------------
 

@@ -51,37 +51,11 @@ def _by_session(lost: list[StoredQuestion]) -> dict[str, list[StoredQuestion]]:
     return by_session
 
 
-def adopt_orphans(hub: OrphanHub) -> list[StoredQuestion]:
+async def adopt_orphans(hub: OrphanHub) -> list[StoredQuestion]:
     """Note the questions a process that is gone left waiting; return them.
 
-    Made with the store's blocking calls: for a hub that does not serve yet (its start).
-    """
-    lost = hub.store.lose_questions()
-    for session_id, questions in _by_session(lost).items():
-        try:
-            hub.leases.claim(session_id)
-        except HostError:  # taken over meanwhile, or deleted: its new owner decides
-            continue
-        try:
-            saved = hub.store.load(session_id)
-            if saved is not None and note_lost_questions(saved.history, questions):
-                hub.store.save(session_id, saved.history, owner=hub.leases.owner)
-            if hub.cluster is not None:
-                hub.cluster.tell_lost(session_id, questions)
-        except HostError as exc:
-            _log.warning("could not note lost questions of %s: %s", session_id, exc)
-        finally:
-            if not hub.in_use(session_id):
-                hub.leases.release(session_id)
-    if hub.cluster is not None:
-        hub.cluster.sweep()  # after the questions' frames: then the runs' ends
-    return lost
-
-
-async def adopt_orphans_async(hub: OrphanHub) -> None:
-    """``adopt_orphans`` without holding up the event loop (at each heartbeat).
-
-    Each session is noted under its guard, so no connection opens it meanwhile.
+    A hub does this when it starts and, on a host of several workers, at each heartbeat. Each
+    session is noted under its guard, so no connection opens it meanwhile.
     """
     calls = hub.store.run_calls()
     lost = await calls.lose_questions()
@@ -104,3 +78,4 @@ async def adopt_orphans_async(hub: OrphanHub) -> None:
                     await hub.leases.release_async(session_id)
     if hub.cluster is not None:
         hub.cluster.sweep()  # after the questions' frames: then the runs' ends
+    return lost
