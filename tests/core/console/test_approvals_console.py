@@ -6,6 +6,7 @@ import os
 
 import pytest
 
+from tests.core.approval_edit import AFTER, BEFORE
 from tests.core.console.harness import (
     browser_missing,
     chromium,
@@ -27,8 +28,6 @@ if missing is None:
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
-BEFORE = "def greet():\n    return 'hi'\n"
-AFTER = "def greet():\n    return 'hello'\n"
 HTML = "<img src=x onerror=alert(1)>\n<b>bold</b>\n"
 SCRIPTS = {
     "edit": [

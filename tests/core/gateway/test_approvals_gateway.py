@@ -6,34 +6,9 @@ workspace, and the default mode (``ask``: every edit asks first).
 
 import asyncio
 
-import pytest
-
 from tests import http_clients
+from tests.core.approval_edit import AFTER, BEFORE, PATCH
 from tests.core.hosting.server_harness import ASK, drive, open_client, wait_until
-
-BEFORE = "def greet():\n    return 'hi'\n"
-AFTER = "def greet():\n    return 'hello'\n"
-PATCH = {
-    "tool_calls": [
-        {
-            "name": "patch",
-            "arguments": {
-                "path": "app.py",
-                "old_string": "return 'hi'",
-                "new_string": "return 'hello'",
-            },
-        }
-    ]
-}
-
-
-@pytest.fixture
-def app_py(tmp_path):
-    """The workspace's ``app.py`` (the ``serve`` fixture's workspace is ``tmp_path / "ws"``)."""
-    path = tmp_path / "ws" / "app.py"
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(BEFORE)
-    return path
 
 
 def without_agent_id(data):

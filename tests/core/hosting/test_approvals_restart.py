@@ -1,33 +1,9 @@
 """An approval pending when the server restarts: the client is told, the call did not run."""
 
-import pytest
-
 from neta.hosting.clarify_bridge import APPROVAL_RESTART_NOTE
 from tests import http_clients
+from tests.core.approval_edit import BEFORE, PATCH
 from tests.core.hosting.server_harness import drive, open_client
-
-BEFORE = "def greet():\n    return 'hi'\n"
-PATCH = {
-    "tool_calls": [
-        {
-            "name": "patch",
-            "arguments": {
-                "path": "app.py",
-                "old_string": "return 'hi'",
-                "new_string": "return 'hello'",
-            },
-        }
-    ]
-}
-
-
-@pytest.fixture
-def app_py(tmp_path):
-    """The workspace's ``app.py`` (the ``serve`` fixture's workspace is ``tmp_path / "ws"``)."""
-    path = tmp_path / "ws" / "app.py"
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(BEFORE)
-    return path
 
 
 def test_an_approval_pending_at_a_restart_is_resolved_as_server_restarted_and_never_runs(

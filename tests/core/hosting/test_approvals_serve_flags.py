@@ -3,11 +3,10 @@
 import pytest
 
 from tests import http_clients
+from tests.core.approval_edit import AFTER, BEFORE
 from tests.core.cli.cli_runner import run_neta
 from tests.services import bearer, start_neta_serve
 
-BEFORE = "def greet():\n    return 'hi'\n"
-AFTER = "def greet():\n    return 'hello'\n"
 TURNS = [
     {
         "tool_calls": [

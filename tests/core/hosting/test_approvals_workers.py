@@ -17,6 +17,7 @@ import pytest
 
 from neta.hosting.clarify_bridge import APPROVAL_RESTART_NOTE
 from tests import http_clients
+from tests.core.approval_edit import AFTER, BEFORE, PATCH
 from tests.core.hosting.server_harness import drive, open_client
 from tests.services import (
     SERVE_TOKEN,
@@ -26,20 +27,6 @@ from tests.services import (
     wait_until_serving,
 )
 
-BEFORE = "def greet():\n    return 'hi'\n"
-AFTER = "def greet():\n    return 'hello'\n"
-PATCH = {
-    "tool_calls": [
-        {
-            "name": "patch",
-            "arguments": {
-                "path": "app.py",
-                "old_string": "return 'hi'",
-                "new_string": "return 'hello'",
-            },
-        }
-    ]
-}
 A_TURNS = [PATCH, {"text": "Patched on A."}]
 B_TURNS = [{"text": "Patched on B."}]  # B only ever goes on after A's edit
 SCENARIO_SECONDS = 60

@@ -4,33 +4,8 @@ A real uvicorn server, an HTTP client, the real ``patch`` tool on a file in the 
 the default mode (``ask``: every edit asks first).
 """
 
-import pytest
-
 from tests import http_clients
-
-BEFORE = "def greet():\n    return 'hi'\n"
-AFTER = "def greet():\n    return 'hello'\n"
-PATCH = {
-    "tool_calls": [
-        {
-            "name": "patch",
-            "arguments": {
-                "path": "app.py",
-                "old_string": "return 'hi'",
-                "new_string": "return 'hello'",
-            },
-        }
-    ]
-}
-
-
-@pytest.fixture
-def app_py(tmp_path):
-    """The workspace's ``app.py`` (the ``serve`` fixture's workspace is ``tmp_path / "ws"``)."""
-    path = tmp_path / "ws" / "app.py"
-    path.parent.mkdir(exist_ok=True)
-    path.write_text(BEFORE)
-    return path
+from tests.core.approval_edit import AFTER, BEFORE, PATCH
 
 
 def test_an_edit_waits_unmade_until_the_next_request_approves_it(serve, app_py):
