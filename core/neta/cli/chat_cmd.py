@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import signal
 import sys
 from collections.abc import Callable, Iterator
@@ -19,6 +20,7 @@ from neta.cli.clarify_prompt import QuestionInterrupt
 from neta.cli.context import report_problems
 from neta.cli.conversations import Conversations
 from neta.cli.options import (
+    AgentOptions,
     AllowRuleOpt,
     ApiKeyFileOpt,
     ApiKeyOpt,
@@ -39,9 +41,6 @@ from neta.cli.options import (
     ToolsetOpt,
     TurnTimeoutOpt,
     WorkspaceOpt,
-    api_key_option,
-    permissions_for,
-    sandbox_for,
 )
 from neta.cli.render import EventRenderer, keep_waiting_notice
 from neta.cli.run_cmd import (
@@ -103,18 +102,20 @@ def chat(
     Edits and commands ask before they run (--mode, --allow, --ask and --deny-rule change
     what asks; `neta permissions` lists the rules in force).
     """
-    permissions = permissions_for(mode, allow, ask, deny_rule)
-    api_key = api_key_option(api_key, api_key_file)
+    options = AgentOptions.from_flags(
+        provider=provider, model=model, base_url=base_url, api_key=api_key,
+        api_key_file=api_key_file, script=script, workspace=workspace, toolset=toolset,
+        deny=deny, only=only, max_turns=max_turns, max_tries=max_tries,
+        model_timeout=model_timeout, turn_timeout=turn_timeout, sandbox=sandbox,
+        network=network, mode=mode, allow=allow, ask=ask, deny_rule=deny_rule,
+    )  # fmt: skip
+    options.permissions()  # a mistake in a rule is told before anything starts
     conversations = Conversations()
     try:
         where = (workspace or Path.cwd()).resolve()
         history, stored_id = resume(conversations, where, continue_, session_id)
         settle_trust(where, ask=True)
-        agent = build_agent(
-            ctx, provider, model, base_url, api_key, script, where, toolset, deny, max_turns,
-            max_tries, only=only, model_timeout=model_timeout, turn_timeout=turn_timeout,
-            sandbox=sandbox_for(sandbox, network), permissions=permissions,
-        )  # fmt: skip
+        agent = build_agent(ctx, dataclasses.replace(options, workspace=where))
         interrupt = QuestionInterrupt()
         session = new_terminal_session(
             agent, interactive=True, history=history, session_id=stored_id, interrupt=interrupt

@@ -11,6 +11,7 @@ from typing import Any
 
 import typer
 
+from neta.cli.options import AgentOptions
 from neta.cli.trust_notice import settle_trust
 from neta.plugins import NetaPluginManager
 from neta.runtime.agent import Agent, AgentSession
@@ -55,45 +56,26 @@ def _encodable(text: str) -> bool:
     return True
 
 
-def cli_agent(
-    pm: NetaPluginManager,
-    workspace: Path | None,
-    *,
-    entry: EntryKind = "cli",
-    toolsets: list[str] | None = None,
-    deny: list[str] | None = None,
-    only: list[str] | None = None,
-) -> Agent:
+def cli_agent(pm: NetaPluginManager, options: AgentOptions, *, entry: EntryKind = "cli") -> Agent:
     """An agent without a model, for the commands that inspect or call tools by hand.
 
-    Its sessions start exactly as ``neta run``'s do: plugins equip them, toolsets resolve.
-    A workspace whose own configuration is not trusted is used without it, as one line says.
+    Of ``options`` only the workspace and the toolsets count. Its sessions start exactly as
+    ``neta run``'s do: plugins equip them, toolsets resolve. A workspace whose own
+    configuration is not trusted is used without it, as one line says.
     """
-    settle_trust(workspace or Path.cwd(), ask=False)
-    return Agent(
-        provider=None,
-        plugin_manager=pm,
-        workspace=workspace or Path.cwd(),
-        entry=entry,
-        toolsets=toolsets or (),
-        deny=deny or (),
-        preset=only or None,
-    )
+    settle_trust(options.workspace or Path.cwd(), ask=False)
+    return Agent(provider=None, plugin_manager=pm, entry=entry, **options.workspace_and_toolsets())
 
 
 @contextlib.contextmanager
 def cli_session(
-    pm: NetaPluginManager,
-    workspace: Path | None,
-    *,
-    clarify: ClarifyFn | None = None,
-    **options: Any,
+    pm: NetaPluginManager, options: AgentOptions, *, clarify: ClarifyFn | None = None
 ) -> Iterator[AgentSession]:
-    """A new session of ``cli_agent(pm, workspace, **options)``, ended (plugins told) on exit.
+    """A new session of ``cli_agent(pm, options)``, ended (plugins told) on exit.
 
     ``clarify``: how the session asks the user (none: clarify degrades).
     """
-    agent = cli_agent(pm, workspace, **options)
+    agent = cli_agent(pm, options)
     session = agent.new_session(clarify=clarify)
     try:
         yield session

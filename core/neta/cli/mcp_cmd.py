@@ -14,6 +14,7 @@ from neta.cli.context import plugin_manager, report_problems
 from neta.cli.mcp_clients import ClientSessions
 from neta.cli.mcp_server import ServedSession, SessionServer
 from neta.cli.options import (
+    AgentOptions,
     AllowRuleOpt,
     AskRuleOpt,
     DenyOpt,
@@ -25,8 +26,6 @@ from neta.cli.options import (
     TokenFileOpt,
     ToolsetOpt,
     WorkspaceOpt,
-    permissions_for,
-    sandbox_for,
 )
 from neta.cli.serve_token import ServeToken, given_token, serve_token
 from neta.errors import ConfigError
@@ -61,17 +60,18 @@ def serve(
     deny_rule: list[str] = DenyRuleOpt,
 ) -> None:
     """Serve a session's tools to an MCP client over stdio (or each client's over HTTP)."""
-    permissions = permissions_for(mode, allow, ask, deny_rule)
+    options = AgentOptions.from_flags(
+        workspace=workspace, toolset=toolset, deny=deny, only=only, sandbox=sandbox,
+        network=network, mode=mode, allow=allow, ask=ask, deny_rule=deny_rule,
+    )  # fmt: skip
+    permissions = options.permissions()
     token = given_token(token, token_file)
     endpoint = _endpoint(http, token) if http else None
     agent = Agent(
         provider=None,
         plugin_manager=plugin_manager(ctx),
-        workspace=workspace or Path.cwd(),
-        toolsets=toolset,
-        deny=deny,
-        preset=only or None,
-        sandbox=sandbox_for(sandbox, network),
+        **options.workspace_and_toolsets(),
+        sandbox=options.sandbox,
         permissions=permissions,
     )
     session = agent.new_session(crew_runner=None)  # no model here: no sub-agents either

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +18,9 @@ from neta.sandbox import MODES, SandboxPolicy
 
 if TYPE_CHECKING:
     from neta.plugins import NetaPluginManager
+
+
+_MAX_TURNS = 50
 
 
 def _existing_directory(value: Path | None) -> Path | None:
@@ -116,7 +121,7 @@ OnlyOpt = typer.Option(
     [], "--only", metavar="NAME", help="Exactly these toolsets, no defaults (repeatable)."
 )
 """``--only``: exactly these toolsets (repeatable)."""
-MaxTurnsOpt = typer.Option(50, "--max-turns", min=1, help="Model turns before stopping.")
+MaxTurnsOpt = typer.Option(_MAX_TURNS, "--max-turns", min=1, help="Model turns before stopping.")
 """``--max-turns``: model turns before the run stops."""
 NoInputOpt = typer.Option(False, "--no-input", help="Never ask the user; clarify degrades.")
 """``--no-input``: never ask the user."""
@@ -183,28 +188,131 @@ DenyRuleOpt = typer.Option(
 """``--deny-rule``: a deny rule (repeatable; ``--deny`` denies a toolset)."""
 
 
-def permissions_for(mode: str | None, allow: list[str], ask: list[str], deny: list[str]) -> RuleSet:
-    """The rules ``--mode``, ``--allow``, ``--ask`` and ``--deny-rule`` give."""
-    return flag_rules(mode=mode, allow=allow, ask=ask, deny=deny, flags={"deny": "--deny-rule"})
+@dataclass(frozen=True)
+class RuleFlags:
+    """The permission rules as ``--mode``, ``--allow``, ``--ask`` and ``--deny-rule`` gave them.
 
-
-def sandbox_for(mode: str, network: bool) -> SandboxPolicy:
-    """The policy ``--sandbox`` and ``--network`` ask for."""
-    return SandboxPolicy(enabled=mode == "on", network=network)
-
-
-def provider_for(provider: str | None, script: Path | None) -> str | None:
-    """The provider a command names: ``--script`` alone means the scripted one."""
-    if provider is None and script is not None:
-        return "scripted"
-    return provider
-
-
-def api_key_option(api_key: str | None, api_key_file: Path | None) -> str | None:
-    """The API key ``--api-key`` (with a warning) or ``--api-key-file`` gives, if either does.
-
-    Raises:
-        typer.BadParameter: both are given, or the file gives no key.
+    Kept as text: ``neta serve`` hands them to its workers, and they are read (a mistake told)
+    when the command needs them.
     """
-    instead = "its environment variable (OPENAI_API_KEY for openai; see `neta providers`)"
-    return secret_option(api_key, api_key_file, option="--api-key", instead=instead)
+
+    mode: str | None = None
+    allow: tuple[str, ...] = ()
+    ask: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+
+    def rules(self) -> RuleSet:
+        """The rules these flags give.
+
+        Raises:
+            ConfigError: an unknown mode, or a flag's value that is no rule.
+        """
+        return flag_rules(
+            mode=self.mode,
+            allow=self.allow,
+            ask=self.ask,
+            deny=self.deny,
+            flags={"deny": "--deny-rule"},
+        )
+
+
+@dataclass(frozen=True)
+class AgentOptions:
+    """What a command's shared flags say about the agent it builds, parsed once.
+
+    ``from_flags`` makes it from the flags; ``build_agent``, ``neta serve``, ``neta mcp
+    serve`` and the commands inspecting tools read it. A command lacking a flag gets its default.
+    """
+
+    provider: str | None = None
+    """The provider named (``--script`` alone names the scripted one); ``None``: by the model."""
+    model: str = ""
+    base_url: str | None = None
+    api_key: str | None = None
+    """From ``--api-key`` or ``--api-key-file``."""
+    script: Path | None = None
+    workspace: Path | None = None
+    """``None``: the current directory."""
+    toolsets: tuple[str, ...] = ()
+    deny: tuple[str, ...] = ()
+    only: tuple[str, ...] = ()
+    max_turns: int = _MAX_TURNS
+    max_tries: int = DEFAULT_MAX_TRIES
+    model_timeout: float | None = None
+    turn_timeout: float = DEFAULT_TURN_TIMEOUT
+    sandbox: SandboxPolicy = field(default_factory=SandboxPolicy)
+    rules: RuleFlags = field(default_factory=RuleFlags)
+
+    def permissions(self) -> RuleSet:
+        """The permission rules of the flags (see ``RuleFlags.rules``)."""
+        return self.rules.rules()
+
+    def provider_options(self) -> dict[str, object]:
+        """The provider's ``base_url``, ``api_key`` and ``script`` (``None`` when not given)."""
+        return {
+            "base_url": self.base_url,
+            "api_key": self.api_key,
+            "script": str(self.script) if self.script else None,
+        }
+
+    def workspace_and_toolsets(self) -> dict[str, Any]:
+        """``Agent``'s ``workspace``, ``toolsets``, ``deny`` and ``preset`` arguments."""
+        return {
+            "workspace": self.workspace or Path.cwd(),
+            "toolsets": self.toolsets,
+            "deny": self.deny,
+            "preset": self.only or None,
+        }
+
+    @classmethod
+    def from_flags(
+        cls,
+        *,
+        provider: str | None = None,
+        model: str = "",
+        base_url: str | None = None,
+        api_key: str | None = None,
+        api_key_file: Path | None = None,
+        script: Path | None = None,
+        workspace: Path | None = None,
+        toolset: Sequence[str] = (),
+        deny: Sequence[str] = (),
+        only: Sequence[str] = (),
+        max_turns: int = _MAX_TURNS,
+        max_tries: int = DEFAULT_MAX_TRIES,
+        model_timeout: float | None = None,
+        turn_timeout: float = DEFAULT_TURN_TIMEOUT,
+        sandbox: str = "on",
+        network: bool = False,
+        mode: str | None = None,
+        allow: Sequence[str] = (),
+        ask: Sequence[str] = (),
+        deny_rule: Sequence[str] = (),
+    ) -> AgentOptions:
+        """The options of a command's parsed flags, each keyword named as its parameter.
+
+        The API key is read now (its warning or error comes first); the permission rules when
+        ``permissions`` is called.
+
+        Raises:
+            typer.BadParameter: ``--api-key`` and ``--api-key-file`` both given, or the file gives
+                no key.
+        """
+        instead = "its environment variable (OPENAI_API_KEY for openai; see `neta providers`)"
+        return cls(
+            provider="scripted" if provider is None and script is not None else provider,
+            model=model,
+            base_url=base_url,
+            api_key=secret_option(api_key, api_key_file, option="--api-key", instead=instead),
+            script=script,
+            workspace=workspace,
+            toolsets=tuple(toolset),
+            deny=tuple(deny),
+            only=tuple(only),
+            max_turns=max_turns,
+            max_tries=max_tries,
+            model_timeout=model_timeout,
+            turn_timeout=turn_timeout,
+            sandbox=SandboxPolicy(enabled=sandbox == "on", network=network),
+            rules=RuleFlags(mode, tuple(allow), tuple(ask), tuple(deny_rule)),
+        )

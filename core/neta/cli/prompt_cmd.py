@@ -8,7 +8,7 @@ from typing import get_args
 import typer
 
 from neta.cli.context import cli_agent, plugin_manager
-from neta.cli.options import DenyOpt, OnlyOpt, ToolsetOpt, WorkspaceOpt
+from neta.cli.options import AgentOptions, DenyOpt, OnlyOpt, ToolsetOpt, WorkspaceOpt
 from neta.crew import CREW_PARENT
 from neta.session import EntryKind
 from neta.terminal_text import sanitize
@@ -29,9 +29,8 @@ def prompt(
     kinds: dict[str, EntryKind] = {kind: kind for kind in get_args(EntryKind)}
     if entry not in kinds:
         raise typer.BadParameter(f"--entry must be one of {', '.join(kinds)}")
-    agent = cli_agent(
-        plugin_manager(ctx), workspace, entry=kinds[entry], toolsets=toolset, deny=deny, only=only
-    )
+    options = AgentOptions.from_flags(workspace=workspace, toolset=toolset, deny=deny, only=only)
+    agent = cli_agent(plugin_manager(ctx), options, entry=kinds[entry])
     if entry == "crew":
         # a crew child: one level down, with a parent to escalate to
         session = agent.new_session(depth=1, extras={CREW_PARENT: "parent"})

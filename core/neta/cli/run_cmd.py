@@ -8,7 +8,6 @@ import os
 import stat
 import sys
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,6 +20,7 @@ from neta.cli.collector import freeze_startup_objects
 from neta.cli.context import echo_json, plugin_manager, report_problems
 from neta.cli.conversations import Conversations
 from neta.cli.options import (
+    AgentOptions,
     AllowRuleOpt,
     ApiKeyFileOpt,
     ApiKeyOpt,
@@ -42,22 +42,16 @@ from neta.cli.options import (
     ToolsetOpt,
     TurnTimeoutOpt,
     WorkspaceOpt,
-    api_key_option,
-    permissions_for,
-    provider_for,
-    sandbox_for,
 )
 from neta.cli.render import NO_ONE_TO_ASK, EventRenderer, denial_lines, keep_waiting_notice
 from neta.cli.trust_notice import settle_trust
 from neta.errors import NetaError
 from neta.events import RunFinished, ToolCallStart
 from neta.messages import Message, Usage
-from neta.permissions import PermissionsLike
 from neta.providers.registry import DEFAULT_PROVIDER, resolve_model_name
-from neta.providers.retry import DEFAULT_MAX_TRIES, RetryPolicy
+from neta.providers.retry import RetryPolicy
 from neta.runtime.agent import Agent, AgentSession, RunResult
-from neta.runtime.attempt import DEFAULT_TURN_TIMEOUT
-from neta.sandbox import SandboxPolicy, sandbox_unavailable
+from neta.sandbox import sandbox_unavailable
 from neta.terminal_text import sanitize
 
 EXIT_CODES = {"completed": 0, "awaiting_input": 3}
@@ -83,51 +77,27 @@ SessionOpt = typer.Option(
 """``--session``: go on with a given conversation."""
 
 
-def build_agent(
-    ctx: typer.Context,
-    provider: str | None,
-    model: str,
-    base_url: str | None,
-    api_key: str | None,
-    script: Path | None,
-    workspace: Path | None,
-    toolset: list[str],
-    deny: list[str],
-    max_turns: int,
-    max_tries: int = DEFAULT_MAX_TRIES,
-    *,
-    only: list[str] | None = None,
-    model_timeout: float | None = None,
-    turn_timeout: float = DEFAULT_TURN_TIMEOUT,
-    sandbox: SandboxPolicy | None = None,
-    permissions: PermissionsLike = None,
-) -> Agent:
+def build_agent(ctx: typer.Context, options: AgentOptions) -> Agent:
     """An ``Agent`` from the command-line options shared by ``run`` and ``chat``.
 
     Raises:
         ConfigError: an option is wrong, or a rules file cannot be read (named with its line).
     """
+    permissions = options.permissions()
     pm = plugin_manager(ctx)
-    provider, model = resolve_model_name(provider_for(provider, script), model, pm)
+    provider, model = resolve_model_name(options.provider, options.model, pm)
     agent = Agent(
         provider=provider or DEFAULT_PROVIDER,
         model=model,
-        toolsets=toolset,
-        deny=deny,
-        preset=only or None,
-        workspace=workspace or Path.cwd(),
+        **options.workspace_and_toolsets(),
         plugin_manager=pm,
-        max_turns=max_turns,
-        retry=RetryPolicy(max_tries=max_tries),
-        model_timeout=model_timeout,
-        turn_timeout=turn_timeout,
-        sandbox=sandbox,
+        max_turns=options.max_turns,
+        retry=RetryPolicy(max_tries=options.max_tries),
+        model_timeout=options.model_timeout,
+        turn_timeout=options.turn_timeout,
+        sandbox=options.sandbox,
         permissions=permissions,
-        provider_options={
-            "base_url": base_url,
-            "api_key": api_key,
-            "script": str(script) if script else None,
-        },
+        provider_options=options.provider_options(),
     )
     agent.policy()  # a broken rules file is reported now, before a conversation is stored
     if agent.sandbox.enabled:
@@ -177,18 +147,15 @@ def run(
     message = read_prompt(prompt)
     if continue_ and session_id:
         raise typer.BadParameter("give --continue or --session, not both", param_hint="-c")
-    api_key = api_key_option(api_key, api_key_file)
-
-    def make_agent(where: Path) -> Agent:
-        return build_agent(
-            ctx, provider, model, base_url, api_key, script, where, toolset, deny, max_turns,
-            max_tries, only=only, model_timeout=model_timeout, turn_timeout=turn_timeout,
-            sandbox=sandbox_for(sandbox, network),
-            permissions=permissions_for(mode, allow, ask, deny_rule),
-        )  # fmt: skip
-
+    options = AgentOptions.from_flags(
+        provider=provider, model=model, base_url=base_url, api_key=api_key,
+        api_key_file=api_key_file, script=script, workspace=workspace, toolset=toolset,
+        deny=deny, only=only, max_turns=max_turns, max_tries=max_tries,
+        model_timeout=model_timeout, turn_timeout=turn_timeout, sandbox=sandbox,
+        network=network, mode=mode, allow=allow, ask=ask, deny_rule=deny_rule,
+    )  # fmt: skip
     try:
-        code = _run(ctx, message, continue_, session_id, workspace, as_json, no_input, make_agent)
+        code = _run(ctx, message, continue_, session_id, options, as_json, no_input)
     except NetaError as exc:
         if as_json:  # a script reads stdout: it gets JSON whatever happened (usage errors: main)
             echo_json(failed_run_json(str(exc)))
@@ -206,20 +173,19 @@ def _run(
     message: str,
     continue_: bool,
     session_id: str | None,
-    workspace: Path | None,
+    options: AgentOptions,
     as_json: bool,
     no_input: bool,
-    make_agent: Callable[[Path], Agent],
 ) -> int:
     conversations = Conversations()
     try:
-        where = (workspace or Path.cwd()).resolve()
+        where = (options.workspace or Path.cwd()).resolve()
         history, stored_id = resume(conversations, where, continue_, session_id)
-        if session_id and workspace is None:
+        if session_id and options.workspace is None:
             where = Path(conversations.get(stored_id or session_id).workspace)
         interactive = not no_input and not as_json and _stdin_is_a_terminal()
         settle_trust(where, ask=interactive)
-        agent = make_agent(where)
+        agent = build_agent(ctx, dataclasses.replace(options, workspace=where))
         if stored_id is None:
             stored_id = conversations.start(where, "run", message)
         session = new_terminal_session(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import errno
 import os
 import socket
@@ -13,6 +14,7 @@ import typer
 from neta.cli.collector import freeze_startup_objects, own_process
 from neta.cli.context import plugin_manager
 from neta.cli.options import (
+    AgentOptions,
     AllowRuleOpt,
     ApiKeyFileOpt,
     ApiKeyOpt,
@@ -27,15 +29,13 @@ from neta.cli.options import (
     NetworkOpt,
     OnlyOpt,
     ProviderOpt,
+    RuleFlags,
     SandboxOpt,
     ScriptOpt,
     TokenFileOpt,
     ToolsetOpt,
     TurnTimeoutOpt,
     WorkspaceOpt,
-    api_key_option,
-    permissions_for,
-    provider_for,
 )
 from neta.cli.serve_token import TOKEN_VARIABLE, given_token, serve_token
 from neta.cli.undumpable import make_undumpable
@@ -117,35 +117,36 @@ def serve(
     from neta.hosting.hub import check_config
     from neta.server import create_app, uvicorn_options
 
-    api_key = api_key_option(api_key, api_key_file)
+    options = AgentOptions.from_flags(
+        provider=provider, model=model, base_url=base_url, api_key=api_key,
+        api_key_file=api_key_file, script=script, workspace=workspace, toolset=toolset,
+        deny=deny, only=only, max_tries=max_tries, model_timeout=model_timeout,
+        turn_timeout=turn_timeout, sandbox=sandbox, network=network, mode=mode, allow=allow,
+        ask=ask, deny_rule=deny_rule,
+    )  # fmt: skip
     required = serve_token(given_token(token, token_file), host)
-    options: dict[str, object] = {
-        "base_url": base_url,
-        "api_key": api_key,
-        "script": str(script) if script else None,
-        "timeout": model_timeout,
-    }
     pm = plugin_manager(ctx)
-    provider, model = resolve_model_name(provider_for(provider, script), model, pm)
+    provider, model = resolve_model_name(options.provider, options.model, pm)
+    given = {**options.provider_options(), "timeout": options.model_timeout}
     settings: dict[str, Any] = {
         "provider": provider or DEFAULT_PROVIDER,
-        "provider_options": {k: v for k, v in options.items() if v is not None},
+        "provider_options": {k: v for k, v in given.items() if v is not None},
         "model": model,
-        "workspace": str((workspace or Path.cwd()).resolve()),
-        "toolsets": list(toolset),
-        "deny": list(deny),
+        "workspace": str((options.workspace or Path.cwd()).resolve()),
+        "toolsets": list(options.toolsets),
+        "deny": list(options.deny),
         "clarify_timeout": clarify_timeout,
         "max_frame_bytes": max_frame,
         "token": required.value,
         "lease_seconds": lease_seconds,
-        "turn_timeout": turn_timeout,
-        "max_tries": max_tries,
-        "only": list(only),
-        "sandbox": {"enabled": sandbox == "on", "network": network},
+        "turn_timeout": options.turn_timeout,
+        "max_tries": options.max_tries,
+        "only": list(options.only),
+        "sandbox": {"enabled": options.sandbox.enabled, "network": options.sandbox.network},
         # the rules as given (the workers read them again): a mistake in one fails here
-        "permissions": {"mode": mode, "allow": allow, "ask": ask, "deny": deny_rule},
+        "permissions": dataclasses.asdict(options.rules),
     }
-    permissions_for(**settings["permissions"])
+    options.permissions()
     db_url, bus_url = database_url(), redis_url()
     if workers > 1 and bus_url is None:
         raise ConfigError(
@@ -207,7 +208,7 @@ def _config(settings: dict[str, Any], pm: Any) -> HostConfig:
         token=settings["token"],
         lease_seconds=settings["lease_seconds"],
         plugin_manager=pm,
-        permissions=permissions_for(**settings["permissions"]),
+        permissions=RuleFlags(**settings["permissions"]).rules(),
         agent_options=agent_options,
     )
 

@@ -15,7 +15,7 @@ from rich.table import Table
 from neta.cli.clarify_prompt import terminal_clarify
 from neta.cli.context import cli_session, echo_json, plugin_manager
 from neta.cli.doctor_cmd import sandbox_line
-from neta.cli.options import DenyOpt, OnlyOpt, ToolsetOpt, WorkspaceOpt
+from neta.cli.options import AgentOptions, DenyOpt, OnlyOpt, ToolsetOpt, WorkspaceOpt
 from neta.cli.sanitize import sanitize_markup
 from neta.errors import ConfigError, NetaError, ToolError
 from neta.terminal_text import sanitize
@@ -38,7 +38,8 @@ def list_tools(
     whether such a session gets each tool. With --only, only those toolsets' tools are listed.
     """
     pm = plugin_manager(ctx)
-    with cli_session(pm, None, toolsets=toolset, deny=deny, only=only) as session:
+    options = AgentOptions.from_flags(toolset=toolset, deny=deny, only=only)
+    with cli_session(pm, options) as session:
         resolution = session.toolsets  # an unknown name failed, as for neta run
     catalog = pm.catalog()  # the session's: built for the toolsets chosen (no server denied)
     schemas = [s for s in catalog if not only or s.toolset in only]
@@ -106,7 +107,8 @@ def call_tool(
     ask = None
     if sys.stdin is not None and sys.stdin.isatty():  # a question is asked on the terminal
         ask = terminal_clarify(console=Console(stderr=True, highlight=False))
-    with cli_session(pm, workspace, clarify=ask, toolsets=[schema.toolset]) as session:
+    options = AgentOptions.from_flags(workspace=workspace, toolset=[schema.toolset])
+    with cli_session(pm, options, clarify=ask) as session:
         decision = session.toolsets.decision(schema.toolset)
         if not decision.enabled:
             raise ConfigError(f"toolset {schema.toolset!r} is off here: {decision.reason}")

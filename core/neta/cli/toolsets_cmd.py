@@ -7,6 +7,7 @@ from rich.console import Console
 from rich.table import Table
 
 from neta.cli.context import cli_session, echo_json, plugin_manager
+from neta.cli.options import AgentOptions
 from neta.cli.sanitize import sanitize_markup
 
 
@@ -18,7 +19,7 @@ def toolsets(
 ) -> None:
     """Show every toolset, on or off for a terminal session, and the reason."""
     pm = plugin_manager(ctx)
-    with cli_session(pm, None, toolsets=toolset, deny=deny) as session:
+    with cli_session(pm, AgentOptions.from_flags(toolset=toolset, deny=deny)) as session:
         resolution = session.toolsets
     catalog = pm.catalog()
     specs = {spec.name: spec for spec in pm.toolset_specs()}
