@@ -2,9 +2,9 @@
 
 This module exports what plugin authors and host apps need, and nothing more: tools and their
 schemas, toolsets, the session context and its capabilities (todos, memory, crew, clarify,
-approvals), the agent and its run result, providers and the scripted one to test with, the
-hook marker and plugin manager, the errors a plugin raises or catches, and the file helpers a
-tool confines itself with.
+approvals), the agent, its limits and its run result, providers and the scripted one to test
+with, the hook marker and plugin manager, the errors a plugin raises or catches, and the file
+helpers a tool confines itself with.
 
 Plugins import from this module and from a few public modules that keep a topic's specialist
 names, each with its ``__all__``: ``neta.events`` (every event type), ``neta.todos`` (the todo
@@ -49,6 +49,7 @@ from neta.providers.retry import RetryPolicy, parse_retry_after
 from neta.providers.scripted import ScriptedProvider
 from neta.providers.tls import client_context as tls_client_context
 from neta.runtime.agent import Agent, AgentSession, RunResult
+from neta.runtime.limits import RunLimits
 from neta.sandbox import SandboxPolicy
 from neta.session import ClarifyFn, SessionContext
 from neta.session_tools import build_session_tools
@@ -82,6 +83,7 @@ __all__ = [
     "ProviderError",
     "ProviderSpec",
     "RetryPolicy",
+    "RunLimits",
     "RunResult",
     "SandboxPolicy",
     "ScriptedProvider",

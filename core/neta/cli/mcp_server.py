@@ -37,8 +37,8 @@ from neta.errors import ToolError
 from neta.events import TodoUpdate
 from neta.permissions import ApprovalAnswer, ApprovalRequest, Choice, Policy
 from neta.runtime.agent import AgentSession
-from neta.runtime.attempt import DEFAULT_OUTPUT_LIMIT, DEFAULT_TOOL_TIMEOUT
 from neta.runtime.gate import Gate
+from neta.runtime.limits import DEFAULT_OUTPUT_LIMIT, DEFAULT_TOOL_TIMEOUT
 from neta.session_tools import BoundTool
 from neta.tools import ToolCall, ToolResult
 from neta.truncation import truncate_middle

@@ -13,7 +13,7 @@ from neta.cli.secret_file import secret_option
 from neta.permissions import RuleSet, flag_rules
 from neta.providers.registry import DEFAULT_PROVIDER, provider_entries
 from neta.providers.retry import DEFAULT_MAX_TRIES
-from neta.runtime.attempt import DEFAULT_TURN_TIMEOUT
+from neta.runtime.limits import DEFAULT_TURN_TIMEOUT
 from neta.sandbox import MODES, SandboxPolicy
 
 if TYPE_CHECKING:

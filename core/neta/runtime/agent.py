@@ -32,17 +32,17 @@ from neta.providers.base import Provider, ToolDefinition
 from neta.providers.client_pool import ClientPool, active_pool
 from neta.providers.registry import create_provider, resolve_model_name
 from neta.providers.retry import RetryingProvider, RetryNotice, RetryPolicy
-from neta.runtime.attempt import (
+from neta.runtime.attempt import run_attempt, safe_event_sink
+from neta.runtime.compaction import compact_history
+from neta.runtime.crew import CrewRunner
+from neta.runtime.gate import Gate
+from neta.runtime.limits import (
     DEFAULT_MAX_TURNS,
     DEFAULT_OUTPUT_LIMIT,
     DEFAULT_TOOL_TIMEOUT,
     DEFAULT_TURN_TIMEOUT,
-    run_attempt,
-    safe_event_sink,
+    RunLimits,
 )
-from neta.runtime.compaction import compact_history
-from neta.runtime.crew import CrewRunner
-from neta.runtime.gate import Gate
 from neta.runtime.prompt_builder import build_system_prompt
 from neta.runtime.reply_check import (
     DEFAULT_MAX_CALLS_PER_REPLY,
@@ -226,6 +226,10 @@ class Agent:
             workspace, and the workspace's ``.neta/permissions.toml`` (which may only narrow
             unless the workspace is trusted); a ``Policy`` is used alone. Hosts may add rules
             with the host option ``"permissions"`` (a mapping), tried after these.
+        limits: ``max_turns``, ``tool_timeout``, ``output_limit``, ``strict_schemas``,
+            ``turn_timeout``, ``max_calls_per_reply`` and ``max_reply_chars`` as one
+            ``RunLimits`` (kept as ``Agent.limits``); when given, it wins over those keywords,
+            which are then ignored.
     """
 
     def __init__(
@@ -258,6 +262,7 @@ class Agent:
         sandbox: SandboxPolicy | str | bool | Mapping[str, object] | None = None,
         trust_workspace: bool | None = None,
         permissions: PermissionsLike = None,
+        limits: RunLimits | None = None,
     ) -> None:
         self.sandbox = sandbox_policy(sandbox)
         given_rules(permissions)  # a mistake fails here, not at the first tool call
@@ -292,22 +297,61 @@ class Agent:
         )
         self.workspace = Path(workspace).resolve()
         self.entry: EntryKind = entry
-        self.max_turns = max_turns
-        self.tool_timeout = tool_timeout
-        self.output_limit = output_limit
-        self.strict_schemas = strict_schemas
+        if limits is None:
+            limits = RunLimits(
+                max_turns=max_turns,
+                tool_timeout=tool_timeout,
+                output_limit=output_limit,
+                turn_timeout=turn_timeout,
+                max_calls_per_reply=max_calls_per_reply,
+                max_reply_chars=max_reply_chars,
+                strict_schemas=strict_schemas,
+            )
+        self.limits = limits
         self.system_extras = tuple(system_extras)
         self.compact_after = compact_after
         self.crew_depth = crew_depth
         self.crew_concurrency = crew_concurrency
         self.crew_timeout = crew_timeout
         self.retry = retry or RetryPolicy()
-        self.turn_timeout = turn_timeout
-        self.max_calls_per_reply = max_calls_per_reply
-        self.max_reply_chars = max_reply_chars
         # the tools lists sent to the model, by their schemas: every session with the same
         # tools shares one
         self._offered: _OfferedCache = {}
+
+    @property
+    def max_turns(self) -> int:
+        """Model turns per run (``limits.max_turns``)."""
+        return self.limits.max_turns
+
+    @property
+    def tool_timeout(self) -> float:
+        """Seconds a tool call may take unless the tool sets its own (``limits.tool_timeout``)."""
+        return self.limits.tool_timeout
+
+    @property
+    def output_limit(self) -> int:
+        """Characters of a tool's output the model sees (``limits.output_limit``)."""
+        return self.limits.output_limit
+
+    @property
+    def strict_schemas(self) -> bool:
+        """Whether tool schemas are sent in OpenAI strict mode (``limits.strict_schemas``)."""
+        return self.limits.strict_schemas
+
+    @property
+    def turn_timeout(self) -> float | None:
+        """Seconds one model turn may take (``limits.turn_timeout``)."""
+        return self.limits.turn_timeout
+
+    @property
+    def max_calls_per_reply(self) -> int:
+        """Tool calls of one reply that run (``limits.max_calls_per_reply``)."""
+        return self.limits.max_calls_per_reply
+
+    @property
+    def max_reply_chars(self) -> int:
+        """Characters of one reply accepted (``limits.max_reply_chars``)."""
+        return self.limits.max_reply_chars
 
     def policy(self) -> Policy:
         """The permission policy in force now for this agent's workspace (files read anew).
@@ -406,8 +450,9 @@ class Agent:
     def _offered_tools(self, session: AgentSession) -> list[ToolDefinition]:
         if len(self._offered) > 256:  # sessions built with unusual tools: start over
             self._offered.clear()
-        session._share_offered_tools(self._offered, self.strict_schemas)
-        return session.offered_tools(strict=self.strict_schemas)
+        strict = self.limits.strict_schemas
+        session._share_offered_tools(self._offered, strict)
+        return session.offered_tools(strict=strict)
 
     def _compact(self, session: AgentSession, history: list[Message]) -> None:
         if self.compact_after is None or len(history) <= self.compact_after:
@@ -505,15 +550,10 @@ class Agent:
                     history=session.history,
                     tools=session.tools,
                     on_event=session.dispatch,
+                    limits=self.limits,
                     model=self.model,
-                    max_turns=self.max_turns,
-                    tool_timeout=self.tool_timeout,
-                    output_limit=self.output_limit,
                     session_id=session.session_id,
                     agent_id=agent_id,
-                    turn_timeout=self.turn_timeout,
-                    max_calls_per_reply=self.max_calls_per_reply,
-                    max_reply_chars=self.max_reply_chars,
                     offered_tools=self._offered_tools(session),
                     before_turn=lambda history: self._compact(session, history),
                     gate=gate,

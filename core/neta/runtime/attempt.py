@@ -14,27 +14,12 @@ from neta.events import ApprovalRequested, Event, Outcome, RunFinished, RunStart
 from neta.messages import Message, Usage, close_interrupted_calls, deferred_approval_id
 from neta.providers.base import Conversation, ModelRequest, Provider, ToolDefinition
 from neta.runtime.gate import Gate
-from neta.runtime.reply_check import (
-    DEFAULT_MAX_CALLS_PER_REPLY,
-    DEFAULT_MAX_REPLY_CHARS,
-    check_reply,
-)
-from neta.runtime.tool_calls import EventTag, Limits, Turn, run_calls
+from neta.runtime.limits import RunLimits
+from neta.runtime.reply_check import check_reply
+from neta.runtime.tool_calls import EventTag, Turn, run_calls
 from neta.session import EventSink
 from neta.session_tools import BoundTool
 from neta.tools import ToolCall, ToolResult
-
-DEFAULT_MAX_TURNS = 50
-"""Model turns per run before it stops with outcome ``max_turns``."""
-
-DEFAULT_TOOL_TIMEOUT = 120.0
-"""Seconds a tool call may take unless the tool sets its own ``timeout``."""
-
-DEFAULT_OUTPUT_LIMIT = 30_000
-"""Characters of one tool result the model sees; longer output keeps its head and tail."""
-
-DEFAULT_TURN_TIMEOUT = 900.0
-"""Seconds one model turn (one request and its whole reply) may take before the run ends."""
 
 AWAITING_APPROVAL = "a tool call awaits approval"
 """The reason a run ends with when a call waits for the next message to approve it."""
@@ -112,16 +97,10 @@ async def run_attempt(
     history: list[Message],
     tools: Mapping[str, BoundTool],
     on_event: EventSink,
+    limits: RunLimits,
     model: str = "",
-    max_turns: int = DEFAULT_MAX_TURNS,
-    tool_timeout: float = DEFAULT_TOOL_TIMEOUT,
-    output_limit: int = DEFAULT_OUTPUT_LIMIT,
-    strict_schemas: bool = False,
     session_id: str = "",
     agent_id: str | None = None,
-    turn_timeout: float | None = DEFAULT_TURN_TIMEOUT,
-    max_calls_per_reply: int = DEFAULT_MAX_CALLS_PER_REPLY,
-    max_reply_chars: int = DEFAULT_MAX_REPLY_CHARS,
     offered_tools: Sequence[ToolDefinition] | None = None,
     before_turn: Callable[[list[Message]], object] | None = None,
     gate: Gate | None = None,
@@ -135,7 +114,7 @@ async def run_attempt(
     call ids, bad or too deeply nested JSON, invalid arguments, too many calls or too large a
     reply, a tool that raises or times out) becomes an error result it reads, and what is
     stored is always a history the provider accepts. Provider failures, and a turn that
-    takes longer than ``turn_timeout`` seconds, end the run with outcome ``error``.
+    takes longer than ``limits.turn_timeout`` seconds, end the run with outcome ``error``.
     Cancelling the task cancels running tools, waits for them, and emits ``run_finished``
     with outcome ``cancelled`` before the cancellation propagates; any other exception (a
     provider's bug) emits outcome ``error`` and propagates. An ``on_event`` that raises is
@@ -153,10 +132,10 @@ async def run_attempt(
     """
     on_event = safe_event_sink(on_event)
     tag: EventTag = {"session_id": session_id, "agent_id": agent_id}
-    limits = Limits(max_turns, tool_timeout, output_limit)
+    thread_gate = asyncio.Lock()
     if offered_tools is None:
         offered_tools = [
-            bound.schema.openai_tool(strict=strict_schemas) for bound in tools.values()
+            bound.schema.openai_tool(strict=limits.strict_schemas) for bound in tools.values()
         ]
     offered = list(offered_tools)
     system = (Message(role="system", content=system_prompt),)
@@ -195,7 +174,7 @@ async def run_attempt(
     try:
         if resume:
             asking = max(i for i, message in enumerate(history) if message.role == "assistant")
-            turn = Turn(tools, limits, on_event, tag, "", {}, gate)
+            turn = Turn(tools, limits, thread_gate, on_event, tag, "", {}, gate)
             record(resume, await run_calls(resume, turn))
             if gate is not None:
                 gate.forget_answers()
@@ -213,7 +192,7 @@ async def run_attempt(
             if before_turn is not None:
                 before_turn(history)
             request = ModelRequest(Conversation(system, history), offered, model)
-            deadline = asyncio.timeout(turn_timeout)
+            deadline = asyncio.timeout(limits.turn_timeout)
             try:
                 async with deadline:
                     response = await provider.complete(request, on_text)
@@ -222,11 +201,14 @@ async def run_attempt(
             except TimeoutError:
                 if not deadline.expired():
                     raise
-                return finish("error", reason=_late(turn_timeout))
+                return finish("error", reason=_late(limits.turn_timeout))
             if response.usage is not None:
                 usage = usage + response.usage
             reply = check_reply(
-                response, names, max_calls=max_calls_per_reply, max_chars=max_reply_chars
+                response,
+                names,
+                max_calls=limits.max_calls_per_reply,
+                max_chars=limits.max_reply_chars,
             )
             asking = len(history)  # where the reply stands: deferred approvals are named by it
             history.append(reply.message)
@@ -234,7 +216,7 @@ async def run_attempt(
             if not reply.calls:
                 note = "; ".join(n for n in (stop_note, reply.note) if n)
                 return finish("completed", text=reply.message.content or "", reason=note)
-            turn = Turn(tools, limits, on_event, tag, stop_note, reply.refused, gate)
+            turn = Turn(tools, limits, thread_gate, on_event, tag, stop_note, reply.refused, gate)
             results = await run_calls(reply.calls, turn)
             record(reply.calls, results)
             if gate is not None and gate.pending:

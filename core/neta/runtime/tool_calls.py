@@ -5,13 +5,14 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import TypedDict, TypeVar
 
 from neta.errors import ToolError
 from neta.events import ToolCallStart, ToolResultEvent
 from neta.runtime.arguments import parse_arguments
 from neta.runtime.gate import Gate
+from neta.runtime.limits import RunLimits
 from neta.session import EventSink
 from neta.session_tools import BoundTool
 from neta.suggest import did_you_mean
@@ -19,18 +20,6 @@ from neta.tools import ToolCall, ToolResult
 from neta.truncation import truncate_middle
 
 _T = TypeVar("_T")
-
-
-@dataclass(frozen=True)
-class Limits:
-    """The bounds of one run's tool calls."""
-
-    max_turns: int
-    tool_timeout: float
-    output_limit: int
-    # Plain-function tools ran one at a time on the loop before they ran in threads; they
-    # still run one at a time, so tools sharing session state need no locks of their own.
-    thread_gate: asyncio.Lock = field(default_factory=asyncio.Lock)
 
 
 class EventTag(TypedDict):
@@ -45,7 +34,10 @@ class Turn:
     """What running one turn's tool calls needs."""
 
     tools: Mapping[str, BoundTool]
-    limits: Limits
+    limits: RunLimits
+    # One per run. Plain-function tools ran one at a time on the loop before they ran in
+    # threads; they still run one at a time, so tools sharing session state need no locks.
+    thread_gate: asyncio.Lock
     emit: EventSink
     tag: EventTag
     stop_note: str  # why the reply was cut, if it was: its last call's arguments may be too
@@ -164,7 +156,7 @@ async def _execute(call: ToolCall, turn: Turn) -> ToolResult:
         if not bound.tool.runs_in_thread:
             async with asyncio.timeout(timeout):
                 return await _invoke(bound, args)
-        async with turn.limits.thread_gate, asyncio.timeout(timeout):
+        async with turn.thread_gate, asyncio.timeout(timeout):
             return await _invoke(bound, args)
     except ToolError as exc:
         return tool_error(str(exc))

@@ -132,6 +132,23 @@ def test_default_tool_timeout_applies_to_tools_without_their_own(tmp_path):
     assert "timed out after 0.1 s" in event.content
 
 
+def test_agent_keywords_build_its_run_limits(tmp_path):
+    agent, _ = agent_for(tmp_path, [], max_turns=3, tool_timeout=0.5, strict_schemas=True)
+    assert agent.limits == neta.RunLimits(max_turns=3, tool_timeout=0.5, strict_schemas=True)
+    assert agent.tool_timeout == 0.5
+
+
+def test_agent_limits_win_over_the_separate_keywords(tmp_path):
+    agent, _ = agent_for(
+        tmp_path,
+        [{"tool_calls": [call("sleepy", {"seconds": 5})]}, {"text": "ok"}],
+        tool_timeout=30.0,
+        limits=neta.RunLimits(tool_timeout=0.1),
+    )
+    [event] = tool_results(asyncio.run(agent.run("go")))
+    assert "timed out after 0.1 s" in event.content
+
+
 def test_independent_calls_run_concurrently_and_sequential_ones_alone(tmp_path):
     kit.LOG.clear()
     calls = [
