@@ -248,11 +248,13 @@ def _deferred(
     text is the questions.
     """
     by_id = {call.id: call for call in calls}
+    order = {call.id: index for index, call in enumerate(calls)}
+    # in the order of the calls, not of their checks (previews are made in threads)
     gate.pending = [
         dataclasses.replace(
             waiting, request_id=deferred_approval_id(asking, by_id[waiting.request_id])
         )
-        for waiting in gate.pending
+        for waiting in sorted(gate.pending, key=lambda waiting: order[waiting.request_id])
     ]
     for waiting in gate.pending:
         emit(ApprovalRequested(request_id=waiting.request_id, approval=waiting.public()))

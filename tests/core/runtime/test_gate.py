@@ -1,6 +1,7 @@
 """The permission gate: every tool call is allowed, denied, or asked about before it runs."""
 
 import asyncio
+import dataclasses
 import json
 
 import pytest
@@ -476,3 +477,28 @@ def test_a_numbered_text_answer_is_read_against_the_choices_the_call_offered(tmp
     assert waiting.choices == ("allow_once", "deny")
     run(agent, session, message="", approvals={waiting.request_id: "2"})
     assert not (tmp_path / "ran").exists()
+
+
+def test_calls_left_waiting_are_listed_in_the_order_of_the_calls(tmp_path, monkeypatch):
+    import time
+
+    import neta_base.write_file as write_file_module
+
+    built = write_file_module.build
+
+    def slow_first_preview(session):
+        tool = built(session)
+        preview = tool.preview
+
+        def slowly(args):
+            if args.path == "a.txt":
+                time.sleep(0.2)  # the first call's check ends after the second's
+            return preview(args)
+
+        return dataclasses.replace(tool, preview=slowly)
+
+    monkeypatch.setattr(write_file_module, "build", slow_first_preview)
+    turns = [{"tool_calls": [write("a.txt", "a"), write("b.txt", "b")]}, {"text": "ok"}]
+    agent = base_agent(tmp_path, turns)
+    first = run(agent, agent.new_session(entry="service", defer_approvals=True))
+    assert [w.arguments["path"] for w in first.approvals] == ["a.txt", "b.txt"]
