@@ -5,7 +5,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import datetime as dt
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -15,16 +14,14 @@ from neta.catalog import ToolSchema
 from neta.errors import ConfigError
 from neta.events import Event, Outcome, ProviderRetry
 from neta.host_settings import TRUST_OPTION
-from neta.messages import Message, Usage, close_interrupted_calls, waiting_approvals
+from neta.messages import Message, Usage, close_interrupted_calls
 from neta.permissions import (
     ApprovalAnswer,
     ApprovalRequest,
     Denial,
     PermissionsLike,
     Policy,
-    answer_from_text,
     given_rules,
-    offered_choices,
     policy_for,
 )
 from neta.plugins import NetaPluginManager, create_plugin_manager
@@ -35,6 +32,7 @@ from neta.providers.retry import RetryingProvider, RetryNotice, RetryPolicy
 from neta.runtime.attempt import run_attempt, safe_event_sink
 from neta.runtime.compaction import compact_history
 from neta.runtime.crew import CrewRunner
+from neta.runtime.deferred import answers_by_call, resumed_calls
 from neta.runtime.gate import Gate
 from neta.runtime.limits import (
     DEFAULT_MAX_TURNS,
@@ -53,7 +51,6 @@ from neta.sandbox import SandboxPolicy, sandbox_policy
 from neta.session import ClarifyFn, EntryKind, SessionCapabilities, SessionContext
 from neta.session_tools import BoundTool, build_session_tools, resolve_session_toolsets
 from neta.todos import InMemoryTodoStore
-from neta.tools import ToolCall
 from neta.toolsets import ToolsetResolution, resolve_toolsets
 
 EventCallback = Callable[[Event], None]
@@ -525,7 +522,7 @@ class Agent:
             outcome = "error"
             try:
                 repair_history(session.history)
-                waiting = _resumed_calls(session.history, approvals)
+                waiting = resumed_calls(session.history, approvals)
                 resume = list(waiting.values())
                 if message and approvals and set(approvals) != set(waiting):
                     raise ConfigError(
@@ -541,7 +538,7 @@ class Agent:
                     session.context,
                     session.dispatch,
                     agent_id=agent_id,
-                    answers=_answers(approvals, waiting, session.context.workspace),
+                    answers=answers_by_call(approvals, waiting, session.context.workspace),
                     asking=session._asking,
                 )
                 result = await run_attempt(
@@ -588,46 +585,6 @@ class Agent:
             session.context.permissions = self.policy()
         session._policy_read = True
         return session.context.permissions
-
-
-def _resumed_calls(
-    history: list[Message], approvals: Mapping[str, object] | None
-) -> dict[str, ToolCall]:
-    """The calls ``approvals`` answers, by request id: those the last run left waiting."""
-    if not approvals:
-        return {}
-    waiting = waiting_approvals(history)
-    unknown = sorted(set(approvals) - set(waiting))
-    if unknown:
-        raise ConfigError(
-            f"no tool call waits for approval under id {unknown[0]!r} in this session"
-            + (f" (waiting: {', '.join(waiting)})" if waiting else "")
-        )
-    return waiting
-
-
-def _answers(
-    approvals: Mapping[str, ApprovalAnswer | str] | None,
-    waiting: Mapping[str, ToolCall],
-    workspace: Path,
-) -> dict[str, ApprovalAnswer]:
-    """The answers by call id; a text answer read against the choices its call offered."""
-    answers = {}
-    for request_id, answer in (approvals or {}).items():
-        call = waiting[request_id]
-        if not isinstance(answer, ApprovalAnswer):
-            offered = offered_choices(call.name, _decoded(call.arguments), workspace)
-            answer = answer_from_text(answer, offered)
-        answers[call.id] = answer
-    return answers
-
-
-def _decoded(arguments: str) -> dict[str, object]:
-    try:
-        value = json.loads(arguments or "{}")
-    except ValueError:
-        return {}
-    return value if isinstance(value, dict) else {}
 
 
 def _running_on(loop: asyncio.AbstractEventLoop) -> bool:
