@@ -26,8 +26,8 @@ from neta import (
     parse_retry_after,
     tls_client_context,
 )
+from neta_anthropic.endpoint import endpoint
 from neta_anthropic.history import system_blocks, to_anthropic, tool_definitions
-from neta_anthropic.plugin import endpoint
 from neta_anthropic.reply import ReplyAssembler, whole_reply
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
