@@ -5,7 +5,8 @@ path, so Selenium Manager never runs and nothing is downloaded. Its headless she
 (``chromium-headless-shell``: the same engine without the desktop browser's interface) is taken
 when installed, as it is in CI: these tests then take about a quarter less CPU (12 s against
 16 s here, the server and the test process included). ``chromium`` is the fallback.
-``browser_missing()`` says why the browser tests cannot run on this machine.
+``browser_missing()`` says why the browser tests cannot run on this machine;
+``browser_to_test()`` is what a test module skips on.
 """
 
 from __future__ import annotations
@@ -55,6 +56,15 @@ def browser_missing() -> str | None:
         if not path.is_file():
             return f"{path} is missing (apt-get install {package}; .ci/run installs it as root)"
     return None
+
+
+def browser_to_test() -> str | None:
+    """Why a browser test module skips, or ``None`` when its tests run.
+
+    Where ``NETA_REQUIRE_SERVICES=1`` (CI installs the browser) they always run: without a
+    browser they fail instead of skipping.
+    """
+    return None if os.environ.get("NETA_REQUIRE_SERVICES") == "1" else browser_missing()
 
 
 def browser_binary() -> Path:

@@ -2,13 +2,11 @@
 (``ask``: every edit asks first), the real ``patch`` and ``write_file`` tools. Every test saves
 a screenshot in its tmp dir."""
 
-import os
-
 import pytest
 
 from tests.core.approval_edit import AFTER, BEFORE
 from tests.core.console.harness import (
-    browser_missing,
+    browser_to_test,
     chromium,
     full_page_screenshot,
     serve,
@@ -16,9 +14,7 @@ from tests.core.console.harness import (
 )
 from tests.processes import descendants, wait_gone
 
-missing = browser_missing()
-if os.environ.get("NETA_REQUIRE_SERVICES") == "1":
-    missing = None  # CI installs the browser: without it these tests fail instead of skipping
+missing = browser_to_test()
 pytestmark = pytest.mark.skipif(
     missing is not None, reason=f"no browser for the console: {missing}"
 )

@@ -9,9 +9,9 @@ back to "pending" with the OLD preview, and its "Allow once" approves the NEW ca
 import pytest
 
 from tests import http_clients
-from tests.core.console.harness import browser_missing, chromium, serve, wait_for
+from tests.core.console.harness import browser_to_test, chromium, serve, wait_for
 
-missing = browser_missing()
+missing = browser_to_test()
 pytestmark = pytest.mark.skipif(missing is not None, reason=f"no browser: {missing}")
 
 if missing is None:

@@ -1,14 +1,13 @@
 """The web console end to end: a real headless Chromium against a real server and a scripted
 model. One browser serves the whole module; every test saves a screenshot in its tmp dir."""
 
-import os
 import re
 import sqlite3
 
 import pytest
 
 from tests.core.console.harness import (
-    browser_missing,
+    browser_to_test,
     chromium,
     collapsed,
     full_page_screenshot,
@@ -17,9 +16,7 @@ from tests.core.console.harness import (
 )
 from tests.processes import descendants, wait_gone
 
-missing = browser_missing()
-if os.environ.get("NETA_REQUIRE_SERVICES") == "1":
-    missing = None  # CI installs the browser: without it these tests fail instead of skipping
+missing = browser_to_test()
 pytestmark = pytest.mark.skipif(
     missing is not None, reason=f"no browser for the console: {missing}"
 )
