@@ -53,7 +53,7 @@ def create_app(config: HostConfig | None = None) -> FastAPI:
     async def gateway(websocket: WebSocket) -> None:
         await serve_connection(websocket, hub)
 
-    mount_console(app, hub.config)  # last: the console's routes only take what is left
+    mount_console(app, hub)  # last: the console's routes only take what is left
     app.add_middleware(SecurityHeaders)  # outermost: a refused request's answer has them too
     return app
 

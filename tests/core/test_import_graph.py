@@ -12,10 +12,17 @@ from pathlib import Path
 CORE = Path(__file__).resolve().parents[2] / "core"
 PACKAGE = CORE / "neta"
 
-HOST_APPS = ("neta.gateway", "neta.service", "neta.cli.mcp_server", "neta.server")
-HOSTING_DOORS = {"neta.hosting.auth", "neta.hosting.hub", "neta.hosting.protocol"}
-"""What a host app may import from ``neta.hosting``: the hub (with the config it is built from
-and the live sessions it hands out), the wire protocol, and the check of who may connect."""
+HOST_APPS = (
+    "neta.gateway",
+    "neta.service",
+    "neta.console",
+    "neta.cli.mcp_server",
+    "neta.server",
+)
+HOSTING_DOORS = {"neta.hosting.hub", "neta.hosting.protocol"}
+"""What a host app may import from ``neta.hosting``: the hub (its front door ``act``, the
+check of who may connect ``refusal``, the config it is built from and the live sessions it
+hands out) and the wire protocol."""
 
 
 def module_name(path: Path) -> str:

@@ -21,8 +21,7 @@ from fastapi import APIRouter, FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse, JSONResponse
 
 from neta.console.browser_token import BROWSER_TOKEN_PREFIX, BrowserToken
-from neta.hosting.auth import refusal
-from neta.hosting.config import HostConfig
+from neta.hosting.hub import SessionHub
 
 STATIC = Path(__file__).parent / "static"
 """The console's files."""
@@ -50,19 +49,19 @@ def _files() -> dict[str, Path]:
     return {p.name: p for p in STATIC.iterdir() if p.is_file() and p.suffix in _MEDIA_TYPES}
 
 
-def mount_console(app: FastAPI, config: HostConfig) -> None:
+def mount_console(app: FastAPI, hub: SessionHub) -> None:
     """Serve the console at ``/`` and let browsers present the token on ``/ws``.
 
     Call it after the app's other routes are added.
     """
+    config = hub.config
     files = _files()
     router = APIRouter(include_in_schema=False)
 
     def check(request: Request) -> None:
         if config.token:
             return  # the page holds no secret: it asks for the token the API requires
-        refused = refusal(
-            None,
+        refused = hub.refusal(
             authorization=None,
             origin=request.headers.get("origin"),
             host=request.headers.get("host"),

@@ -10,7 +10,6 @@ from typing import Any
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
 from neta.errors import HostError, StorageUnavailable
-from neta.hosting.auth import refusal
 from neta.hosting.hub import Connection, SessionHub
 from neta.hosting.protocol import (
     ClientFrame,
@@ -69,8 +68,7 @@ async def serve_connection(ws: WebSocket, hub: SessionHub) -> None:
     existing session (its pending questions and approvals are re-sent in ``session_ready``);
     without it a new session starts.
     """
-    refused = refusal(
-        hub.config.token,
+    refused = hub.refusal(
         authorization=ws.headers.get("authorization"),
         query_token=ws.query_params.get("token"),
         origin=ws.headers.get("origin"),

@@ -29,6 +29,7 @@ from neta.errors import (
     StorageUnavailable,
     UnknownSession,
 )
+from neta.hosting.auth import refusal
 from neta.hosting.clarify_bridge import ClarifyBridge, note_lost_questions
 from neta.hosting.cluster.bus import LocalBus
 from neta.hosting.cluster.cluster import Cluster
@@ -50,7 +51,7 @@ from neta.hosting.protocol import (
 )
 from neta.hosting.questions import Answer, QuestionRegistry
 from neta.hosting.runs import run_live
-from neta.hosting.save_points import SavingProvider, SessionSaver, guard_tools
+from neta.hosting.save_points import SessionSaver
 from neta.hosting.session_guards import SessionGuards
 from neta.hosting.store import Store, StoredQuestion, StoredSession
 from neta.hosting.waiting_calls import check_waiting
@@ -114,6 +115,30 @@ class SessionHub:
         self.guards = SessionGuards()
         self._releasing: dict[str, asyncio.Task[None]] = {}
         self.lost_at_start: list[StoredQuestion] = []
+
+    def refusal(
+        self,
+        *,
+        authorization: str | None,
+        query_token: str | None = None,
+        origin: str | None = None,
+        host: str | None = None,
+        server: tuple[str, int | None] | None = None,
+    ) -> tuple[int, str] | None:
+        """Why a request may not reach the hub's sessions (an HTTP status and a message).
+
+        ``None`` when it may: its token, browser origin, ``Host`` and arrival address are
+        checked against the hub's configuration (``neta.hosting.auth.refusal`` tells what
+        each argument is).
+        """
+        return refusal(
+            self.config.token,
+            authorization=authorization,
+            query_token=query_token,
+            origin=origin,
+            host=host,
+            server=server,
+        )
 
     def in_use(self, session_id: str) -> bool:
         """Whether the session runs or has a client here (this process then keeps its lease)."""
@@ -231,13 +256,13 @@ class SessionHub:
             defer_approvals=not live_channel,
             history=history,
             todo_store=todo_store,
-            provider=SavingProvider(self._new_provider(), lambda: self.saver.save_async(holder[0])),
+            provider=self._new_provider(),
             clarify_timeout=self.config.clarify_timeout + QUESTION_DEADLINE_MARGIN,
         )
         live = LiveSession(session, saved_todos=todo_store.snapshot().revision)
         if self.cluster is not None:
             live.sink = functools.partial(self.cluster.publish, session.session_id)
-        session.tools = guard_tools(session.tools, live)
+        session.checkpoint = functools.partial(self.saver.save_async, live)
         holder.append(live)
         self._live[session.session_id] = live
         return live
@@ -406,8 +431,8 @@ class SessionHub:
                 live.session.history, lost[live.session_id]
             ):
                 with contextlib.suppress(HostError):  # its run's end released the lease
-                    self.leases.claim(live.session_id)
-                    self.saver.save(live, stop=False)
+                    await self.leases.claim_async(live.session_id)
+                    await self.saver.save_async(live, stop=False)
             live.closed = True
             self.agent.end_session(live.session)
         self._live.clear()

@@ -1,8 +1,9 @@
 """``run_live``: one run of a hosted session, saved as it goes, its end told after the last save.
 
-Every event the run emits goes to the session's clients; the history or the todo list is
-saved after the events that may change them (``_SAVE_ON``). A run that did not save its state
-ends as an error, and memory goes back to what is on disk.
+Every event the run emits goes to the session's clients. The session is saved at the run's
+checkpoints (before each model call and before a turn's tools run: ``AgentSession.checkpoint``,
+set by the hub) and when it ends. A run that did not save its state ends as an error, and
+memory goes back to what is on disk.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Callable
 from typing import Any, Literal
 
 from neta.errors import HostError
-from neta.events import RunFinished, RunStarted, TodoUpdate, ToolCallStart
+from neta.events import RunFinished
 from neta.hosting.live import LiveSession
 from neta.hosting.protocol import ApprovalAnswers, event_frame
 from neta.hosting.save_points import SessionSaver
@@ -23,9 +24,6 @@ from neta.providers.client_pool import ClientPool
 from neta.runtime.agent import Agent, RunResult
 
 _log = logging.getLogger("neta.hosting")
-
-_SAVE_ON = (RunStarted, ToolCallStart, TodoUpdate)
-"""Events after which the history or the todo list may have changed and is saved."""
 
 
 def _as_saved(event: RunFinished, live: LiveSession) -> RunFinished:
@@ -55,8 +53,6 @@ async def run_live(
     ending: list[RunFinished] = []  # told once the run's end is saved (see ``finally``)
 
     def forward(event: Any) -> None:
-        if isinstance(event, _SAVE_ON) and live.failure is None:
-            saver.save_on_event(live)
         if isinstance(event, RunFinished):
             event = _as_saved(event, live)
         events.append(event)

@@ -1,52 +1,27 @@
 """Saving a hosted session before it acts, and stopping it when that cannot be done.
 
-A hosted session's history is saved before each model call (``SavingProvider``) and before a
-turn's tool calls run (the hub saves on ``tool_call_start``). When such a save fails the run
-is stopped; ``guard_tools`` makes sure that no tool call starts meanwhile, so nothing happens
-in the user's workspace that the saved conversation does not show.
+The hub makes ``SessionSaver.save_async`` each hosted session's checkpoint
+(``AgentSession.checkpoint``): the runtime awaits it before each model call and before a
+turn's tool calls run. A save that fails raises there, so the model is not asked and no tool
+runs: nothing happens in the user's workspace that the saved conversation does not show.
 
-A run's saves are made without holding up the event loop (``off_loop``), one after another
-per session (``SessionSaver.save_soon`` chains them): a save started on an event the runtime
-emits (``tool_call_start``) is awaited by the guarded tools before they run.
+Saves to a remote store are made without holding up the event loop, one after another per
+session (``SessionSaver._save_soon`` chains them, so a save cut short by a cancelled run still
+lands before the next one).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
-from collections.abc import Awaitable, Callable
-from dataclasses import dataclass, field, fields
-from typing import Any
 
-from neta.errors import HostError, SessionOwned, StorageUnavailable, ToolError
+from neta.errors import HostError, SessionOwned, StorageUnavailable
 from neta.hosting.live import LiveSession
 from neta.hosting.protocol import error_frame
 from neta.hosting.store import Store
 from neta.messages import Message
-from neta.providers.base import ModelRequest, ModelResponse, Provider, TextSink
-from neta.session_tools import BoundTool
-from neta.tools import Tool, ToolResult
 
 _log = logging.getLogger("neta.hosting")
-
-
-class SavingProvider:
-    """A session's provider that saves the session before each model call.
-
-    By then the previous turn's tool results are in the history: the model may think for a
-    long time, and a crash meanwhile should not lose what the tools did. A save that fails
-    raises ``StorageUnavailable``: the model is not asked.
-    """
-
-    def __init__(self, inner: Provider, save: Callable[[], Awaitable[None]]) -> None:
-        self._inner = inner
-        self._save = save
-
-    async def complete(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
-        """Save, then let the wrapped provider answer."""
-        await self._save()
-        return await self._inner.complete(request, on_text)
 
 
 _Changes = tuple[int, list[Message], str | None, int | None, list[Message]]
@@ -70,7 +45,7 @@ class SessionSaver:
         """Write what changed in the session's history and todo list since the last save.
 
         Made in the calling thread: for a session no run uses (a run saves with
-        ``save_soon``).
+        ``save_async``).
 
         Raises:
             StorageUnavailable: the store could not write; the session's clients were told,
@@ -87,10 +62,10 @@ class SessionSaver:
             raise
         self._written(live, changes, version)
 
-    def save_soon(self, live: LiveSession, *, stop: bool = True) -> asyncio.Task[None]:
+    def _save_soon(self, live: LiveSession, *, stop: bool = True) -> asyncio.Task[None]:
         """Start saving the session, after the saves started before (in the running loop).
 
-        The task fails as ``save`` does; nobody needs to await it (``settled`` waits for it).
+        The task fails as ``save`` does; a caller cancelled meanwhile need not await it.
         """
         previous = live.saving
         task = asyncio.get_running_loop().create_task(self._save_after(live, previous, stop))
@@ -104,19 +79,7 @@ class SessionSaver:
             self.save(live, stop=stop)  # a local write: no thread, no task
             return
         # shielded: a save cancelled halfway could commit after a newer one
-        await asyncio.shield(self.save_soon(live, stop=stop))
-
-    def save_on_event(self, live: LiveSession) -> None:
-        """Save on an event of the run (the tools about to run wait for the save).
-
-        A local store writes now; a remote one starts a save (``save_soon``). A failure is
-        handled as ``save`` handles it: the clients are told and the run stops.
-        """
-        if self.store.remote:
-            self.save_soon(live)
-            return
-        with contextlib.suppress(HostError):  # told and stopping (see ``fail``)
-            self.save(live)
+        await asyncio.shield(self._save_soon(live, stop=stop))
 
     async def _save_after(
         self, live: LiveSession, previous: asyncio.Task[None] | None, stop: bool
@@ -201,45 +164,3 @@ def _seen(task: asyncio.Task[None]) -> None:
     """Mark a save's failure as seen (``fail`` told the clients; the tools refuse)."""
     if not task.cancelled():
         task.exception()
-
-
-async def settled(live: LiveSession) -> None:
-    """Wait until the saves started for the session so far are done (or failed)."""
-    saving = live.saving
-    if saving is not None and not saving.done():
-        await asyncio.wait({saving})
-
-
-def guard_tools(tools: dict[str, BoundTool], live: LiveSession) -> dict[str, BoundTool]:
-    """The same tools, each waiting for the session's saves and refusing to start if one failed."""
-    return {
-        name: BoundTool(bound.schema, _GuardedTool.around(bound.tool, live))
-        for name, bound in tools.items()
-    }
-
-
-@dataclass(frozen=True)
-class _GuardedTool(Tool):
-    """``inner``, first waiting for its session's saves, and refusing to start once one failed.
-
-    It waits on the event loop, before a thread runs a plain function (no thread is held), and
-    keeps ``inner``'s fields, so the runtime runs it exactly as it runs ``inner``.
-    """
-
-    inner: Tool | None = field(default=None, compare=False)
-    live: LiveSession | None = field(default=None, compare=False)
-
-    @classmethod
-    def around(cls, tool: Tool, live: LiveSession) -> _GuardedTool:
-        """``tool`` (name, function, limits as they are) guarded for ``live``'s session."""
-        same = {f.name: getattr(tool, f.name) for f in fields(Tool)}
-        return cls(**same, inner=tool, live=live)
-
-    async def invoke(self, args: Any) -> ToolResult:
-        """Wait for the session's saves, refuse if one failed, else run the tool."""
-        assert self.inner is not None
-        assert self.live is not None
-        await settled(self.live)
-        if self.live.failure is not None:
-            raise ToolError("not run: the session could not be saved, so the run is stopping")
-        return await self.inner.invoke(args)

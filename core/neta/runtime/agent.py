@@ -29,7 +29,7 @@ from neta.providers.base import Provider, ToolDefinition
 from neta.providers.client_pool import ClientPool, active_pool
 from neta.providers.registry import create_provider, resolve_model_name
 from neta.providers.retry import RetryingProvider, RetryNotice, RetryPolicy
-from neta.runtime.attempt import run_attempt, safe_event_sink
+from neta.runtime.attempt import Checkpoint, run_attempt, safe_event_sink
 from neta.runtime.compaction import compact_history
 from neta.runtime.crew import CrewRunner
 from neta.runtime.deferred import answers_by_call, resumed_calls
@@ -103,6 +103,9 @@ class AgentSession:
     tools: dict[str, BoundTool]
     history: list[Message] = field(default_factory=list)
     provider: Provider | None = None
+    checkpoint: Checkpoint | None = None
+    """Awaited before each model call and before a turn's tool calls run (a host saves the
+    session there); what it raises ends the run before anything else happens."""
     _sink: EventCallback | None = None
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _loop: asyncio.AbstractEventLoop | None = None  # the running run's loop
@@ -556,6 +559,7 @@ class Agent:
                     gate=gate,
                     resume=resume,
                     follow_up=follow_up if resume and message else None,
+                    checkpoint=session.checkpoint,
                 )
                 outcome = result.outcome
             except asyncio.CancelledError:

@@ -6,7 +6,7 @@ import asyncio
 import dataclasses
 import inspect
 import logging
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from neta.errors import ConfigError, ProviderError
@@ -23,6 +23,9 @@ from neta.tools import ToolCall, ToolResult
 
 AWAITING_APPROVAL = "a tool call awaits approval"
 """The reason a run ends with when a call waits for the next message to approve it."""
+
+Checkpoint = Callable[[], Awaitable[None]]
+"""Awaited before each model call and before a turn's tool calls run (``run_attempt``)."""
 
 _log = logging.getLogger(__name__)
 
@@ -106,6 +109,7 @@ async def run_attempt(
     gate: Gate | None = None,
     resume: Sequence[ToolCall] = (),
     follow_up: Message | None = None,
+    checkpoint: Checkpoint | None = None,
 ) -> AttemptResult:
     """Run the model and its tool calls on ``history`` until it answers without calling a tool.
 
@@ -129,6 +133,11 @@ async def run_attempt(
     ``awaiting_input`` and the request's question as its text. ``resume`` are such calls of
     the last assistant message of ``history``, run first (with the answers the gate holds)
     before the model is asked again, and ``follow_up`` (the user's message) after them.
+
+    ``checkpoint`` is awaited before each model call and before a turn's tool calls run, with
+    ``history`` as it then stands (a host saves the session there). Whatever it raises ends
+    the run as any exception does, before the model is asked or any tool runs: nothing
+    happens that the saved history does not show.
     """
     on_event = safe_event_sink(on_event)
     tag: EventTag = {"session_id": session_id, "agent_id": agent_id}
@@ -175,6 +184,8 @@ async def run_attempt(
         if resume:
             asking = max(i for i, message in enumerate(history) if message.role == "assistant")
             turn = Turn(tools, limits, thread_gate, on_event, tag, "", {}, gate)
+            if checkpoint is not None:
+                await checkpoint()
             record(resume, await run_calls(resume, turn))
             if gate is not None:
                 gate.forget_answers()
@@ -191,6 +202,8 @@ async def run_attempt(
             turns += 1
             if before_turn is not None:
                 before_turn(history)
+            if checkpoint is not None:
+                await checkpoint()
             request = ModelRequest(Conversation(system, history), offered, model)
             deadline = asyncio.timeout(limits.turn_timeout)
             try:
@@ -217,6 +230,8 @@ async def run_attempt(
                 note = "; ".join(n for n in (stop_note, reply.note) if n)
                 return finish("completed", text=reply.message.content or "", reason=note)
             turn = Turn(tools, limits, thread_gate, on_event, tag, stop_note, reply.refused, gate)
+            if checkpoint is not None:
+                await checkpoint()
             results = await run_calls(reply.calls, turn)
             record(reply.calls, results)
             if gate is not None and gate.pending:

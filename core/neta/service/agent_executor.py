@@ -9,7 +9,6 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Depends, Header, HTTPException, Query, Request, Response, status
 
-from neta.hosting.auth import refusal
 from neta.hosting.hub import SessionHub
 from neta.hosting.protocol import (
     MessageIn,
@@ -37,8 +36,7 @@ def authorized(
 
     The token comes in ``Authorization: Bearer``, or in ``?token=`` (as on the WebSocket).
     """
-    refused = refusal(
-        _hub(request).config.token,
+    refused = _hub(request).refusal(
         authorization=authorization,
         query_token=token,
         origin=origin,
