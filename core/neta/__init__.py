@@ -56,6 +56,7 @@ from neta.session_tools import build_session_tools
 from neta.terminal_text import sanitize
 from neta.todos import TodoSnapshot, TodoStore
 from neta.tools import Tool, ToolCall, ToolResult
+from neta.toolset_plugin import ToolsetPlugin
 from neta.toolsets import ToolsetSpec
 
 __version__ = "0.1.0"
@@ -97,6 +98,7 @@ __all__ = [
     "ToolError",
     "ToolResult",
     "ToolSchema",
+    "ToolsetPlugin",
     "ToolsetSpec",
     "Usage",
     "WorkspaceError",

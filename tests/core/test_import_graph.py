@@ -1,16 +1,25 @@
 """The core's import graph: no circles, and host apps enter hosting through its front door.
 
-Every ``import`` of a ``neta`` module counts, wherever it stands: at the top, inside a
-function, or under ``if TYPE_CHECKING:``. ``from neta.x import name`` imports ``neta.x.name``
-when that is a module, else ``neta.x``.
+The graph is read by ``lint.import_graph`` (every import counts, wherever it stands).
 """
 
 import ast
-from collections.abc import Iterator
 from pathlib import Path
 
+from lint import import_graph as graphs
+
 CORE = Path(__file__).resolve().parents[2] / "core"
-PACKAGE = CORE / "neta"
+
+
+def import_graph() -> dict[str, set[str]]:
+    return graphs.import_graph(CORE)
+
+
+def core_modules() -> dict[str, Path]:
+    return graphs.core_modules(CORE)
+
+
+circles = graphs.circles
 
 HOST_APPS = (
     "neta.gateway",
@@ -23,90 +32,6 @@ HOSTING_DOORS = {"neta.hosting.hub", "neta.hosting.protocol"}
 """What a host app may import from ``neta.hosting``: the hub (its front door ``act``, the
 check of who may connect ``refusal``, the config it is built from and the live sessions it
 hands out) and the wire protocol."""
-
-
-def module_name(path: Path) -> str:
-    parts = path.relative_to(CORE).with_suffix("").parts
-    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
-
-
-def core_modules() -> dict[str, Path]:
-    return {module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
-
-
-def imported_modules(name: str, path: Path, modules: dict[str, Path]) -> Iterator[str]:
-    """The ``neta`` modules that the module ``name`` at ``path`` imports."""
-    package = name if path.name == "__init__.py" else name.rpartition(".")[0]
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.Import):
-            targets = [alias.name for alias in node.names]
-        elif isinstance(node, ast.ImportFrom):
-            base = node.module or ""
-            if node.level:
-                anchor = package.split(".")[: len(package.split(".")) - node.level + 1]
-                base = ".".join([*anchor, base] if base else anchor)
-            targets = [
-                f"{base}.{alias.name}" if f"{base}.{alias.name}" in modules else base
-                for alias in node.names
-            ]
-        else:
-            continue
-        for target in targets:
-            while target and target not in modules:
-                target = target.rpartition(".")[0]
-            if target and target != name:
-                yield target
-
-
-def import_graph() -> dict[str, set[str]]:
-    modules = core_modules()
-    return {name: set(imported_modules(name, path, modules)) for name, path in modules.items()}
-
-
-def circles(graph: dict[str, set[str]]) -> list[list[str]]:
-    """The strongly connected groups of more than one module (Tarjan), each sorted."""
-    index: dict[str, int] = {}
-    low: dict[str, int] = {}
-    stack: list[str] = []
-    on_stack: set[str] = set()
-    groups: list[list[str]] = []
-
-    def visit(start: str) -> None:
-        work = [(start, iter(sorted(graph[start])))]
-        index[start] = low[start] = len(index)
-        stack.append(start)
-        on_stack.add(start)
-        while work:
-            node, edges = work[-1]
-            for target in edges:
-                if target not in index:
-                    index[target] = low[target] = len(index)
-                    stack.append(target)
-                    on_stack.add(target)
-                    work.append((target, iter(sorted(graph[target]))))
-                    break
-                if target in on_stack:
-                    low[node] = min(low[node], index[target])
-            else:
-                work.pop()
-                if work:
-                    parent = work[-1][0]
-                    low[parent] = min(low[parent], low[node])
-                if low[node] == index[node]:
-                    group = []
-                    while True:
-                        member = stack.pop()
-                        on_stack.discard(member)
-                        group.append(member)
-                        if member == node:
-                            break
-                    if len(group) > 1:
-                        groups.append(sorted(group))
-
-    for name in sorted(graph):
-        if name not in index:
-            visit(name)
-    return sorted(groups)
 
 
 def test_the_graph_reads_function_level_and_type_checking_imports():

@@ -10,29 +10,21 @@ TOOLSET = neta.ToolsetSpec(
     description="Shell, file reading and writing, directory listing and the patch tool.",
 )
 
+PLUGIN = neta.ToolsetPlugin(
+    TOOLSET,
+    tools=[
+        (bash.SCHEMA, bash.build),
+        (read_file.SCHEMA, read_file.build),
+        (write_file.SCHEMA, write_file.build),
+        (list_dir.SCHEMA, list_dir.build),
+        (patch.SCHEMA, patch.build),
+    ],
+)
 
-@neta.hookimpl
-def neta_toolsets() -> list[neta.ToolsetSpec]:
-    """Announce the ``base`` toolset."""
-    return [TOOLSET]
-
-
-@neta.hookimpl
-def neta_tools() -> list[neta.ToolSchema]:
-    """Register the schemas of bash, read_file, write_file, list_dir and patch."""
-    return [bash.SCHEMA, read_file.SCHEMA, write_file.SCHEMA, list_dir.SCHEMA, patch.SCHEMA]
-
-
-@neta.hookimpl
-def neta_build_tools(session: neta.SessionContext) -> list[neta.Tool]:
-    """Build this session's instances, each confined to its workspace."""
-    return [
-        bash.build(session),
-        read_file.build(session),
-        write_file.build(session),
-        list_dir.build(session),
-        patch.build(session),
-    ]
+# The entry point names this module, so the module takes the three hooks by name.
+neta_toolsets = PLUGIN.neta_toolsets
+neta_tools = PLUGIN.neta_tools
+neta_build_tools = PLUGIN.neta_build_tools
 
 
 @neta.hookimpl

@@ -23,20 +23,17 @@ CHILD_TOOLSET = neta.ToolsetSpec(
     requires=CREW_PARENT,
 )
 
+PLUGIN = neta.ToolsetPlugin(
+    TOOLSET,
+    CHILD_TOOLSET,
+    tools=[
+        (delegate_task.SCHEMA, delegate_task.build),
+        (delegate_parallel.SCHEMA, delegate_parallel.build),
+        (escalate.SCHEMA, escalate.build),
+    ],
+)
 
-@neta.hookimpl
-def neta_toolsets() -> list[neta.ToolsetSpec]:
-    """Announce the ``crew`` and ``crew_child`` toolsets."""
-    return [TOOLSET, CHILD_TOOLSET]
-
-
-@neta.hookimpl
-def neta_tools() -> list[neta.ToolSchema]:
-    """Register the schemas of delegate_task, delegate_parallel and escalate."""
-    return [delegate_task.SCHEMA, delegate_parallel.SCHEMA, escalate.SCHEMA]
-
-
-@neta.hookimpl
-def neta_build_tools(session: neta.SessionContext) -> list[neta.Tool]:
-    """Build this session's instances; the delegate tools use its crew runner when called."""
-    return [delegate_task.build(session), delegate_parallel.build(session), escalate.build(session)]
+# The entry point names this module, so the module takes the three hooks by name.
+neta_toolsets = PLUGIN.neta_toolsets
+neta_tools = PLUGIN.neta_tools
+neta_build_tools = PLUGIN.neta_build_tools

@@ -11,20 +11,9 @@ TOOLSET = neta.ToolsetSpec(
     requires="user_channel",
 )
 
+PLUGIN = neta.ToolsetPlugin(TOOLSET, tools=[(clarify.SCHEMA, clarify.build)])
 
-@neta.hookimpl
-def neta_toolsets() -> list[neta.ToolsetSpec]:
-    """Announce the ``interaction`` toolset."""
-    return [TOOLSET]
-
-
-@neta.hookimpl
-def neta_tools() -> list[neta.ToolSchema]:
-    """Register the schema of clarify."""
-    return [clarify.SCHEMA]
-
-
-@neta.hookimpl
-def neta_build_tools(session: neta.SessionContext) -> list[neta.Tool]:
-    """Build this session's clarify tool, bound to its clarify callback (if any)."""
-    return [clarify.build(session)]
+# The entry point names this module, so the module takes the three hooks by name.
+neta_toolsets = PLUGIN.neta_toolsets
+neta_tools = PLUGIN.neta_tools
+neta_build_tools = PLUGIN.neta_build_tools

@@ -12,17 +12,19 @@ TOOLSET = neta.ToolsetSpec(
     requires="memory_store",
 )
 
+PLUGIN = neta.ToolsetPlugin(
+    TOOLSET,
+    tools=[
+        (memory_save.SCHEMA, memory_save.build),
+        (memory_recall.SCHEMA, memory_recall.build),
+        (memory_forget.SCHEMA, memory_forget.build),
+    ],
+)
 
-@neta.hookimpl
-def neta_toolsets() -> list[neta.ToolsetSpec]:
-    """Announce the ``memory`` toolset."""
-    return [TOOLSET]
-
-
-@neta.hookimpl
-def neta_tools() -> list[neta.ToolSchema]:
-    """Register the schemas of memory_save, memory_recall and memory_forget."""
-    return [memory_save.SCHEMA, memory_recall.SCHEMA, memory_forget.SCHEMA]
+# The entry point names this module, so the module takes the three hooks by name.
+neta_toolsets = PLUGIN.neta_toolsets
+neta_tools = PLUGIN.neta_tools
+neta_build_tools = PLUGIN.neta_build_tools
 
 
 @neta.hookimpl
@@ -35,9 +37,3 @@ def neta_session_start(session: neta.SessionContext) -> None:
     """
     if session.memory_store is None:
         session.memory_store = SQLiteMemoryStore.for_session(session)
-
-
-@neta.hookimpl
-def neta_build_tools(session: neta.SessionContext) -> list[neta.Tool]:
-    """Build this session's instances; they use the session's memory store when called."""
-    return [memory_save.build(session), memory_recall.build(session), memory_forget.build(session)]

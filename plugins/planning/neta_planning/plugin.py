@@ -11,20 +11,9 @@ TOOLSET = neta.ToolsetSpec(
     requires="todo_store",
 )
 
+PLUGIN = neta.ToolsetPlugin(TOOLSET, tools=[(todo.SCHEMA, todo.build)])
 
-@neta.hookimpl
-def neta_toolsets() -> list[neta.ToolsetSpec]:
-    """Announce the ``planning`` toolset."""
-    return [TOOLSET]
-
-
-@neta.hookimpl
-def neta_tools() -> list[neta.ToolSchema]:
-    """Register the schema of todo."""
-    return [todo.SCHEMA]
-
-
-@neta.hookimpl
-def neta_build_tools(session: neta.SessionContext) -> list[neta.Tool]:
-    """Build this session's todo tool, bound to its todo store."""
-    return [todo.build(session)]
+# The entry point names this module, so the module takes the three hooks by name.
+neta_toolsets = PLUGIN.neta_toolsets
+neta_tools = PLUGIN.neta_tools
+neta_build_tools = PLUGIN.neta_build_tools

@@ -12,17 +12,19 @@ TOOLSET = neta.ToolsetSpec(
     requires="skills",
 )
 
+PLUGIN = neta.ToolsetPlugin(
+    TOOLSET,
+    tools=[
+        (read_skill.SCHEMA, read_skill.build),
+        (read_skill_file.SCHEMA, read_skill_file.build),
+        (skill_manage.SCHEMA, skill_manage.build),
+    ],
+)
 
-@neta.hookimpl
-def neta_toolsets() -> list[neta.ToolsetSpec]:
-    """Announce the ``skill`` toolset."""
-    return [TOOLSET]
-
-
-@neta.hookimpl
-def neta_tools() -> list[neta.ToolSchema]:
-    """Register the schemas of read_skill, read_skill_file and skill_manage."""
-    return [read_skill.SCHEMA, read_skill_file.SCHEMA, skill_manage.SCHEMA]
+# The entry point names this module, so the module takes the three hooks by name.
+neta_toolsets = PLUGIN.neta_toolsets
+neta_tools = PLUGIN.neta_tools
+neta_build_tools = PLUGIN.neta_build_tools
 
 
 @neta.hookimpl
@@ -35,9 +37,3 @@ def neta_session_start(session: neta.SessionContext, host: neta.HostSettings) ->
     if "skills" not in session.extras:
         trusted = host.workspace_trusted() if host.workspace == session.workspace else False
         session.extras["skills"] = SkillLibrary.for_session(session, workspace_trusted=trusted)
-
-
-@neta.hookimpl
-def neta_build_tools(session: neta.SessionContext) -> list[neta.Tool]:
-    """Build this session's instances; read_skill carries the listing of the session's skills."""
-    return [read_skill.build(session), read_skill_file.build(session), skill_manage.build(session)]
