@@ -25,6 +25,7 @@ def problem(body: dict[str, Any]) -> str | None:
         return "Invalid 'messages': empty array. Expected an array with minimum length 1."
     waiting: list[str] = []  # ids of the last assistant message still without a result
     answered: set[str] = set()
+    used: set[str] = set()  # every call id of the request: one answers one call only
     for index, message in enumerate(messages):
         role = message.get("role")
         if role not in _ROLES:
@@ -32,7 +33,7 @@ def problem(body: dict[str, Any]) -> str | None:
         if role != "tool" and waiting:
             return _unanswered(waiting)
         if role == "assistant":
-            found = _assistant(index, message)
+            found = _assistant(index, message, used)
             if found is not None:
                 return found
             waiting = [call["id"] for call in message.get("tool_calls") or []]
@@ -48,11 +49,10 @@ def problem(body: dict[str, Any]) -> str | None:
     return None
 
 
-def _assistant(index: int, message: dict[str, Any]) -> str | None:
+def _assistant(index: int, message: dict[str, Any], seen: set[str]) -> str | None:
     calls = message.get("tool_calls") or []
     if message.get("content") is None and not calls:
         return f"Invalid value for 'messages[{index}].content': expected a string, got null."
-    seen: set[str] = set()
     for number, call in enumerate(calls):
         ident = call.get("id")
         if not isinstance(ident, str) or not ident:

@@ -113,6 +113,7 @@ class AgentSession:
     _offered: dict[bool, list[ToolDefinition]] = field(default_factory=dict)
     _prompt: tuple[dt.date, str] | None = None
     _policy_read: bool = False  # a run's gate took the session's policy once already
+    _checked: int = 0  # how many messages of the history were checked (``repair_history``)
     _asking: asyncio.Lock = field(default_factory=asyncio.Lock)  # one approval at a time
 
     def offered_tools(self, *, strict: bool = False) -> list[ToolDefinition]:
@@ -524,7 +525,7 @@ class Agent:
             session._loop = asyncio.get_running_loop()
             outcome = "error"
             try:
-                repair_history(session.history)
+                repair_history(session.history, checked=session._checked)
                 waiting = resumed_calls(session.history, approvals)
                 resume = list(waiting.values())
                 if message and approvals and set(approvals) != set(waiting):
@@ -566,6 +567,7 @@ class Agent:
                 outcome = "cancelled"
                 raise
             finally:
+                session._checked = len(session.history)  # every message now stored was checked
                 session._sink = None
                 session._loop = None
                 # plugins stop what the run started (the base plugin: a cancelled run's processes)

@@ -153,6 +153,7 @@ async def run_attempt(
     on_event(RunStarted(message=first or "", tools=names, **tag))
     usage = Usage()
     turns = 0
+    used_ids = {call.id for message in history for call in message.tool_calls}
 
     def finish(outcome: Outcome, text: str = "", reason: str = "") -> AttemptResult:
         on_event(RunFinished(outcome=outcome, text=text, reason=reason, turns=turns, **tag))
@@ -217,19 +218,25 @@ async def run_attempt(
                 return finish("error", reason=_late(limits.turn_timeout))
             if response.usage is not None:
                 usage = usage + response.usage
+            stop_note = _STOP_NOTES.get(response.finish_reason or "", "")
             reply = check_reply(
                 response,
                 names,
+                used_ids=used_ids,
+                stop_note=stop_note,
                 max_calls=limits.max_calls_per_reply,
                 max_chars=limits.max_reply_chars,
             )
+            used_ids.update(call.id for call in reply.calls)
             asking = len(history)  # where the reply stands: deferred approvals are named by it
             history.append(reply.message)
-            stop_note = _STOP_NOTES.get(response.finish_reason or "", "")
             if not reply.calls:
                 note = "; ".join(n for n in (stop_note, reply.note) if n)
                 return finish("completed", text=reply.message.content or "", reason=note)
-            turn = Turn(tools, limits, thread_gate, on_event, tag, stop_note, reply.refused, gate)
+            turn = Turn(
+                tools, limits, thread_gate, on_event, tag, stop_note, reply.refused, gate,
+                reply.arguments,
+            )  # fmt: skip
             if checkpoint is not None:
                 await checkpoint()
             results = await run_calls(reply.calls, turn)

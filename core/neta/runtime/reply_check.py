@@ -1,21 +1,28 @@
-"""What of a model's reply the runtime stores: always a history the provider accepts.
+"""What of a model's reply the runtime stores: always a history every provider accepts.
 
-A model may call a tool by a name the API refuses (``read file``, ``""``), reuse one call id
-for several calls, make thousands of calls in one reply or write megabytes. Stored as received,
-such a reply would make every later request fail; so before anything runs, the reply is made
-valid and bounded, and each call that must not run gets an error result saying why.
+A model may call a tool by a name the API refuses (``read file``, ``""``), reuse a call id
+(within one reply, or in every reply: a server answering ``call_0`` each time), send an id of
+a shape another API refuses, send arguments that are not a JSON object or nest too deeply to
+read, make thousands of calls in one reply or write megabytes. Stored as received, such a
+reply would make every later request fail, on this provider or the next; so before anything
+runs, the reply is made valid and bounded, and each call that must not run gets an error
+result saying why. This is the one place a reply becomes history (``check_reply``), and the
+one place a history stored before becomes valid again (``repair_history``).
 """
 
 from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 from dataclasses import dataclass, field
+from typing import Any
 
 from neta.catalog import TOOL_NAME_PATTERN
+from neta.errors import ToolError
 from neta.messages import Message
 from neta.providers.base import ModelResponse
+from neta.runtime.arguments import MAX_ARGUMENT_DEPTH, read_arguments
 from neta.suggest import did_you_mean
 from neta.tools import ToolCall
 from neta.truncation import truncate_middle
@@ -30,6 +37,17 @@ INVALID_NAME = "invalid_tool_name"
 """What a call whose name the API would refuse is stored as (its result names the original)."""
 
 _VALID_NAME = re.compile(TOOL_NAME_PATTERN)
+_VALID_ID = re.compile(r"^[A-Za-z0-9_-]{1,64}$")  # what every provider's API accepts
+
+__all__ = [
+    "DEFAULT_MAX_CALLS_PER_REPLY",
+    "DEFAULT_MAX_REPLY_CHARS",
+    "INVALID_NAME",
+    "MAX_ARGUMENT_DEPTH",
+    "CheckedReply",
+    "check_reply",
+    "repair_history",
+]
 _NAME_RULE = "a tool name is 1 to 64 letters, digits, '_' or '-'"
 
 
@@ -38,9 +56,11 @@ class CheckedReply:
     """A reply made fit to store and run.
 
     Attributes:
-        message: the assistant message to store and re-send: valid names, unique ids, bounded.
+        message: the assistant message to store and re-send: valid names, ids unique in the
+            session, arguments each a JSON object, bounded.
         calls: the calls of ``message``, in order.
         refused: for each call that must not run, by call id, the error the model reads.
+        arguments: the arguments of each call that may run, by call id, as read.
         note: why the stored reply differs from what the model sent, if it does (for a reply
             without calls, whose text was cut).
     """
@@ -48,6 +68,7 @@ class CheckedReply:
     message: Message
     calls: list[ToolCall]
     refused: dict[str, str] = field(default_factory=dict)
+    arguments: dict[str, dict[str, Any]] = field(default_factory=dict)
     note: str = ""
 
 
@@ -55,59 +76,67 @@ def check_reply(
     response: ModelResponse,
     tool_names: Collection[str],
     *,
+    used_ids: Collection[str] = (),
+    stop_note: str = "",
     max_calls: int = DEFAULT_MAX_CALLS_PER_REPLY,
     max_chars: int = DEFAULT_MAX_REPLY_CHARS,
 ) -> CheckedReply:
-    """Make ``response`` valid to store and bounded, and say which calls must not run."""
+    """Make ``response`` valid to store and bounded, and say which calls must not run.
+
+    ``used_ids`` are the call ids the session's history holds already: a call reusing one is
+    stored under a new id. A call whose arguments cannot be read (``read_arguments``) is
+    stored with ``{}`` and refused with why; ``stop_note`` says why the reply was cut, if it was.
+    """
     text = response.text
     raw = response.tool_calls
     size = len(text) + sum(len(c.arguments) + len(c.name) for c in raw)
-    if size <= max_chars and len(raw) <= max_calls and _all_valid(raw):  # the usual case
-        message = Message(role="assistant", content=text or None, tool_calls=raw)
-        return CheckedReply(message, message.tool_calls)
     oversized = size > max_chars
     if oversized:
         text = truncate_middle(text, max_chars)
     calls: list[ToolCall] = []
     refused: dict[str, str] = {}
-    seen: set[str] = set()
+    arguments: dict[str, dict[str, Any]] = {}
+    seen = set(used_ids)
     for index, call in enumerate(raw[: max_calls + 1]):
         ident = _unique_id(call.id, seen)
         name = call.name if _VALID_NAME.match(call.name) else INVALID_NAME
-        arguments = "{}" if oversized else call.arguments
-        calls.append(ToolCall(id=ident, name=name, arguments=arguments))
         if oversized:
             refused[ident] = _too_large(size, max_chars)
         elif index == max_calls:
             refused[ident] = _too_many(len(raw), max_calls)
         elif name != call.name:
             refused[ident] = _invalid_name(call.name, tool_names)
+        else:
+            try:
+                arguments[ident] = read_arguments(call, stop_note)
+            except ToolError as exc:
+                refused[ident] = str(exc)
+        kept = "{}" if ident in refused else call.arguments
+        same = (ident, name, kept) == (call.id, call.name, call.arguments)
+        calls.append(call if same else ToolCall(id=ident, name=name, arguments=kept))
     message = Message(role="assistant", content=text or None, tool_calls=calls)
     note = "" if raw or not oversized else _too_large(size, max_chars, cut=True)
-    return CheckedReply(message, calls, refused, note)
+    return CheckedReply(message, message.tool_calls, refused, arguments, note)
 
 
-def repair_history(history: list[Message]) -> int:
-    """Make a stored history valid in place: call names the API accepts, unique call ids.
+def repair_history(history: list[Message], *, checked: int = 0) -> int:
+    """Make a stored history valid in place, as ``check_reply`` would have stored it.
 
-    For histories stored before the runtime checked replies (or given by a host): each
-    assistant message with an invalid name or a reused or empty id gets the calls
-    ``check_reply`` would have stored, and the tool messages that answer them (in order)
-    follow the new ids. Returns how many assistant messages were repaired.
+    For histories stored before the runtime checked replies as it does now (or given by a
+    host): call names the API accepts, ids unique across the whole history and of a shape
+    every API accepts, and arguments a JSON object (a call whose arguments cannot be read
+    keeps ``{}``). The tool messages that answer a renamed call follow its new id. The
+    arguments of the first ``checked`` messages were read before and are not read again.
+    Returns how many assistant messages were repaired.
     """
     repaired = 0
+    seen: set[str] = set()
     for index, message in enumerate(history):
-        if message.role != "assistant" or _all_valid(message.tool_calls):
+        if message.role != "assistant" or not message.tool_calls:
             continue
-        seen: set[str] = set()
-        calls = [
-            ToolCall(
-                id=_unique_id(call.id, seen),
-                name=call.name if _VALID_NAME.match(call.name) else INVALID_NAME,
-                arguments=call.arguments,
-            )
-            for call in message.tool_calls
-        ]
+        calls = [_repaired(call, seen, index >= checked) for call in message.tool_calls]
+        if calls == message.tool_calls:
+            continue
         history[index] = message.model_copy(update={"tool_calls": calls})
         waiting: dict[str, list[ToolCall]] = {}
         for old, new in zip(message.tool_calls, calls, strict=True):
@@ -124,24 +153,40 @@ def repair_history(history: list[Message]) -> int:
     return repaired
 
 
-def _all_valid(calls: Sequence[ToolCall]) -> bool:
-    ids = {call.id for call in calls}
-    return (
-        len(ids) == len(calls)
-        and "" not in ids
-        and all(_VALID_NAME.match(call.name) for call in calls)
-    )
+def _repaired(call: ToolCall, seen: set[str], read: bool) -> ToolCall:
+    ident = _unique_id(call.id, seen)
+    name = call.name if _VALID_NAME.match(call.name) else INVALID_NAME
+    keep = name == call.name and (not read or _readable(call))
+    arguments = call.arguments if keep else "{}"
+    if (ident, name, arguments) == (call.id, call.name, call.arguments):
+        return call
+    return ToolCall(id=ident, name=name, arguments=arguments)
+
+
+def _readable(call: ToolCall) -> bool:
+    try:
+        read_arguments(call)
+    except ToolError:
+        return False
+    return True
 
 
 def _unique_id(ident: str, seen: set[str]) -> str:
-    if not ident:
-        ident = f"call_{uuid.uuid4().hex[:24]}"
+    """``ident`` if it is new and of a shape every API accepts, else a unique id like it."""
+    if not _VALID_ID.match(ident):
+        ident = _new_id()
     unique, number = ident, 1
     while unique in seen:
         number += 1
         unique = f"{ident}_{number}"
+        if len(unique) > 64:
+            unique = ident = _new_id()
     seen.add(unique)
     return unique
+
+
+def _new_id() -> str:
+    return f"call_{uuid.uuid4().hex[:24]}"
 
 
 def _invalid_name(name: str, tool_names: Collection[str]) -> str:

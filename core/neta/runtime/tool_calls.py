@@ -5,8 +5,8 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Awaitable, Mapping, Sequence
-from dataclasses import dataclass
-from typing import TypedDict, TypeVar
+from dataclasses import dataclass, field
+from typing import Any, TypedDict, TypeVar
 
 from neta.errors import ToolError
 from neta.events import ToolCallStart, ToolResultEvent
@@ -43,6 +43,7 @@ class Turn:
     stop_note: str  # why the reply was cut, if it was: its last call's arguments may be too
     refused: Mapping[str, str]  # calls that must not run, by id: the error the model reads
     gate: Gate | None = None  # decides each call before it runs (None: every call runs)
+    arguments: Mapping[str, dict[str, Any]] = field(default_factory=dict)  # read, by call id
 
 
 async def run_calls(calls: Sequence[ToolCall], turn: Turn) -> list[ToolResult]:
@@ -144,7 +145,7 @@ async def _execute(call: ToolCall, turn: Turn) -> ToolResult:
     if bound is None:
         return tool_error(_unknown_tool(call.name, list(turn.tools)))
     try:
-        args = parse_arguments(call, bound.schema, turn.stop_note)
+        args = parse_arguments(call, bound.schema, turn.stop_note, turn.arguments.get(call.id))
     except ToolError as exc:
         return tool_error(str(exc))
     if turn.gate is not None:
