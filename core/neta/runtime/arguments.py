@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from neta.catalog import ToolSchema
 from neta.errors import ToolError
@@ -17,7 +16,7 @@ request must never meet a value too deep to read or write again."""
 
 
 def parse_arguments(
-    call: ToolCall, schema: ToolSchema, stop_note: str = "", data: dict[str, Any] | None = None
+    call: ToolCall, schema: ToolSchema, stop_note: str = "", data: dict[str, object] | None = None
 ) -> object:
     """The arguments of ``call``, checked by the tool's ``schema``.
 
@@ -47,7 +46,7 @@ def parse_arguments(
         ) from None
 
 
-def read_arguments(call: ToolCall, stop_note: str = "") -> dict[str, Any]:
+def read_arguments(call: ToolCall, stop_note: str = "") -> dict[str, object]:
     """The JSON object ``call``'s arguments hold (empty text is an empty object).
 
     Raises:
@@ -79,9 +78,9 @@ def read_arguments(call: ToolCall, stop_note: str = "") -> dict[str, Any]:
     return data
 
 
-def _deeper_than(value: dict[str, Any], limit: int) -> bool:
+def _deeper_than(value: dict[str, object], limit: int) -> bool:
     """Whether objects and arrays nest in ``value`` more than ``limit`` levels."""
-    stack: list[tuple[dict[str, Any] | list[Any], int]] = [(value, 1)]
+    stack: list[tuple[dict[str, object] | list[object], int]] = [(value, 1)]
     while stack:
         item, depth = stack.pop()
         for child in item.values() if isinstance(item, dict) else item:

@@ -16,7 +16,6 @@ import re
 import uuid
 from collections.abc import Collection
 from dataclasses import dataclass, field
-from typing import Any
 
 from neta.catalog import TOOL_NAME_PATTERN
 from neta.errors import ToolError
@@ -68,7 +67,7 @@ class CheckedReply:
     message: Message
     calls: list[ToolCall]
     refused: dict[str, str] = field(default_factory=dict)
-    arguments: dict[str, dict[str, Any]] = field(default_factory=dict)
+    arguments: dict[str, dict[str, object]] = field(default_factory=dict)
     note: str = ""
 
 
@@ -95,7 +94,7 @@ def check_reply(
         text = truncate_middle(text, max_chars)
     calls: list[ToolCall] = []
     refused: dict[str, str] = {}
-    arguments: dict[str, dict[str, Any]] = {}
+    arguments: dict[str, dict[str, object]] = {}
     seen = set(used_ids)
     for index, call in enumerate(raw[: max_calls + 1]):
         ident = _unique_id(call.id, seen)

@@ -6,7 +6,7 @@ import asyncio
 import time
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, TypedDict, TypeVar
+from typing import TypedDict, TypeVar
 
 from neta.errors import ToolError
 from neta.events import ToolCallStart, ToolResultEvent
@@ -43,7 +43,7 @@ class Turn:
     stop_note: str  # why the reply was cut, if it was: its last call's arguments may be too
     refused: Mapping[str, str]  # calls that must not run, by id: the error the model reads
     gate: Gate | None = None  # decides each call before it runs (None: every call runs)
-    arguments: Mapping[str, dict[str, Any]] = field(default_factory=dict)  # read, by call id
+    arguments: Mapping[str, dict[str, object]] = field(default_factory=dict)  # read, by call id
 
 
 async def run_calls(calls: Sequence[ToolCall], turn: Turn) -> list[ToolResult]:

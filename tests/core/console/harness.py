@@ -150,6 +150,12 @@ def wait_for(driver: Any, condition: Callable[[Any], Any], timeout: float = 10) 
     return WebDriverWait(driver, timeout, poll_frequency=0.05).until(condition)
 
 
+def click(driver: Any, element: Any) -> None:
+    """Click ``element`` once scrolled to the middle of the window (not under the composer)."""
+    driver.execute_script("arguments[0].scrollIntoView({block: 'center'});", element)
+    element.click()
+
+
 def full_page_screenshot(driver: Any, path: Path) -> None:
     """Save the whole page (not only the window) as a PNG."""
     width, height = driver.execute_script(

@@ -9,7 +9,7 @@ back to "pending" with the OLD preview, and its "Allow once" approves the NEW ca
 import pytest
 
 from tests import http_clients
-from tests.core.console.harness import browser_to_test, chromium, serve, wait_for
+from tests.core.console.harness import browser_to_test, chromium, click, serve, wait_for
 
 missing = browser_to_test()
 pytestmark = pytest.mark.skipif(missing is not None, reason=f"no browser: {missing}")
@@ -64,7 +64,7 @@ def test_a_call_reusing_an_old_id_gets_a_card_showing_its_own_preview(tmp_path):
             page.save_screenshot(str(tmp_path / "console.png"))
             # the person must be shown what would now run before anything can approve it
             assert "pwned.txt" in shown, f"the card shown for the write of pwned.txt: {shown!r}"
-            pending[-1].find_element(By.CSS_SELECTOR, "button.allow-once").click()
+            click(page, pending[-1].find_element(By.CSS_SELECTOR, "button.allow-once"))
             wait_for(page, lambda d: "All done." in d.find_element(By.ID, "messages").text)
     finally:
         server.stop()
@@ -89,7 +89,7 @@ def test_allowing_the_card_that_shows_notes_txt_does_not_write_pwned_txt(tmp_pat
             again = wait_for(page, lambda d: d.find_elements(By.CSS_SELECTOR, pending))
             for shown in again:
                 if "pwned" not in shown.text:  # the person approves what the card shows
-                    shown.find_element(By.CSS_SELECTOR, "button.allow-once").click()
+                    click(page, shown.find_element(By.CSS_SELECTOR, "button.allow-once"))
             page.implicitly_wait(0)
             import time
 
