@@ -4,7 +4,9 @@ It answers ``POST /v1/messages`` from a queue of scripted replies, streamed (SSE
 real API sends them: ``message_start``, ``content_block_*``, ``message_delta``,
 ``message_stop``) or whole as the client asks, and records every request: its body and its
 headers. It checks what the real API would refuse: a missing key, ``max_tokens``, turns that
-do not alternate, empty text, a ``tool_result`` that answers no ``tool_use`` of the turn before.
+do not alternate, empty text, a ``tool_use`` id used twice in the request, a ``tool_result``
+that answers no ``tool_use`` of the turn before. A refused history takes no reply from the
+queue and is listed in ``rejected``.
 """
 
 from __future__ import annotations
@@ -28,6 +30,8 @@ class Reply:
     ``status`` other than 200 with ``error_type`` and ``text`` as its message, and may send
     ``headers`` (``retry-after``). ``cut_after`` ends a stream after that many events, without
     its ``message_stop``; ``error_event`` sends an error event instead of the reply's end.
+    ``leave_out`` names events the stream does not send (``message_stop``); ``interleave``
+    sends raw bytes before the event of that number (comments, ``id:`` or ``retry:`` alone).
     """
 
     text: str = ""
@@ -39,6 +43,8 @@ class Reply:
     headers: dict[str, str] = field(default_factory=dict)
     cut_after: int | None = None
     error_event: str | None = None
+    leave_out: tuple[str, ...] = ()
+    interleave: dict[int, bytes] = field(default_factory=dict)
 
 
 class FakeAnthropic:
@@ -48,6 +54,7 @@ class FakeAnthropic:
         self.replies: list[Reply] = list(replies or [])
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
+        self.rejected: list[str] = []  # why each refused history was refused
         self.api_key = api_key
         self._lock = threading.Lock()
         self._http = LoopbackServer(self._handler())
@@ -74,6 +81,7 @@ class FakeAnthropic:
                 return Reply(status=401, error_type="authentication_error", text="invalid API key")
             problem = _refusal(body)
             if problem:
+                self.rejected.append(problem)
                 return Reply(status=400, error_type="invalid_request_error", text=problem)
             if not self.replies:
                 return Reply(status=500, text="fake server: no reply left")
@@ -125,6 +133,10 @@ class FakeAnthropic:
                 for sent, (name, data) in enumerate(_events(body, reply)):
                     if reply.cut_after == sent:
                         return
+                    if sent in reply.interleave:
+                        self.wfile.write(reply.interleave[sent])
+                    if name in reply.leave_out:
+                        continue
                     if reply.error_event is not None and name == "message_delta":
                         data = _error(reply.error_event, "overloaded mid-stream")
                         name = "error"
@@ -146,12 +158,17 @@ def _refusal(body: dict[str, Any]) -> str:
         return "max_tokens: Field required"
     turns = body.get("messages", [])
     previous_uses: set[str] = set()
+    all_uses: set[str] = set()
     for number, turn in enumerate(turns):
         if number and turns[number - 1]["role"] == turn["role"]:
             return f"messages.{number}: roles must alternate between user and assistant"
         content = turn["content"]
         blocks = content if isinstance(content, list) else [{"type": "text", "text": content}]
-        for block in blocks:
+        for place, block in enumerate(blocks):
+            if block["type"] == "tool_use":
+                if block["id"] in all_uses:
+                    return f"messages.{number}.content.{place}: `tool_use` ids must be unique"
+                all_uses.add(block["id"])
             if block["type"] == "text" and not block["text"]:
                 return f"messages.{number}: text content blocks must be non-empty"
             if block["type"] == "tool_use" and not isinstance(block.get("input"), dict):

@@ -35,7 +35,12 @@ class Reply:
     chunks until the server closes. ``call_ids`` replaces the ids of the tool calls (to play
     a model that reuses one); ``cut_after_chars`` closes the stream once that many characters
     of text and arguments went out, with neither a finish reason nor ``[DONE]``; ``trickle``
-    waits that many seconds before each chunk.
+    waits that many seconds before each chunk. ``refusal`` is a refusal the model gives (the
+    message's ``refusal``, streamed as ``delta.refusal``); ``error`` is the error object a
+    stream's ``fail_after`` ``"error"`` sends, or a whole reply's body (answered 200);
+    ``interleave`` sends raw bytes before the chunk of that number (comments, ``id:`` or
+    ``retry:`` alone, a byte order mark before the first; the number of chunks: before
+    ``[DONE]``); ``line_end`` ends the lines of the chunks' events (CRLF or CR in place of LF).
     """
 
     text: str = ""
@@ -50,6 +55,10 @@ class Reply:
     call_ids: list[str] | None = None
     cut_after_chars: int | None = None
     trickle: float = 0.0
+    refusal: str = ""
+    error: dict[str, Any] | None = None
+    interleave: dict[int, bytes] = field(default_factory=dict)
+    line_end: str = "\n"
 
     def call_id(self, index: int) -> str:
         """The id of tool call ``index``."""
@@ -139,6 +148,8 @@ class FakeOpenAI:
                     self.end_headers()
                     self.wfile.write(data[: len(data) // 2])
                     self.close_connection = True
+                elif reply.error is not None:
+                    self._send_json(200, {"error": reply.error})
                 else:
                     self._send_json(200, _completion(body, reply))
 
@@ -160,30 +171,35 @@ class FakeOpenAI:
                 self.end_headers()
                 self.close_connection = True
                 budget = reply.cut_after_chars
-                for sent, chunk in enumerate(_chunks(body, reply)):
+                chunks = list(_chunks(body, reply))
+                for sent, chunk in enumerate(chunks):
                     if reply.stall_after == sent:
                         fake._closing.wait(30)
                         return
+                    if sent in reply.interleave:
+                        self.wfile.write(reply.interleave[sent])
                     if reply.fail_after is not None and reply.fail_after[0] == sent:
-                        self._fail(reply.fail_after[1])
+                        self._fail(reply.fail_after[1], reply.error)
                         return
                     if reply.trickle and fake._closing.wait(reply.trickle):
                         return
                     if budget is not None:
                         chunk, budget = _cut(chunk, budget)
-                    self.wfile.write(f"data: {json.dumps(chunk)}\n\n".encode())
+                    end = reply.line_end
+                    self.wfile.write(f"data: {json.dumps(chunk)}{end}{end}".encode())
                     self.wfile.flush()
                     if budget is not None and budget <= 0:
                         return  # the connection closes mid-reply
                 if budget is not None:
                     return  # a cut reply never ends properly
-                self.wfile.write(b"data: [DONE]\n\n")
+                self.wfile.write(reply.interleave.get(len(chunks), b""))  # before [DONE]
+                self.wfile.write(f"data: [DONE]{reply.line_end * 2}".encode())
                 self.wfile.flush()
 
-            def _fail(self, how: str) -> None:
+            def _fail(self, how: str, sent: dict[str, Any] | None) -> None:
                 if how == "error":
-                    error = {"error": {"message": "overloaded mid-stream", "type": "server"}}
-                    self.wfile.write(f"data: {json.dumps(error)}\n\n".encode())
+                    error = {"message": "overloaded mid-stream", "type": "server"}
+                    self.wfile.write(f"data: {json.dumps({'error': sent or error})}\n\n".encode())
                 elif how == "garbage":
                     self.wfile.write(b"data: {not json\n\n")
                 self.wfile.flush()  # "drop", "truncate": the connection just closes
@@ -213,6 +229,8 @@ def _usage(reply: Reply) -> dict[str, int] | None:
 
 def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
     message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+    if reply.refusal:
+        message["refusal"] = reply.refusal
     if reply.tool_calls:
         message["tool_calls"] = [
             {"id": reply.call_id(i), "type": "function", "function": {"name": n, "arguments": a}}
@@ -241,6 +259,8 @@ def _chunks(body: dict[str, Any], reply: Reply) -> Iterator[dict[str, Any]]:
     yield chunk({"role": "assistant", "content": ""})
     for piece in re.findall(r"\S+\s*|\s+", reply.text):
         yield chunk({"content": piece})
+    for piece in re.findall(r"\S+\s*|\s+", reply.refusal):
+        yield chunk({"refusal": piece})
     for i, (name, arguments) in enumerate(reply.tool_calls):
         head = {
             "index": i,

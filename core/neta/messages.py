@@ -3,12 +3,29 @@
 from __future__ import annotations
 
 import hashlib
+import re
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from neta.tools import ToolCall
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def sendable(text: str) -> str:
+    """``text`` with each lone half of a surrogate pair made U+FFFD (no API takes one).
+
+    The same object when it holds none. Such halves come from bytes that are not UTF-8 read
+    with ``surrogateescape`` (a command line, a tool's output) or from a JSON escape; stored
+    as they are, every later request of the session would fail to encode.
+    """
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return _SURROGATE.sub("\ufffd", text)
+    return text
 
 
 class Message(BaseModel):
@@ -36,6 +53,20 @@ class Message(BaseModel):
     name: str | None = None
     is_error: bool = False
     permission: dict[str, Any] | None = None
+
+    @field_validator("content")
+    @classmethod
+    def _sendable_content(cls, content: str | None) -> str | None:
+        return None if content is None else sendable(content)
+
+    @field_validator("tool_calls")
+    @classmethod
+    def _sendable_calls(cls, calls: list[ToolCall]) -> list[ToolCall]:
+        return [
+            call if sendable(call.arguments) is call.arguments
+            else ToolCall(call.id, call.name, sendable(call.arguments))
+            for call in calls
+        ]  # fmt: skip
 
     def to_openai(self) -> dict[str, Any]:
         """This message as a Chat Completions request message.
@@ -76,6 +107,11 @@ class Usage(BaseModel):
     output_tokens: int = 0
     cache_read_tokens: int = 0
     cache_creation_tokens: int = 0
+
+    @field_validator("*")
+    @classmethod
+    def _not_below_zero(cls, count: int) -> int:
+        return max(count, 0)  # a server may report a negative count: it is read as none
 
     def __add__(self, other: Usage) -> Usage:
         return Usage(

@@ -7,8 +7,8 @@ import contextlib
 import dataclasses
 import signal
 import sys
-from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import typer
 from rich.cells import cell_len, set_cell_size
@@ -17,8 +17,9 @@ from rich.markup import escape
 
 from neta.cli.chat_input import ChatInput, chat_input
 from neta.cli.clarify_prompt import QuestionInterrupt
-from neta.cli.context import report_problems
-from neta.cli.conversations import Conversations
+from neta.cli.context import plugin_manager, report_problems
+from neta.cli.conversation_model import keep_model, model_choice
+from neta.cli.conversations import Conversations, ModelChoice
 from neta.cli.options import (
     AgentOptions,
     AllowRuleOpt,
@@ -44,16 +45,25 @@ from neta.cli.options import (
 )
 from neta.cli.render import EventRenderer, keep_waiting_notice
 from neta.cli.run_cmd import (
-    INTERRUPTED,
     ContinueOpt,
     SessionOpt,
     build_agent,
     new_terminal_session,
     remember,
     resume,
-    show_outcome,
+    stopped_result,
 )
+from neta.cli.run_report import NOT_KEPT, show_outcome
 from neta.cli.sanitize import sanitize_markup
+from neta.cli.stop_signals import (
+    INTERRUPTED,
+    STOP_SIGNALS,
+    Stop,
+    exit_status,
+    farewell,
+    on_signals,
+    while_the_terminal_lasts,
+)
 from neta.cli.trust_notice import settle_trust
 from neta.runtime.agent import Agent, AgentSession, RunResult
 from neta.terminal_text import sanitize
@@ -69,7 +79,10 @@ SLASH_COMMANDS = {
 """The commands ``neta chat`` answers itself; they never reach the model."""
 
 _LEAVE = {"exit", "quit", "/exit", "/quit"}
+_LEAVING_SIGNALS = tuple(signum for signum in STOP_SIGNALS if signum != signal.SIGINT)
+"""The stop signals that end the chat: SIGTERM and SIGHUP (Ctrl-C cancels just the turn)."""
 _EXIT_HINT = "/help · Ctrl-D exits"
+_HANGUP_GRACE = 1.0  # seconds a prompt that failed waits for the SIGHUP of a closed terminal
 
 
 def chat(
@@ -113,15 +126,20 @@ def chat(
     conversations = Conversations()
     try:
         where = (workspace or Path.cwd()).resolve()
-        history, stored_id = resume(conversations, where, continue_, session_id)
+        history, found = resume(conversations, where, continue_, session_id)
+        stored_id = found.session_id if found is not None else None
         settle_trust(where, ask=True)
-        agent = build_agent(ctx, dataclasses.replace(options, workspace=where))
+        pm = plugin_manager(ctx)
+        options = keep_model(options, found.model_choice if found else None, pm)
+        options = dataclasses.replace(options, workspace=where)
+        agent = build_agent(ctx, options)
         interrupt = QuestionInterrupt()
         session = new_terminal_session(
             agent, interactive=True, history=history, session_id=stored_id, interrupt=interrupt
         )
         report_problems(ctx)
-        chat = Chat(agent, session, conversations, stored_id, chat_input(), interrupt)
+        choice = model_choice(options, agent, pm)
+        chat = Chat(agent, session, conversations, stored_id, chat_input(), interrupt, choice)
         try:
             code = asyncio.run(chat.loop())
         finally:
@@ -142,6 +160,7 @@ class Chat:
         stored_id: str | None,
         reader: ChatInput,
         interrupt: QuestionInterrupt | None = None,
+        model: ModelChoice | None = None,
     ) -> None:
         self.agent = agent
         self.session = session
@@ -152,6 +171,10 @@ class Chat:
         self.err = Console(stderr=True, highlight=False)
         self.renderer = EventRenderer()
         self.provider_name = type(agent.provider).__name__.removesuffix("Provider").lower()
+        self.model = model or ModelChoice(self.provider_name, agent.model)  # stored with it
+        self.stop = Stop()
+        self._stopped = asyncio.Event()
+        self._doing: asyncio.Future[Any] | None = None  # the read or the turn a signal stops
 
     def banner(self, width: int) -> str:
         """One line, of ``width`` at most if it can be: model, workspace, toolsets, how to leave.
@@ -171,28 +194,64 @@ class Chat:
         return head + _toolsets_fitting(toolsets, width - cell_len(head) - cell_len(tail)) + tail
 
     async def loop(self) -> int:
-        """Converse until the user leaves; returns the exit status."""
+        """Converse until the user leaves; returns the exit status.
+
+        SIGTERM and SIGHUP end it as Ctrl-C at an empty prompt does, wherever they come: a
+        turn running is cancelled (its tools too) and stored first. The status is then 128 +
+        the signal's number.
+        """
         if sys.stdin is None:  # started with standard input closed: nothing will be said
             return 0
         # fitted to the width already; on a very narrow terminal it wraps rather than lose a part
         self.err.print(f"[dim]{escape(self.banner(self.err.width))}[/]", soft_wrap=True)
-        while True:
-            try:
-                line = await self.reader.read("you> ")
-            except EOFError:
-                return 0
-            except KeyboardInterrupt:  # Ctrl-C at an empty prompt: leave at once
-                self.err.print("[dim]Interrupted.[/]")
-                return INTERRUPTED
-            text = line.strip()
-            if not text:
-                continue
-            if text in _LEAVE:
-                return 0
-            if text.startswith("/"):
-                self.command(text)
-                continue
-            await self.turn(line)
+        with on_signals(self._leave, _LEAVING_SIGNALS):
+            while self.stop.signum is None:
+                try:
+                    line = await self._read("you> ")
+                except EOFError:
+                    return 0
+                except KeyboardInterrupt:  # Ctrl-C at an empty prompt: leave at once
+                    self.err.print("[dim]Interrupted.[/]")
+                    return INTERRUPTED
+                except asyncio.CancelledError:
+                    if self.stop.signum is None:
+                        raise
+                    break
+                except OSError:  # a terminal that was closed fails the prompt; SIGHUP follows
+                    with contextlib.suppress(TimeoutError):
+                        await asyncio.wait_for(self._stopped.wait(), _HANGUP_GRACE)
+                    if self.stop.signum is None:
+                        raise
+                    break
+                text = line.strip()
+                if not text:
+                    continue
+                if text in _LEAVE:
+                    return 0
+                if text.startswith("/"):
+                    self.command(text)
+                    continue
+                await self.turn(line)
+        assert self.stop.signum is not None
+        with while_the_terminal_lasts():
+            self.err.print(f"[dim]{escape(farewell(self.stop.signum))}[/]")
+            sys.stderr.flush()
+        return exit_status(self.stop.signum)
+
+    def _leave(self, signum: int) -> None:
+        """SIGTERM or SIGHUP: stop what is being done (a read, a turn) and leave."""
+        self.stop.note(signum)
+        self._stopped.set()
+        if self._doing is not None:
+            self._doing.cancel()
+
+    async def _read(self, prompt: str) -> str:
+        reading = asyncio.ensure_future(self.reader.read(prompt))
+        self._doing = reading
+        try:
+            return await reading
+        finally:
+            self._doing = None
 
     def command(self, text: str) -> None:
         """Answer a slash command here; an unknown one is never sent to the model."""
@@ -226,26 +285,53 @@ class Chat:
             self.err.print(f"Unknown command {sanitize_markup(name)}; /help lists the commands.")
 
     async def turn(self, line: str) -> None:
-        """Run one turn; Ctrl-C cancels it (its tools too) and keeps the conversation."""
+        """Run one turn; Ctrl-C cancels it (its tools too) and keeps the conversation.
+
+        Ctrl-C while a question waits for an answer cancels just the question.
+        """
         if self.stored_id is None:
-            self.stored_id = self.conversations.start(self.agent.workspace, "chat", line)
+            self.stored_id = self.conversations.start(
+                self.agent.workspace, "chat", line, self.model
+            )
             self.session.context.session_id = self.stored_id
-        task = asyncio.ensure_future(self._run(line))
-        with _cancel_on_ctrl_c(lambda: self.interrupt.cancel_question() or task.cancel()):
+        events: list[Any] = []
+        spent_before = self.session.meter.snapshot()
+        task = self._doing = asyncio.ensure_future(self._run(line, events))
+
+        def ctrl_c(_: int) -> None:
+            if not self.interrupt.cancel_question():
+                task.cancel()
+
+        with on_signals(ctrl_c, (signal.SIGINT,)):
             try:
                 result = await task
             except asyncio.CancelledError:
-                self.renderer.finish_line()
-                self.err.print("[dim]Turn cancelled; the conversation so far is kept.[/]")
-                history = list(self.session.history)
-                self.conversations.save(self.stored_id, history, outcome="cancelled")
+                if not task.cancelled():
+                    raise
+                signum = self.stop.signum or signal.SIGINT
+                spent = self.session.meter.since(spent_before)
+                stopped = stopped_result(self.session, events, signum, spent)
+                kept = remember(self.conversations, self.session, stopped, self.model)
+                with while_the_terminal_lasts():
+                    self.renderer.finish_line()
+                    self.err.print("[dim]Turn cancelled; the conversation so far is kept.[/]")
+                    if not kept:
+                        self.err.print(NOT_KEPT, markup=False, soft_wrap=True)
                 return
-        remember(self.conversations, self.session, result)
+            finally:
+                self._doing = None
+        kept = remember(self.conversations, self.session, result, self.model)
         show_outcome(result, streamed=self.renderer.answer_on_stdout)
+        if not kept:
+            self.err.print(NOT_KEPT, markup=False, soft_wrap=True)
 
-    async def _run(self, line: str) -> RunResult:
+    async def _run(self, line: str, events: list[Any]) -> RunResult:
+        def on_event(event: Any) -> None:
+            events.append(event)
+            self.renderer(event)
+
         async with keep_waiting_notice(self.renderer):
-            return await self.agent.run(line, session=self.session, on_event=self.renderer)
+            return await self.agent.run(line, session=self.session, on_event=on_event)
 
 
 def _toolsets_fitting(names: list[str], room: int) -> str:
@@ -277,20 +363,3 @@ def _cut(text: str, most: int) -> str:
     if cell_len(text) <= most:
         return text
     return set_cell_size(text, most - 1).rstrip() + "…"
-
-
-@contextlib.contextmanager
-def _cancel_on_ctrl_c(cancel: Callable[[], object]) -> Iterator[None]:
-    """While a turn runs, Ctrl-C (SIGINT) calls ``cancel`` instead of ending the program."""
-    loop = asyncio.get_running_loop()
-    try:
-        loop.add_signal_handler(signal.SIGINT, cancel)
-    except (NotImplementedError, RuntimeError, ValueError):  # not the main thread, or Windows
-        yield
-        return
-    try:
-        yield
-    finally:
-        loop.remove_signal_handler(signal.SIGINT)
-        if sys.platform != "win32":
-            signal.signal(signal.SIGINT, signal.default_int_handler)

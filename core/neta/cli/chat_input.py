@@ -8,7 +8,9 @@ at an empty prompt leaves. From a pipe: one message per line, a trailing ``\\`` 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sys
+import threading
 from typing import Protocol
 
 from neta.home import neta_home
@@ -41,7 +43,7 @@ class LineInput:
         """The next message (``prompt`` is not shown: nobody is looking)."""
         parts: list[str] = []
         while True:
-            line = await asyncio.to_thread(_readline)
+            line = await _readline_aside()
             if line is None:
                 if parts:
                     return "\n".join(parts)
@@ -51,6 +53,31 @@ class LineInput:
                 continue
             parts.append(line)
             return "\n".join(parts)
+
+
+async def _readline_aside() -> str | None:
+    """``_readline`` in a daemon thread: a read a signal abandons never holds up the exit."""
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[str | None] = loop.create_future()
+
+    def settle(line: str | None, error: BaseException | None) -> None:
+        if done.done():
+            return
+        if error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(line)
+
+    def read() -> None:
+        try:
+            line, error = _readline(), None
+        except Exception as exc:  # handed to the reader, as asyncio.to_thread would
+            line, error = None, exc
+        with contextlib.suppress(RuntimeError):  # the loop closed: nobody waits any more
+            loop.call_soon_threadsafe(settle, line, error)
+
+    threading.Thread(target=read, name="neta-chat-input", daemon=True).start()
+    return await done
 
 
 def _readline() -> str | None:

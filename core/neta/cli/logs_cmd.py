@@ -52,18 +52,30 @@ def _list(found: list[Conversation], as_json: bool) -> None:
     if not found:
         typer.echo("No conversations yet.", err=True)
         return
-    table = Table("id", "when", "workspace", "prompt", "outcome", "tokens", box=None)
+    table = Table("id", "when", "workspace", "model", "prompt", "outcome", "tokens", box=None)
     for c in found:
         prompt = " ".join(c.first_prompt.split())
         table.add_row(
             c.session_id[:12],
             _when(c.updated),
             sanitize_markup(c.workspace),
+            sanitize_markup(_model(c)),
             sanitize_markup(prompt[:50] + ("…" if len(prompt) > 50 else "")),
             c.outcome,
             str(c.input_tokens + c.output_tokens),
         )
     Console(highlight=False).print(table)
+
+
+def _model(conversation: Conversation) -> str:
+    """``openai:gpt-4o``, or ``?`` for a conversation stored before models were kept."""
+    if not conversation.provider:
+        return "?"
+    return (
+        f"{conversation.provider}:{conversation.model}"
+        if conversation.model
+        else conversation.provider
+    )
 
 
 def _show(conversations: Conversations, session_id: str, as_json: bool) -> None:
@@ -74,10 +86,11 @@ def _show(conversations: Conversations, session_id: str, as_json: bool) -> None:
         data["messages"] = [m.model_dump(mode="json", exclude_none=True) for m in history]
         echo_json(data)
         return
+    via = f" at {found.base_url}" if found.base_url else ""
     typer.echo(
         f"session {found.session_id} · {found.command} in {sanitize(found.workspace)} · "
-        f"{_when(found.created)} · {found.outcome} · {found.turns} turns · "
-        f"{found.input_tokens + found.output_tokens} tokens"
+        f"{sanitize(_model(found) + via)} · {_when(found.created)} · {found.outcome} · "
+        f"{found.turns} turns · {found.input_tokens + found.output_tokens} tokens"
     )
     decided = {m.tool_call_id: m.permission for m in history if m.role == "tool" and m.permission}
     for message in history:

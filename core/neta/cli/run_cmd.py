@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import os
+import signal
 import stat
 import sys
 import time
@@ -18,7 +19,8 @@ from neta.cli.approval_prompt import terminal_approve
 from neta.cli.clarify_prompt import QuestionInterrupt, terminal_clarify
 from neta.cli.collector import freeze_startup_objects
 from neta.cli.context import echo_json, plugin_manager, report_problems
-from neta.cli.conversations import Conversations
+from neta.cli.conversation_model import keep_model, model_choice
+from neta.cli.conversations import Conversation, Conversations, ModelChoice, answered
 from neta.cli.options import (
     AgentOptions,
     AllowRuleOpt,
@@ -43,29 +45,25 @@ from neta.cli.options import (
     TurnTimeoutOpt,
     WorkspaceOpt,
 )
-from neta.cli.render import NO_ONE_TO_ASK, EventRenderer, denial_lines, keep_waiting_notice
+from neta.cli.render import EventRenderer, denial_lines, keep_waiting_notice
+from neta.cli.run_report import (
+    NOT_KEPT,
+    exit_code,
+    result_json,
+    say_goodbye,
+    show_outcome,
+    summary_line,
+)
+from neta.cli.stop_signals import Stop, exit_status, on_signals, stopped_because
 from neta.cli.trust_notice import settle_trust
 from neta.errors import NetaError
-from neta.events import RunFinished, ToolCallStart
-from neta.messages import Message, Usage
+from neta.events import RunFinished
+from neta.messages import Message
 from neta.providers.registry import DEFAULT_PROVIDER, resolve_model_name
 from neta.providers.retry import RetryPolicy
 from neta.runtime.agent import Agent, AgentSession, RunResult
+from neta.runtime.metering import Meter
 from neta.sandbox import sandbox_unavailable
-from neta.terminal_text import sanitize
-
-EXIT_CODES = {"completed": 0, "awaiting_input": 3}
-"""Exit status per outcome; every other outcome exits 1."""
-
-NEEDED_APPROVAL = 4
-"""Exit status of a run that completed although calls needing approval were denied, nobody
-being there to approve them (``--no-input``, ``--json``, no terminal)."""
-
-INTERRUPTED = 130
-"""Exit status after Ctrl-C (128 + SIGINT, as shells report it)."""
-
-AWAITING_HINT = 'The run stopped to ask you this. To answer, run: neta run -c "your answer"'
-"""What ``neta run`` says after a question: how to answer it and go on."""
 
 ContinueOpt = typer.Option(
     False, "--continue", "-c", help="Go on with the latest conversation in this workspace."
@@ -142,7 +140,8 @@ def run(
 
     Exit 0 completed, 3 stopped to ask you a question, 4 completed but calls that needed
     your approval were denied (no terminal, --no-input or --json: nobody to ask; they are
-    listed), 1 otherwise.
+    listed), 130, 143 or 129 stopped by Ctrl-C, SIGTERM or SIGHUP (the run is stored), 1
+    otherwise.
     """
     message = read_prompt(prompt)
     if continue_ and session_id:
@@ -180,19 +179,25 @@ def _run(
     conversations = Conversations()
     try:
         where = (options.workspace or Path.cwd()).resolve()
-        history, stored_id = resume(conversations, where, continue_, session_id)
-        if session_id and options.workspace is None:
-            where = Path(conversations.get(stored_id or session_id).workspace)
+        history, found = resume(conversations, where, continue_, session_id)
+        if found is not None and session_id and options.workspace is None:
+            where = Path(found.workspace)
         interactive = not no_input and not as_json and _stdin_is_a_terminal()
         settle_trust(where, ask=interactive)
-        agent = build_agent(ctx, dataclasses.replace(options, workspace=where))
-        if stored_id is None:
-            stored_id = conversations.start(where, "run", message)
+        pm = plugin_manager(ctx)
+        options = keep_model(options, found.model_choice if found else None, pm)
+        options = dataclasses.replace(options, workspace=where)
+        agent = build_agent(ctx, options)
+        model = model_choice(options, agent, pm)
+        if found is None:
+            stored_id = conversations.start(where, "run", message, model)
+        else:
+            stored_id = found.session_id
         session = new_terminal_session(
             agent, interactive=interactive, history=history, session_id=stored_id
         )
         report_problems(ctx)
-        return _run_and_report(agent, session, message, conversations, as_json=as_json)
+        return _run_and_report(agent, session, message, conversations, model, as_json=as_json)
     finally:
         conversations.close()
 
@@ -202,43 +207,40 @@ def _run_and_report(
     session: AgentSession,
     message: str,
     conversations: Conversations,
+    model: ModelChoice,
     *,
     as_json: bool,
 ) -> int:
     renderer = None if as_json else EventRenderer()
-    seen: list[Any] = []  # what a run interrupted by Ctrl-C still reports with --json
-    on_event: Any = renderer or seen.append
+    seen: list[Any] = []  # what a run a signal stopped still reports
     started = time.monotonic()
+    spent_before = session.meter.snapshot()
+    stop = Stop()
     try:
-        result = asyncio.run(_run_once(agent, message, session, on_event))
-    except KeyboardInterrupt:  # the run was cancelled (its tools too) on the way out
-        interrupted = _interrupted(session, seen)
-        remember(conversations, session, interrupted)
-        if as_json:
-            echo_json(result_json(interrupted))
-        typer.echo("\nInterrupted.", err=True)
-        return INTERRUPTED
+        result = asyncio.run(_run_until_stopped(agent, message, session, seen, renderer, stop))
+    except KeyboardInterrupt:  # Ctrl-C just before or after the run took signals itself
+        stop.note(signal.SIGINT)
+        result = None
     finally:
         agent.end_session(session)
-    remember(conversations, session, result)
-    if as_json:
+    if result is None:  # a signal stopped it; one arriving after the run ended changes nothing
+        signum = stop.signum if stop.signum is not None else signal.SIGINT
+        stopped = stopped_result(session, seen, signum, session.meter.since(spent_before))
+        kept = remember(conversations, session, stopped, model)
+        say_goodbye(stopped, signum, kept=kept, as_json=as_json)
+        return exit_status(signum)
+    kept = remember(conversations, session, result, model)
+    if renderer is None:
         echo_json(result_json(result))
     else:
-        show_outcome(
-            result, one_shot=True, streamed=renderer is not None and renderer.answer_on_stdout
-        )
+        show_outcome(result, one_shot=True, streamed=renderer.answer_on_stdout)
         for line in denial_lines(result.denials, agent.workspace):
             typer.echo(line, err=True)
-        typer.echo(summary_line(result, time.monotonic() - started), err=True)
+    if renderer is None and not kept:
+        typer.echo(NOT_KEPT, err=True)
+    if renderer is not None:  # an error stays one line: the summary says what was not kept
+        typer.echo(summary_line(result, time.monotonic() - started, kept=kept), err=True)
     return exit_code(result)
-
-
-def exit_code(result: RunResult) -> int:
-    """The exit status of a run: by its outcome, and ``NEEDED_APPROVAL`` (see there)."""
-    unapproved = any(denial.by == NO_ONE_TO_ASK for denial in result.denials)
-    if result.outcome == "completed" and unapproved:
-        return NEEDED_APPROVAL
-    return EXIT_CODES.get(result.outcome, 1)
 
 
 def read_prompt(prompt: str) -> str:
@@ -276,11 +278,11 @@ def _piped_stdin() -> str | None:
 
 def resume(
     conversations: Conversations, workspace: Path, continue_: bool, session_id: str | None
-) -> tuple[list[Message], str | None]:
-    """The history and id of the conversation to go on with (``[]`` and ``None``: a new one)."""
+) -> tuple[list[Message], Conversation | None]:
+    """The history of the conversation to go on with, and it (``[]`` and ``None``: a new one)."""
     if session_id:
         found, history = conversations.resume(session_id)
-        return history, found.session_id
+        return history, found
     if not continue_:
         return [], None
     latest = conversations.latest(workspace)
@@ -290,41 +292,93 @@ def resume(
             param_hint="-c",
         )
     found, history = conversations.resume(latest)
-    return history, found.session_id
+    return history, found
 
 
-def remember(conversations: Conversations, session: AgentSession, result: RunResult) -> None:
-    """Save the conversation and how its run ended."""
+def remember(
+    conversations: Conversations, session: AgentSession, result: RunResult, model: ModelChoice
+) -> bool:
+    """Save the conversation, how its run ended and what it cost; whether the message was kept.
+
+    A message the model never answered (the run failed or was stopped before its reply) is
+    not kept, and the conversation's model stays the one that last answered.
+    """
+    history = list(session.history)
+    kept = answered(history)
+    if len(kept) < len(history):
+        session.history[:] = kept  # a chat's next message must not follow it either
+    usage = result.total_usage
     conversations.save(
         session.session_id,
-        list(session.history),
+        kept,
         outcome=result.outcome,
         question=result.text if result.outcome == "awaiting_input" else "",
         turns=result.turns,
-        input_tokens=result.usage.input_tokens,
-        output_tokens=result.usage.output_tokens,
+        input_tokens=usage.input_tokens,
+        output_tokens=usage.output_tokens,
+        model=model if len(kept) == len(history) else None,
     )
+    return len(kept) == len(history)
 
 
-async def _run_once(agent: Agent, prompt: str, session: AgentSession, on_event: Any) -> RunResult:
-    if not isinstance(on_event, EventRenderer):
-        return await agent.run(prompt, session=session, on_event=on_event)
-    async with keep_waiting_notice(on_event):
-        return await agent.run(prompt, session=session, on_event=on_event)
+async def _run_until_stopped(
+    agent: Agent,
+    prompt: str,
+    session: AgentSession,
+    seen: list[Any],
+    renderer: EventRenderer | None,
+    stop: Stop,
+) -> RunResult | None:
+    """The run's result, or ``None`` when a stop signal (``STOP_SIGNALS``) cancelled it.
+
+    Every event is added to ``seen`` and shown by ``renderer``, if any.
+    """
+
+    def on_event(event: Any) -> None:
+        seen.append(event)
+        if renderer is not None:
+            renderer(event)
+
+    async def run() -> RunResult:
+        if renderer is None:
+            return await agent.run(prompt, session=session, on_event=on_event)
+        async with keep_waiting_notice(renderer):
+            return await agent.run(prompt, session=session, on_event=on_event)
+
+    task = asyncio.ensure_future(run())
+
+    def stopping(signum: int) -> None:
+        stop.note(signum)
+        task.cancel()
+
+    with on_signals(stopping):
+        try:
+            return await task
+        except asyncio.CancelledError:
+            if stop.signum is None:
+                raise
+            return None
 
 
-def _interrupted(session: AgentSession, events: list[Any]) -> RunResult:
-    """The result of a run Ctrl-C cancelled, from the events it emitted until then."""
-    end = next((e for e in reversed(events) if isinstance(e, RunFinished)), None)
+def stopped_result(
+    session: AgentSession, events: list[Any], signum: int, spent: Meter
+) -> RunResult:
+    """The result of a run a signal cancelled, from what it emitted and spent until then."""
+    end = next(
+        (e for e in reversed(events) if isinstance(e, RunFinished) and e.agent_id is None), None
+    )
+    reason = stopped_because(signum) + (f" ({end.reason})" if end and end.reason else "")
     return RunResult(
         text="",
         outcome="cancelled",
-        reason="interrupted by Ctrl-C" + (f" ({end.reason})" if end and end.reason else ""),
+        reason=reason,
         messages=list(session.history),
         events=events,
-        usage=Usage(),
+        usage=spent.usage,
         turns=end.turns if end is not None else 0,
         session_id=session.session_id,
+        sub_agent_calls=spent.sub_agent_calls,
+        sub_agent_usage=spent.sub_agent_usage,
     )
 
 
@@ -357,61 +411,3 @@ def new_terminal_session(
         history=history or (),
         session_id=session_id,
     )
-
-
-def show_outcome(result: RunResult, *, one_shot: bool = False, streamed: bool = False) -> None:
-    """Print how a run ended: the answer alone on stdout, everything else on stderr.
-
-    ``streamed``: the answer was already streamed to stdout (a terminal), so it is not
-    printed again. ``one_shot`` (``neta run``): the hint says how to answer a question.
-    The model's text and the reasons go through ``sanitize``; ``--json`` has them exactly.
-    """
-    shown = result.outcome == "awaiting_input" or (result.outcome == "completed" and not streamed)
-    if shown and result.text:
-        typer.echo(sanitize(result.text))
-    if result.outcome == "awaiting_input":
-        hint = AWAITING_HINT if one_shot else "(answer with your next message)"
-        typer.echo(hint, err=True)
-    elif result.outcome == "error":  # said as every error is, usage errors too
-        typer.echo(f"Error: {' '.join(sanitize(result.reason).split())}", err=True)
-    elif result.outcome != "completed":
-        typer.echo(f"Run ended: {result.outcome}: {sanitize(result.reason)}", err=True)
-    else:
-        if not result.text.strip():
-            typer.echo("Note: the model's final reply was empty.", err=True)
-        if result.reason:  # completed, but not cleanly (a reply cut off at the token limit)
-            typer.echo(f"Note: {sanitize(result.reason)}", err=True)
-
-
-def summary_line(result: RunResult, seconds: float) -> str:
-    """``2 turns, 1 tool call, 1200 tokens (1000 in, 200 out), 3.1 s``: how a run went."""
-    usage = result.usage
-    calls = sum(1 for e in result.events if isinstance(e, ToolCallStart) and not e.agent_id)
-
-    def n(count: int, word: str) -> str:
-        return f"{count} {word}{'' if count == 1 else 's'}"
-
-    cached = ""
-    if usage.cache_read_tokens or usage.cache_creation_tokens:
-        cached = (
-            f", {usage.cache_read_tokens} cache read, {usage.cache_creation_tokens} cache write"
-        )
-    return (
-        f"{n(result.turns, 'turn')}, {n(calls, 'tool call')}, "
-        f"{usage.input_tokens + usage.output_tokens} tokens "
-        f"({usage.input_tokens} in{cached}, {usage.output_tokens} out), {seconds:.1f} s"
-    )
-
-
-def result_json(result: RunResult) -> dict[str, object]:
-    """A run's result as plain JSON data."""
-    return {
-        "session_id": result.session_id,
-        "outcome": result.outcome,
-        "text": result.text,
-        "reason": result.reason,
-        "turns": result.turns,
-        "usage": result.usage.model_dump(),
-        "denials": [dataclasses.asdict(denial) for denial in result.denials],
-        "events": [e.model_dump(mode="json", fallback=str) for e in result.events],
-    }

@@ -6,14 +6,17 @@ SDK's own retries are off by default: the runtime retries every provider under o
 (``neta.providers.retry``), so failures say whether they may pass (``retryable``) and how long
 the API asked to wait (``retry_after``).
 
+A stream is read as server-sent events (``neta.providers.sse``: comments, ``id`` and ``retry``
+fields, any line ends) and each event's JSON put together by ``neta.providers.openai_reply``.
 Servers that call themselves compatible bend the protocol in small ways; what is tolerated:
 streamed tool-call fragments without an ``index`` (told apart by their ids), several calls sent
 at the same index with different ids, a call's name repeated in every fragment, calls without
 ids, chunks without choices or without a delta. Whatever fails mid-stream (an error event, a
-malformed chunk, a broken connection) is a ``ProviderError``. A stream that ends without a
-finish reason was cut off on the way (a dropped connection, a proxy's limit): it is never
-taken as the answer, but asked for again under the same retry policy, and when every try is
-cut the error says so.
+malformed chunk, a broken connection) is a ``ProviderError``; an error the server reports in
+the stream is retried when the status it stands for would be (a 502, an overload, a rate
+limit). A stream that ends without a finish reason was cut off on the way (a dropped
+connection, a proxy's limit): it is never taken as the answer, but asked for again under the
+same retry policy, and when every try is cut the error says so.
 
 The request body goes out through the client's ``post`` as JSON the provider encodes itself:
 the typed ``chat.completions.create`` walks every message and schema against its parameter
@@ -24,29 +27,28 @@ reused, not encoded again (``neta.providers.json_body``).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import errno
 import os
 import socket
 import ssl
-import uuid
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
-from dataclasses import dataclass, field
+from contextlib import aclosing, asynccontextmanager
 from typing import Any, cast
 
 import httpx2
 import openai
-from openai.types.chat import ChatCompletion
 
 from neta.errors import ProviderError, os_reason
-from neta.messages import Usage
 from neta.providers.base import ModelRequest, ModelResponse, TextSink
 from neta.providers.client_pool import active_pool
 from neta.providers.endpoint import openai_endpoint
 from neta.providers.json_body import BodyEncoder
-from neta.providers.retry import parse_retry_after
+from neta.providers.openai_reply import CutOff, StreamedReply, whole_reply
+from neta.providers.retry import parse_retry_after, retryable_status
+from neta.providers.sse import ServerSentEvent, read_events
 from neta.providers.tls import client_context
-from neta.tools import ToolCall
 
 _COMPLETIONS = "/chat/completions"
 _KEYLESS = "not-needed"  # local servers take any key; the SDK insists on one
@@ -55,12 +57,7 @@ _STREAMED = {"stream": True, "stream_options": {"include_usage": True}}
 DEFAULT_READ_TIMEOUT = 300.0
 """Seconds the model server may stay silent (each read) before the request fails."""
 
-
-class _CutOff(ProviderError):
-    """A streamed reply that ended before its finish reason (retryable, never the answer)."""
-
-    def __init__(self, how: str) -> None:
-        super().__init__(f"the model's reply was cut off: {how}", retryable=True)
+_DRAIN_SECONDS = 0.1  # how long what follows ``[DONE]`` is read, so the connection is reused
 
 
 class OpenAIProvider:
@@ -127,7 +124,7 @@ class OpenAIProvider:
                 else:
                     response = await self._whole(client, body, on_text)
         except openai.APIStatusError as exc:
-            retryable = exc.status_code in (408, 409, 429) or exc.status_code >= 500
+            retryable = retryable_status(exc.status_code)
             error = exc.body if isinstance(exc.body, dict) else {}
             detail = str(error.get("message") or exc.message)
             raise ProviderError(
@@ -151,9 +148,20 @@ class OpenAIProvider:
             if _mid_reply(exc):  # connected, then the reply broke off (a whole reply too)
                 raise _broken(exc) from exc
             raise _unreachable(exc, model, self.url) from exc
-        except openai.OpenAIError as exc:  # e.g. an error event in the middle of a stream
+        except openai.OpenAIError as exc:  # whatever else the SDK reports
             raise ProviderError(f"model API failed: {_short(str(exc))}") from exc
-        except ValueError as exc:  # a chunk that is not JSON
+        except CutOff:
+            raise
+        except ProviderError as exc:  # what the reply itself says went wrong: named as others are
+            raise ProviderError(
+                exc.detail,
+                retryable=exc.retryable,
+                status=exc.status,
+                provider="openai",
+                model=model,
+                url=self.url,
+            ) from exc
+        except ValueError as exc:  # a whole reply whose body is not JSON
             raise ProviderError(f"model API sent a malformed reply: {_short(str(exc))}") from exc
         except httpx2.TransportError as exc:  # the connection broke mid-reply
             raise _broken(exc) from exc
@@ -182,157 +190,47 @@ class OpenAIProvider:
     async def _whole(
         self, client: openai.AsyncOpenAI, body: bytes, on_text: TextSink
     ) -> ModelResponse:
-        completion = await client.post(_COMPLETIONS, content=body, cast_to=ChatCompletion)
-        if not completion.choices:
-            raise ProviderError("model API returned no choices")
-        choice = completion.choices[0]
-        message = choice.message
-        text = message.content or ""
-        if text:
-            on_text(text)
-        calls = []
-        for raw in message.tool_calls or []:
-            function = getattr(raw, "function", None)
-            if getattr(raw, "type", None) not in (None, "function") or function is None:
-                continue  # a kind of tool call this runtime does not offer
-            calls.append(
-                ToolCall(
-                    id=getattr(raw, "id", None) or _new_call_id(),
-                    name=getattr(function, "name", None) or "",
-                    arguments=getattr(function, "arguments", None) or "",
-                )
-            )
-        usage = completion.usage
-        return ModelResponse(
-            text=text,
-            tool_calls=calls,
-            usage=Usage(input_tokens=usage.prompt_tokens, output_tokens=usage.completion_tokens)
-            if usage
-            else None,
-            finish_reason=getattr(choice, "finish_reason", None),
-        )
+        # the body as the JSON it is, read by the same rules as a stream's chunks
+        data = await client.post(_COMPLETIONS, content=body, cast_to=object)
+        return whole_reply(data, on_text)
 
     async def _streamed(
         self, client: openai.AsyncOpenAI, body: bytes, on_text: TextSink
     ) -> ModelResponse:
+        # The SDK makes the request and answers its errors; the events are read here, by the
+        # format's rules (the SDK's reader takes an event without data for a malformed chunk).
         stream = cast(
             openai.AsyncStream[object],
             await client.post(
                 _COMPLETIONS,
                 content=body,
-                cast_to=ChatCompletion,
+                cast_to=object,
                 stream=True,
                 stream_cls=openai.AsyncStream[object],
             ),
         )
-        text: list[str] = []
-        calls = _CallAssembler()
-        usage: Usage | None = None
-        finish_reason: str | None = None
+        reply = StreamedReply(on_text)
         try:
-            # closed at once when the run is cancelled mid-stream; each chunk is plain JSON as
-            # the SDK parsed it, nothing built or walked per chunk
-            async with stream:
-                async for chunk in stream:
-                    counted = _field(chunk, "usage")
-                    if counted:
-                        usage = Usage(
-                            input_tokens=_count(counted, "prompt_tokens"),
-                            output_tokens=_count(counted, "completion_tokens"),
-                        )
-                    for choice in _items(chunk, "choices"):
-                        finish_reason = _text(choice, "finish_reason") or finish_reason
-                        delta = _field(choice, "delta")
-                        content = _text(delta, "content")
-                        if content:
-                            text.append(content)
-                            on_text(content)
-                        for part in _items(delta, "tool_calls"):
-                            calls.add(part)
+            # closed at once when the run is cancelled mid-stream
+            async with stream, aclosing(read_events(stream.response.aiter_bytes())) as events:
+                async for event in events:
+                    reply.add(event)
+                    if reply.done:
+                        await _drain(events)
+                        break
         except (openai.APITimeoutError, httpx2.TimeoutException):
             raise  # the server fell silent: ``complete`` says for how long
-        except (openai.APIConnectionError, httpx2.TransportError) as exc:
+        except (openai.APIConnectionError, httpx2.TransportError, OSError) as exc:
             raise _broken(exc) from exc
-        if finish_reason is None:
-            received = sum(map(len, text)) + calls.characters
-            raise _CutOff(f"the stream ended after {received} characters without a finish reason")
-        return ModelResponse(
-            text="".join(text), tool_calls=calls.finish(), usage=usage, finish_reason=finish_reason
-        )
+        return reply.finish()
 
 
-@dataclass
-class _PartialCall:
-    """A tool call assembled from streamed fragments."""
-
-    id: str = ""
-    name: str = ""
-    arguments: list[str] = field(default_factory=list)
-
-
-class _CallAssembler:
-    """Puts streamed tool-call fragments together, in the order the calls began.
-
-    A fragment belongs to the call at its ``index``, or, without an index, to the latest
-    call; a fragment that brings a different id starts a new call either way.
-    """
-
-    def __init__(self) -> None:
-        self._calls: list[_PartialCall] = []
-        self._by_index: dict[int, _PartialCall] = {}
-
-    def add(self, part: Any) -> None:
-        index = _field(part, "index")
-        ident = _text(part, "id")
-        partial = self._by_index.get(index) if isinstance(index, int) else None
-        if partial is None and not isinstance(index, int) and self._calls:
-            partial = self._calls[-1]
-        if partial is None or (ident and partial.id and ident != partial.id):
-            partial = _PartialCall()
-            self._calls.append(partial)
-            if isinstance(index, int):
-                self._by_index[index] = partial
-        partial.id = partial.id or ident
-        function = _field(part, "function")
-        if function is not None:
-            name = _text(function, "name")
-            if name != partial.name:  # some servers repeat the whole name in every fragment
-                partial.name += name
-            partial.arguments.append(_text(function, "arguments"))
-
-    @property
-    def characters(self) -> int:
-        """How many characters of arguments arrived."""
-        return sum(len(piece) for call in self._calls for piece in call.arguments)
-
-    def finish(self) -> list[ToolCall]:
-        return [
-            ToolCall(id=c.id or _new_call_id(), name=c.name, arguments="".join(c.arguments))
-            for c in self._calls
-        ]
-
-
-def _field(value: Any, key: str) -> Any:
-    """``value[key]`` when ``value`` is a JSON object, else None (tolerating odd servers)."""
-    return value.get(key) if isinstance(value, dict) else None
-
-
-def _items(value: Any, key: str) -> list[Any]:
-    """``value[key]`` when it is a JSON array, else an empty list."""
-    found = _field(value, key)
-    return found if isinstance(found, list) else []
-
-
-def _text(value: Any, key: str) -> str:
-    """``value[key]`` when it is a string, else the empty string."""
-    found = _field(value, key)
-    return found if isinstance(found, str) else ""
-
-
-def _count(value: Any, key: str) -> int:
-    """``value[key]`` when it is a whole number, else 0."""
-    found = _field(value, key)
-    return found if isinstance(found, int) else 0
+async def _drain(events: AsyncIterator[ServerSentEvent]) -> None:
+    """Read what follows ``[DONE]`` (normally nothing), briefly, so the connection can be reused."""
+    with contextlib.suppress(TimeoutError, httpx2.HTTPError, OSError):
+        async with asyncio.timeout(_DRAIN_SECONDS):
+            async for _ in events:
+                pass
 
 
 def _chain(exc: BaseException) -> Iterator[BaseException]:
@@ -354,13 +252,13 @@ def _mid_reply(exc: BaseException) -> bool:
     return broke and not _refused(exc)
 
 
-def _broken(exc: BaseException) -> _CutOff:
+def _broken(exc: BaseException) -> CutOff:
     """A cut-off reply, naming what broke it (the transport's error, not the SDK's wrapper)."""
     cause = exc
     while cause.__cause__ is not None:
         cause = cause.__cause__
     said = _short(" ".join(str(cause).split()), 120)  # on one line
-    return _CutOff(f"the connection broke ({type(cause).__name__}: {said})")
+    return CutOff(f"the connection broke ({type(cause).__name__}: {said})")
 
 
 def _connect_failure(exc: BaseException) -> str:
@@ -396,11 +294,6 @@ def _unreachable(exc: Exception, model: str, url: str) -> ProviderError:
 
 async def _close(client: openai.AsyncOpenAI) -> None:
     await client.close()
-
-
-def _new_call_id() -> str:
-    """An id for a call the server sent without one (ids must differ across the history)."""
-    return f"call_{uuid.uuid4().hex[:24]}"
 
 
 def _short(message: str, limit: int = 300) -> str:

@@ -160,6 +160,11 @@ def _final(error: ProviderError, failed: int, policy: RetryPolicy) -> ProviderEr
     )
 
 
+def retryable_status(status: int) -> bool:
+    """Whether an answer with HTTP ``status`` may pass on a second try (408, 409, 429, 5xx)."""
+    return status in (408, 409, 429) or status >= 500
+
+
 def retry_reason(error: ProviderError) -> str:
     """Why a request is tried again, in a few words a terminal can show."""
     if error.status == 429:

@@ -12,13 +12,11 @@ from typing import Unpack
 
 from neta.catalog import ToolSchema
 from neta.errors import ConfigError
-from neta.events import Event, Outcome, ProviderRetry
+from neta.events import Event, ProviderRetry
 from neta.host_settings import TRUST_OPTION
-from neta.messages import Message, Usage, close_interrupted_calls
+from neta.messages import Message, close_interrupted_calls
 from neta.permissions import (
     ApprovalAnswer,
-    ApprovalRequest,
-    Denial,
     PermissionsLike,
     Policy,
     given_rules,
@@ -41,17 +39,21 @@ from neta.runtime.limits import (
     DEFAULT_TURN_TIMEOUT,
     RunLimits,
 )
+from neta.runtime.metering import Meter, MeteredProvider
 from neta.runtime.prompt_builder import build_system_prompt
 from neta.runtime.reply_check import (
     DEFAULT_MAX_CALLS_PER_REPLY,
     DEFAULT_MAX_REPLY_CHARS,
     repair_history,
 )
+from neta.runtime.run_result import RunResult
 from neta.sandbox import SandboxPolicy, sandbox_policy
 from neta.session import ClarifyFn, EntryKind, SessionCapabilities, SessionContext
 from neta.session_tools import BoundTool, build_session_tools, resolve_session_toolsets
 from neta.todos import InMemoryTodoStore
 from neta.toolsets import ToolsetResolution, resolve_toolsets
+
+__all__ = ["Agent", "AgentSession", "EventCallback", "RunResult"]
 
 EventCallback = Callable[[Event], None]
 """Receives each event of a run, synchronously, on the event loop's thread."""
@@ -61,37 +63,6 @@ _OfferedCache = dict[
     tuple[tuple[int, ...], bool], tuple[tuple[ToolSchema, ...], list[ToolDefinition]]
 ]
 """Tools lists by the identity of their schemas (which the entry keeps alive)."""
-
-
-@dataclass(frozen=True)
-class RunResult:
-    """What one ``Agent.run`` produced.
-
-    Attributes:
-        text: the final reply (the question, when ``outcome`` is ``awaiting_input``).
-        outcome: how the run ended.
-        reason: why, in words, when it did not simply complete.
-        messages: the session's whole history after the run.
-        events: every event the run emitted, in order.
-        usage: tokens summed over the run's turns.
-        turns: how many times the model was asked.
-        session_id: the session the run belonged to.
-        denials: the tool calls that were denied and did not run (by a rule, the mode, a
-            person, or for want of anyone to ask).
-        approvals: the calls waiting for the next message to approve them (``outcome`` is
-            ``awaiting_input``); answer with ``Agent.run(..., approvals={request_id: ...})``.
-    """
-
-    text: str
-    outcome: Outcome
-    reason: str
-    messages: list[Message]
-    events: list[Event]
-    usage: Usage
-    turns: int
-    session_id: str
-    denials: list[Denial] = field(default_factory=list)
-    approvals: list[ApprovalRequest] = field(default_factory=list)
 
 
 @dataclass
@@ -106,6 +77,8 @@ class AgentSession:
     checkpoint: Checkpoint | None = None
     """Awaited before each model call and before a turn's tool calls run (a host saves the
     session there); what it raises ends the run before anything else happens."""
+    meter: Meter = field(default_factory=Meter)
+    """What the session's model calls cost so far, its sub-agents' apart (a cancelled run's too)."""
     _sink: EventCallback | None = None
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _loop: asyncio.AbstractEventLoop | None = None  # the running run's loop
@@ -523,6 +496,7 @@ class Agent:
                 stack.enter_context(own_pool.active())
             session._sink = sink
             session._loop = asyncio.get_running_loop()
+            spent_before = session.meter.snapshot()  # what runs before this one spent is theirs
             outcome = "error"
             try:
                 repair_history(session.history, checked=session._checked)
@@ -545,8 +519,9 @@ class Agent:
                     answers=answers_by_call(approvals, waiting, session.context.workspace),
                     asking=session._asking,
                 )
+                provider = MeteredProvider(self._provider_for(session), session.meter)
                 result = await run_attempt(
-                    provider=RetryingProvider(self._provider_for(session), self.retry, retrying),
+                    provider=RetryingProvider(provider, self.retry, retrying),
                     system_prompt=self.system_prompt(session),
                     history=session.history,
                     tools=session.tools,
@@ -572,6 +547,7 @@ class Agent:
                 session._loop = None
                 # plugins stop what the run started (the base plugin: a cancelled run's processes)
                 self.pm.notify("neta_run_end", session=session.context, outcome=outcome)
+        spent = session.meter.since(spent_before)
         return RunResult(
             text=result.text,
             outcome=result.outcome,
@@ -583,6 +559,8 @@ class Agent:
             session_id=session.session_id,
             denials=list(gate.denials),
             approvals=list(gate.pending),
+            sub_agent_calls=spent.sub_agent_calls,
+            sub_agent_usage=spent.sub_agent_usage,
         )
 
     def _refreshed_policy(self, session: AgentSession) -> Policy:

@@ -69,6 +69,8 @@ def read_arguments(call: ToolCall, stop_note: str = "") -> dict[str, object]:
         ) from None
     except RecursionError:
         raise ToolError(_too_deep(call)) from None
+    except ValueError as exc:  # a number too long to read
+        raise ToolError(f"arguments for {call.name!r} cannot be read: {exc}") from None
     if not isinstance(data, dict):
         raise ToolError(
             f"arguments for {call.name!r} must be a JSON object, not {type(data).__name__}"

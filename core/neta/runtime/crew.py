@@ -17,6 +17,7 @@ from neta.messages import Message
 from neta.permissions import ApprovalAnswer, ApprovalRequest, ApproveFn, approve_by_clarify
 from neta.plugins import NetaPluginManager
 from neta.providers.base import Provider
+from neta.runtime.metering import Meter
 from neta.session import EntryKind, SessionCapabilities, SessionContext
 from neta.toolsets import TOOLSET_DEFAULTS, ToolsetResolution
 
@@ -57,6 +58,10 @@ class CrewSession(Protocol):
     @property
     def session_id(self) -> str:
         """The session's id."""
+
+    @property
+    def meter(self) -> Meter:
+        """What the session's model calls cost (a child's is added to its parent's)."""
 
     @property
     def _asking(self) -> asyncio.Lock:
@@ -132,7 +137,8 @@ class CrewRunner(Generic[_Session]):
     list. It gets the toolsets it asks for (default: ``CHILD_TOOLSETS``) that the parent has,
     plus every toolset that requires the ``crew_parent`` capability (the child-only ones). Its
     events reach the parent's run tagged with ``agent_id`` = the child's id and re-addressed to
-    the parent's session, so hosts show them in the conversation the user watches.
+    the parent's session, so hosts show them in the conversation the user watches. What its
+    model calls cost is added to the parent's ``meter`` when it ends, however it ends.
 
     Args:
         agent: the agent that builds and runs the children.
@@ -202,6 +208,7 @@ class CrewRunner(Generic[_Session]):
             return child.failed(exc)
         finally:
             if session is not None:
+                parent.meter.add_sub_agent(session.meter)  # however the child ended
                 self.agent.end_session(session)
         return child.report(history=result.messages, **_judge(result, child.id))
 

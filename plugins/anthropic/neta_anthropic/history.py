@@ -20,6 +20,12 @@ from neta import Message, ToolCall
 CACHE_BREAKPOINT: dict[str, str] = {"type": "ephemeral"}
 """The ``cache_control`` value that ends a cached prefix."""
 
+MAX_INPUT_DEPTH = 100
+"""How deeply a call's input may nest and still be sent (the object itself is level 1).
+
+Far past what any tool takes, far short of what the SDK's encoder can write without running out
+of stack."""
+
 _EMPTY = "(empty)"  # the API refuses empty text blocks; a turn needs some content
 
 
@@ -93,16 +99,51 @@ def _blocks(message: Message) -> list[dict[str, Any]]:
 
 
 def _input(arguments: str) -> dict[str, Any]:
-    """A call's arguments as the object ``tool_use.input`` must be.
+    """A call's arguments as the object ``tool_use.input`` must be, whatever the history holds.
 
-    Arguments the model wrote as broken JSON were answered with an error already; they are
-    sent back as the text they were, so the model sees what it wrote.
+    Arguments the model wrote as broken JSON, or as JSON other than an object, were answered
+    with an error already; they are sent back as the text they were, so the model sees what it
+    wrote. Arguments that cannot be sent at all (nested past ``MAX_INPUT_DEPTH``, numbers JSON
+    has no form for such as ``NaN`` or thousands of digits, half a surrogate pair) go back as an
+    empty object: that call's result told the model it failed, and the session goes on.
     """
     try:
-        value = json.loads(arguments or "{}")
+        value = json.loads(arguments or "{}", parse_constant=_no_constant)
     except json.JSONDecodeError:
-        return {"unparsed_arguments": arguments}
-    return value if isinstance(value, dict) else {"unparsed_arguments": arguments}
+        return {"unparsed_arguments": arguments} if _sendable(arguments) else {}
+    except (ValueError, RecursionError):  # NaN, too many digits, nested too deep to read
+        return {}
+    if not isinstance(value, dict):
+        return {"unparsed_arguments": arguments} if _sendable(arguments) else {}
+    if _deeper_than(value, MAX_INPUT_DEPTH) or not _sendable(value):
+        return {}
+    return value
+
+
+def _no_constant(name: str) -> float:
+    raise ValueError(f"{name} is not JSON")
+
+
+def _sendable(value: object) -> bool:
+    """Whether ``value`` can be written as the UTF-8 JSON of a request."""
+    try:
+        json.dumps(value, ensure_ascii=False, allow_nan=False).encode()
+    except (ValueError, RecursionError):  # a lone surrogate is a UnicodeEncodeError
+        return False
+    return True
+
+
+def _deeper_than(value: dict[str, Any], limit: int) -> bool:
+    """Whether objects and arrays nest in ``value`` more than ``limit`` levels."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        for child in item.values() if isinstance(item, dict) else item:
+            if isinstance(child, dict | list):
+                if depth == limit:
+                    return True
+                stack.append((child, depth + 1))
+    return False
 
 
 def from_anthropic(

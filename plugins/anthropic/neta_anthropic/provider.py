@@ -9,9 +9,9 @@ long the API asked to wait, and the runtime's one retry policy does the rest.
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
-from typing import Any
+from typing import Any, TypeVar
 
 import anthropic
 import httpx2
@@ -39,10 +39,24 @@ DEFAULT_MAX_TOKENS = 8192
 DEFAULT_URL = "https://api.anthropic.com"
 """The API root when neither ``base_url`` nor ``ANTHROPIC_BASE_URL`` gives one."""
 
+_T = TypeVar("_T")
+
 _KEYLESS = "not-needed"  # a local proxy may take any key; the SDK insists on one
 
-# Error types the API sends in a stream's error event, as the HTTP status they stand for.
-_ERROR_STATUS = {"rate_limit_error": 429, "api_error": 500, "overloaded_error": 529}
+# Error types the API sends in a stream's error event, as the HTTP status they stand for; a
+# type not listed is not retried.
+_ERROR_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "billing_error": 402,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+}
 
 
 class AnthropicProvider:
@@ -105,9 +119,10 @@ class AnthropicProvider:
         try:
             async with self._client() as client:
                 if not self.stream:
-                    return whole_reply(await client.messages.create(**params), on_text)
+                    raw = await self._sent(client.messages.with_raw_response.create(**params))
+                    return whole_reply(await raw.parse(), on_text)
                 assembler = ReplyAssembler(on_text)
-                stream = await client.messages.create(**params, stream=True)
+                stream = await self._sent(client.messages.create(**params, stream=True))
                 async with stream:  # closed at once when the run is cancelled mid-stream
                     async for event in stream:
                         assembler.add(event)
@@ -120,8 +135,30 @@ class AnthropicProvider:
             ) from exc
         except anthropic.AnthropicError as exc:
             raise self._error(f"model API failed: {_short(str(exc))}", model) from exc
-        except ProviderError as exc:  # a reply the assembler refused (cut off on the way)
-            raise self._error(exc.detail, model, retryable=exc.retryable) from exc
+        except ProviderError as exc:  # the request JSON cannot hold, a reply cut off on the way
+            raise self._error(
+                exc.detail,
+                model,
+                retryable=exc.retryable,
+                retry_after=exc.retry_after,
+                status=exc.status,
+            ) from exc
+        except ValueError as exc:  # an event whose data is not JSON
+            raise self._error(
+                f"model API sent a malformed reply: {_short(str(exc))}", model
+            ) from exc
+
+    @staticmethod
+    async def _sent(request: Awaitable[_T]) -> _T:
+        """What ``request`` answers; a request JSON cannot hold is a ``ProviderError``.
+
+        The SDK encodes the request before anything is sent, so a ``ValueError`` here is the
+        request's (``NaN``, half a surrogate pair), not the reply's.
+        """
+        try:
+            return await request
+        except (ValueError, TypeError) as exc:
+            raise ProviderError(f"the request cannot be sent as JSON: {_short(str(exc))}") from exc
 
     @asynccontextmanager
     async def _client(self) -> AsyncIterator[anthropic.AsyncAnthropic]:
@@ -143,14 +180,17 @@ class AnthropicProvider:
         body = exc.body if isinstance(exc.body, dict) else {}
         found = body.get("error")
         error: dict[str, Any] = found if isinstance(found, dict) else {}
-        status = exc.status_code
-        if status < 400:  # an error event in the middle of a stream that had begun well
-            status = _ERROR_STATUS.get(str(error.get("type")), 500)
-        detail = str(error.get("message") or exc.message)
+        detail = _short(str(error.get("message") or exc.message))
+        kind = str(error.get("type"))
+        status: int | None = exc.status_code
+        if exc.status_code < 400:  # an error event in the middle of a stream that had begun well
+            status = _ERROR_STATUS.get(kind)
         return self._error(
-            f"model API answered {status}: {_short(detail)}",
+            f"model API answered {status}: {detail}"
+            if status is not None
+            else f"model API sent an error in its reply ({kind}): {detail}",
             model,
-            retryable=status in (408, 409, 429) or status >= 500,
+            retryable=status is not None and (status in (408, 409, 429) or status >= 500),
             retry_after=parse_retry_after(exc.response.headers),
             status=status,
         )

@@ -28,15 +28,23 @@ def finish_reason(stop_reason: str | None) -> str | None:
 
 
 def usage_of(raw: Any) -> Usage:
-    """Token counts from a Messages API ``usage`` (input counts cached tokens too)."""
-    read = getattr(raw, "cache_read_input_tokens", None) or 0
-    created = getattr(raw, "cache_creation_input_tokens", None) or 0
+    """Token counts from a Messages API ``usage`` (input counts cached tokens too).
+
+    A count that is not a whole number, or is below zero, counts as none.
+    """
+    read = _count(raw, "cache_read_input_tokens")
+    created = _count(raw, "cache_creation_input_tokens")
     return Usage(
-        input_tokens=(getattr(raw, "input_tokens", None) or 0) + read + created,
-        output_tokens=getattr(raw, "output_tokens", None) or 0,
+        input_tokens=_count(raw, "input_tokens") + read + created,
+        output_tokens=_count(raw, "output_tokens"),
         cache_read_tokens=read,
         cache_creation_tokens=created,
     )
+
+
+def _count(raw: Any, name: str) -> int:
+    value = getattr(raw, name, None)
+    return max(value, 0) if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 def whole_reply(message: Any, on_text: TextSink) -> ModelResponse:
@@ -82,7 +90,13 @@ class _ToolUse:
 
 
 class ReplyAssembler:
-    """Puts a streamed reply together: text to ``on_text`` as it comes, tool uses by block."""
+    """Puts a streamed reply together: text to ``on_text`` as it comes, tool uses by block.
+
+    The reply is whole once its stop reason came (``message_delta``) and every content block
+    that started has stopped: a stream that ends there without its ``message_stop`` lost
+    nothing of it. A stream that ends before, in the middle of a block or before the stop
+    reason, was cut off on the way.
+    """
 
     def __init__(self, on_text: TextSink) -> None:
         self._on_text = on_text
@@ -91,7 +105,7 @@ class ReplyAssembler:
         self._usage = Usage()
         self._counts: dict[str, int] = {}
         self._stop_reason: str | None = None
-        self._stopped = False
+        self._open: set[int] = set()  # blocks started and not yet stopped
 
     def add(self, event: Any) -> None:
         """Take one stream event; kinds this runtime does not use are ignored."""
@@ -99,6 +113,7 @@ class ReplyAssembler:
         if kind == "message_start":
             self._merge_usage(event.message.usage)
         elif kind == "content_block_start":
+            self._open.add(event.index)
             block = event.content_block
             if block.type == "tool_use":
                 given = block.input if isinstance(block.input, dict) and block.input else None
@@ -111,11 +126,11 @@ class ReplyAssembler:
                 self._add_text(delta.text)
             elif delta.type == "input_json_delta" and event.index in self._tools:
                 self._tools[event.index].parts.append(delta.partial_json)
+        elif kind == "content_block_stop":
+            self._open.discard(event.index)
         elif kind == "message_delta":
             self._stop_reason = event.delta.stop_reason or self._stop_reason
             self._merge_usage(event.usage)
-        elif kind == "message_stop":
-            self._stopped = True
 
     def _add_text(self, text: str) -> None:
         self._text.append(text)
@@ -125,7 +140,7 @@ class ReplyAssembler:
         """``message_delta`` counts are cumulative; a count it leaves out keeps its value."""
         for name in _COUNTS:
             value = getattr(raw, name, None)
-            if value is not None:
+            if isinstance(value, int) and not isinstance(value, bool):
                 self._counts[name] = value
         self._usage = usage_of(_Counts(self._counts))
 
@@ -135,13 +150,14 @@ class ReplyAssembler:
         Raises:
             ProviderError: the stream ended before the reply did (retryable: asked again).
         """
-        if not self._stopped or self._stop_reason is None:
+        if self._open or self._stop_reason is None:
             received = sum(map(len, self._text)) + sum(
                 len(p) for t in self._tools.values() for p in t.parts
             )
+            where = "in the middle of a content block" if self._open else "without a stop reason"
             raise ProviderError(
                 f"the reply was cut off on the way: the stream ended after {received} "
-                "characters without a stop reason",
+                f"characters {where}",
                 retryable=True,
             )
         calls = [

@@ -137,7 +137,7 @@ class _Unjsonable:
 
 
 def test_run_json_stays_valid_when_a_tool_returns_data_json_has_no_type_for():
-    from neta.cli.run_cmd import result_json
+    from neta.cli.run_report import result_json
     from neta.events import RunFinished, ToolResultEvent
     from neta.messages import Usage
     from neta.runtime.agent import RunResult

@@ -15,7 +15,7 @@ import pytest
 from rich.console import Console
 
 from neta.cli.render import EventRenderer, keep_waiting_notice
-from neta.cli.run_cmd import AWAITING_HINT
+from neta.cli.run_report import AWAITING_HINT
 from neta.events import RunFinished, RunStarted, TextDelta, ToolCallStart, ToolResultEvent
 from neta.providers.scripted import ScriptedProvider
 from neta.runtime.agent import Agent

@@ -153,6 +153,10 @@ new MutationObserver(() => {
 """
 
 
+def last_reply(driver):
+    return driver.find_elements(By.CSS_SELECTOR, ".msg-assistant")[-1]
+
+
 def test_reply_streams_in_and_renders_markdown_as_elements(page):
     box = page.find_element(By.ID, "input")
     box.send_keys("hello there")
@@ -169,6 +173,8 @@ def test_reply_streams_in_and_renders_markdown_as_elements(page):
     wait_for(page, lambda d: "All words stream in." in messages(d))
     shown = page.execute_script("return window.shownWhileStreaming")
     assert any(0 < len(text) < len(collapsed(REPLY)) - 10 for text in shown), shown
+    # the reply is rendered once more when its stream ends: read it after that
+    wait_for(page, lambda d: "streaming" not in last_reply(d).get_attribute("class"))
     reply = page.find_elements(By.CSS_SELECTOR, ".msg-assistant")[-1]
     assert reply.find_element(By.TAG_NAME, "strong").text == "the plan"
     assert [li.text for li in reply.find_elements(By.TAG_NAME, "li")] == [

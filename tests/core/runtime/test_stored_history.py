@@ -175,3 +175,49 @@ def test_repair_reads_the_arguments_of_messages_not_checked_before_and_every_id(
     assert second.id != "a"  # ids are unique across the whole history all the same
     assert second.arguments == "{}"
     assert history[3].tool_call_id == second.id
+
+
+def test_an_integer_too_long_to_read_is_an_error_result_not_a_crash(tmp_path):
+    arguments = '{"text": ' + "1" * 5000 + "}"
+    replies = [Reply(tool_calls=[("echo", arguments)]), Reply(text="recovered"), Reply(text="ok")]
+    with FakeOpenAI(replies) as server:
+        agent = agent_for(server, tmp_path)
+        session = agent.new_session()
+        first = asyncio.run(agent.run("go", session=session))
+        second = asyncio.run(agent.run("again", session=session))
+    assert server.rejected == []
+    assert (first.text, second.text) == ("recovered", "ok")
+    [event] = results(first)
+    assert event.is_error
+    assert "arguments for 'echo'" in event.content
+    assert stored_calls(session)[0].arguments == "{}"
+
+
+def test_half_a_surrogate_pair_in_a_reply_or_a_result_is_stored_as_a_replacement_character(
+    tmp_path,
+):
+    replies = [
+        Reply(text="look \ud800 here", tool_calls=[echo("odd \udcff byte")]),
+        Reply(text="done \udfff"),
+        Reply(text="still fine"),
+    ]
+    with FakeOpenAI(replies) as server:
+        agent = agent_for(server, tmp_path)
+        session = agent.new_session()
+        first = asyncio.run(agent.run("go", session=session))
+        second = asyncio.run(agent.run("again", session=session))
+    assert server.rejected == []
+    assert (first.outcome, second.text) == ("completed", "still fine")
+    for message in session.history:
+        for text in (message.content or "", *(c.arguments for c in message.tool_calls)):
+            text.encode("utf-8")  # every stored text can be sent
+    assert session.history[1].content == "look \ufffd here"
+    assert session.history[2].is_error  # the tool's schema takes no such string
+    assert first.text == "done \ufffd"
+    # whatever makes a message (a tool's output, a host's history) gets the same
+    made = Message(role="tool", content="odd \udcff byte", tool_call_id="c", name="echo")
+    assert made.content == "odd \ufffd byte"
+    call = ToolCall(id="c", name="echo", arguments='{"text": "\udcff"}')
+    assert Message(role="assistant", tool_calls=[call]).tool_calls[0].arguments == (
+        '{"text": "\ufffd"}'
+    )
