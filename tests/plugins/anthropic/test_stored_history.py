@@ -158,3 +158,23 @@ def test_text_a_request_cannot_hold_is_a_provider_error_and_nothing_is_sent():
     assert refused.value.retryable is False
     assert refused.value.provider == "anthropic"
     assert server.requests == []
+
+
+def test_a_server_numbering_tool_uses_afresh_in_every_reply_keeps_the_session_usable(tmp_path):
+    # the fake numbers each reply's tool uses from toolu_0, as a server reusing ids would
+    replies = [
+        Reply(tool_calls=[("echo", '{"text": "one"}')]),
+        Reply(tool_calls=[("echo", '{"text": "two"}')]),
+        Reply(text="done"),
+        Reply(tool_calls=[("echo", '{"text": "three"}')]),
+        Reply(text="again done"),
+    ]
+    with FakeAnthropic(replies) as server:
+        runner = agent(server, tmp_path)
+        session = runner.new_session()
+        first = asyncio.run(runner.run("go", session=session))
+        second = asyncio.run(runner.run("more", session=session))
+    assert server.rejected == []
+    assert (first.text, second.text) == ("done", "again done")
+    ids = [c.id for m in session.history for c in m.tool_calls]
+    assert len(ids) == len(set(ids)) == 3
