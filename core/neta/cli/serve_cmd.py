@@ -98,6 +98,12 @@ def serve(
         min=0.5,
         help="Seconds before a dead worker's sessions are taken over.",
     ),
+    session_ttl: str | None = typer.Option(
+        None,
+        "--session-ttl",
+        metavar="DURATION",
+        help="Delete sessions nobody used for this long (e.g. 30d, 12h, 90m); default: keep.",
+    ),
     keep_alive: int = typer.Option(
         KEEP_ALIVE_SECONDS,
         "--timeout-keep-alive",
@@ -139,6 +145,7 @@ def serve(
         "max_frame_bytes": max_frame,
         "token": required.value,
         "lease_seconds": lease_seconds,
+        "session_ttl": None if session_ttl is None else duration_seconds(session_ttl),
         "turn_timeout": options.turn_timeout,
         "max_tries": options.max_tries,
         "only": list(options.only),
@@ -207,6 +214,7 @@ def _config(settings: dict[str, Any], pm: Any) -> HostConfig:
         max_frame_bytes=settings["max_frame_bytes"],
         token=settings["token"],
         lease_seconds=settings["lease_seconds"],
+        session_ttl=settings.get("session_ttl"),
         plugin_manager=pm,
         permissions=RuleFlags(**settings["permissions"]).rules(),
         agent_options=agent_options,
@@ -224,6 +232,30 @@ def worker_app() -> Any:
     served = create_app(_config(settings, create_plugin_manager()))
     freeze_startup_objects(serving=True)
     return served
+
+
+_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400}
+
+
+def duration_seconds(text: str) -> float:
+    """Seconds in ``text``: a number of seconds, or one with a unit (``30d``, ``12h``, ``90m``).
+
+    Raises:
+        typer.BadParameter: ``text`` is not such a duration, or not above zero.
+    """
+    given = text.strip().lower()
+    unit = _UNITS.get(given[-1:], 0)
+    number = given[:-1] if unit else given
+    try:
+        seconds = float(number) * (unit or 1)
+    except ValueError:
+        seconds = 0.0
+    if not seconds > 0 or seconds == float("inf"):
+        raise typer.BadParameter(
+            f"{text!r} is not a duration: give seconds or a number with s, m, h or d (30d)",
+            param_hint="--session-ttl",
+        )
+    return seconds
 
 
 def check_port_free(host: str, port: int) -> None:

@@ -41,6 +41,10 @@ class HostConfig:
             ``crew_concurrency``, ``crew_timeout``, ``compact_after``...).
         lease_seconds: how long a session stays owned by a server process that stopped
             renewing its lease (it died); live processes renew every third of this.
+        session_ttl: seconds after its last save that a session nobody uses is deleted
+            (``None``: kept until deleted).
+        unused_session_seconds: seconds after its last client left that a connection's
+            session in which nothing was ever said is deleted.
         database_url: the shared store (``postgresql://…``); default ``NETA_DATABASE_URL``,
             else SQLite in ``home``.
         redis_url: the shared bus (``redis://…``); default ``NETA_REDIS_URL``, else the
@@ -66,6 +70,8 @@ class HostConfig:
     permissions: PermissionsLike = None
     agent_options: dict[str, Any] = field(default_factory=dict)
     lease_seconds: float = 15.0
+    session_ttl: float | None = None
+    unused_session_seconds: float = 60.0
     database_url: str | None = None
     redis_url: str | None = None
     token: str | None = None

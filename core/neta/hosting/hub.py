@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import logging
 from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -64,6 +65,8 @@ from neta.runtime.agent import RunResult
 from neta.todos import InMemoryTodoStore
 
 HostEntry = Literal["gateway", "service"]
+
+_log = logging.getLogger("neta.hosting")
 
 QUESTION_DEADLINE_MARGIN = 5.0
 """Seconds a session's ``clarify_timeout`` exceeds the hub's own question deadline.
@@ -115,6 +118,8 @@ class SessionHub:
         self.guards = SessionGuards()
         self._releasing: dict[str, asyncio.Task[None]] = {}
         self.lost_at_start: list[StoredQuestion] = []
+        self._cleaner: asyncio.Task[None] | None = None  # deletes idle sessions (session_ttl)
+        self._unused_timers: dict[str, asyncio.Task[None]] = {}  # see ``disconnect``
 
     def refusal(
         self,
@@ -156,6 +161,11 @@ class SessionHub:
         if self.cluster is not None:
             self.cluster.start()
             self.leases.start()
+        if self.config.session_ttl is not None:
+            self._cleaner = asyncio.create_task(
+                self._delete_idle_sessions_periodically(self.config.session_ttl),
+                name="neta-session-ttl",
+            )
 
     def _new_provider(self) -> Provider:
         return provider_of(self.config, self.pm)
@@ -311,12 +321,56 @@ class SessionHub:
             )
 
     async def disconnect(self, connection: Connection) -> None:
-        """Stop sending to a client that left."""
-        if connection.live is not None and connection.outbox is not None:
-            self.detach(connection.live, connection.outbox)
+        """Stop sending to a client that left.
+
+        A session a connection opened in which nothing was ever said is deleted when its
+        last client has been gone ``unused_session_seconds`` (a client whose connection
+        dropped may come back to it meanwhile): connections that come and go without a word
+        leave nothing behind.
+        """
+        live = connection.live
+        if live is not None and connection.outbox is not None:
+            live.outboxes.discard(connection.outbox)
+            if self._unused(live) and live.session_id not in self._unused_timers:
+                self._unused_timers[live.session_id] = asyncio.create_task(
+                    self._forget_unused(live), name="neta-unused-session"
+                )
+            self.release(live)
         if connection.follower is not None:
             connection.follower.cancel()
             await asyncio.wait({connection.follower})
+
+    def _unused(self, live: LiveSession) -> bool:
+        """Whether ``live`` is a connection's session, idle, in which nothing ever ran."""
+        return (
+            live.session.context.entry == "gateway"
+            and live.run is None
+            and not live.session.history
+            and self._idle_now(live)
+        )
+
+    async def _forget_unused(self, live: LiveSession, *, now: bool = False) -> None:
+        """Delete an unused session (``_unused``) from the store and from memory.
+
+        Once it has stayed unused for ``unused_session_seconds``, or ``now``.
+        """
+        try:
+            if not now:
+                await asyncio.sleep(self.config.unused_session_seconds)
+            async with self.guards.hold(live.session_id):
+                current = self._live.get(live.session_id)
+                if current is not None and (current is not live or not self._unused(live)):
+                    return  # used, or opened again, meanwhile
+                calls = self.store.run_calls()
+                with contextlib.suppress(StorageUnavailable):  # kept: the TTL may take it
+                    if await calls.owner(live.session_id) not in (None, self.leases.owner):
+                        return  # another worker opened it
+                    await calls.delete(live.session_id)
+                    if current is not None:
+                        self._drop(live)
+        finally:
+            if self._unused_timers.get(live.session_id) is asyncio.current_task():
+                del self._unused_timers[live.session_id]
 
     def attach(self, live: LiveSession, outbox: Outbox) -> None:
         """Send the session's events to a client from now on."""
@@ -390,6 +444,32 @@ class SessionHub:
         live.closed = True
         self.agent.end_session(live.session)
 
+    async def delete_idle_sessions(self) -> list[str]:
+        """Delete the sessions nobody used for ``session_ttl`` seconds; their ids.
+
+        A session with a run or a client holds a lease and stays. Nothing is deleted without
+        a ``session_ttl``.
+        """
+        ttl = self.config.session_ttl
+        if ttl is None:
+            return []
+        deleted = await self.store.run_calls().delete_idle(ttl)
+        for session_id in deleted:
+            live = self._live.get(session_id)
+            if live is not None and not live.busy:
+                self._drop(live)
+        if deleted:
+            _log.info("deleted %d sessions idle for over %g s", len(deleted), ttl)
+        return deleted
+
+    async def _delete_idle_sessions_periodically(self, ttl: float) -> None:
+        while True:
+            await asyncio.sleep(min(max(ttl / 4, 1.0), 3600.0))
+            try:
+                await self.delete_idle_sessions()
+            except StorageUnavailable as exc:  # tried again next time
+                _log.warning("could not delete idle sessions: %s", exc)
+
     async def delete(self, session_id: str) -> None:
         """End a session: forget it on disk, cancel its run and questions, close its clients.
 
@@ -421,6 +501,13 @@ class SessionHub:
         A question still waiting is lost to the restart: its clients are told
         (``server_restarted``, again when they reconnect) and its history gets a note.
         """
+        if self._cleaner is not None:
+            self._cleaner.cancel()
+            await asyncio.wait({self._cleaner})
+        for timer in list(self._unused_timers.values()):  # those sessions go now
+            timer.cancel()
+        for live in [live for live in self._live.values() if self._unused(live)]:
+            await self._forget_unused(live, now=True)
         if self._releasing:
             await asyncio.wait(set(self._releasing.values()))
         lives = list(self._live.values())

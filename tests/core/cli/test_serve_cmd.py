@@ -224,3 +224,20 @@ def test_serve_masks_the_credentials_a_real_redis_refuses(tmp_path, redis_url):
     assert "bus: Redis redis://nobody:***@127.0.0.1:" in stdout
     assert "invalid username-password pair" in stderr
     assert SECRET not in stdout + stderr
+
+
+@pytest.mark.parametrize(
+    ("given", "seconds"), [("30d", 2_592_000), ("12h", 43_200), ("90m", 5_400), ("45", 45)]
+)
+def test_session_ttl_reads_a_duration(given, seconds):
+    from neta.cli.serve_cmd import duration_seconds
+
+    assert duration_seconds(given) == seconds
+
+
+@pytest.mark.parametrize("given", ["soon", "0", "-3h", "d", "infd"])
+def test_session_ttl_refuses_what_is_not_a_duration_before_serving(given, tmp_path):
+    done = neta_in_process("serve", "--session-ttl", given, "-w", str(tmp_path), env=env())
+    assert done.returncode == 2
+    assert "--session-ttl" in done.stderr
+    assert "not a duration" in done.stderr

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -198,3 +199,21 @@ def test_an_unreachable_database_is_storage_unavailable_without_the_password():
     with pytest.raises(StorageUnavailable) as caught:
         PostgresStore(url, timeout=1)
     assert "s3cret" not in str(caught.value)
+
+
+def test_sessions_saved_last_before_the_ttl_and_leased_by_nobody_are_deleted(store):
+    for name in ("old", "leased", "fresh"):
+        store.create(name, "service")
+    assert store.acquire("leased", "someone", 60)
+    time.sleep(0.3)
+    store.create("new", "service")
+    assert store.acquire("fresh", "me", 60)
+    store.save("fresh", _msgs("hello"), owner="me")  # saved now: not idle
+    store.release("fresh", "me")
+    assert store.delete_idle(0.2) == ["old"]
+    assert sorted(name for name in ("old", "leased", "fresh", "new") if store.exists(name)) == [
+        "fresh",
+        "leased",
+        "new",
+    ]
+    assert asyncio.run(store.run_calls().delete_idle(0.2)) == []

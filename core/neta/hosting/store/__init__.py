@@ -107,6 +107,12 @@ class Store(Protocol):
     def delete(self, session_id: str) -> None:
         """Forget a session and everything saved with it (questions and lease included)."""
 
+    def delete_idle(self, ttl: float) -> list[str]:
+        """Forget every session saved last over ``ttl`` seconds ago that nobody leases.
+
+        As ``delete`` forgets one. Returns the ids of those forgotten.
+        """
+
     def acquire(self, session_id: str, owner: str, ttl: float) -> bool:
         """Take or renew the session's lease for ``ttl`` seconds; false if another holds it.
 
@@ -163,6 +169,9 @@ class RunCalls(Protocol):
 
     async def delete(self, session_id: str) -> None:
         """``Store.delete``."""
+
+    async def delete_idle(self, ttl: float) -> list[str]:
+        """``Store.delete_idle``."""
 
     async def lose_questions(self, request_ids: list[str] | None = None) -> list[StoredQuestion]:
         """``Store.lose_questions``."""
@@ -229,6 +238,10 @@ class InlineCalls:
     async def delete(self, session_id: str) -> None:
         """``Store.delete``."""
         self._store.delete(session_id)
+
+    async def delete_idle(self, ttl: float) -> list[str]:
+        """``Store.delete_idle``."""
+        return self._store.delete_idle(ttl)
 
     async def lose_questions(self, request_ids: list[str] | None = None) -> list[StoredQuestion]:
         """``Store.lose_questions``."""

@@ -176,6 +176,11 @@ class PostgresStore:
         with self._one() as db:
             db.execute(sql.DELETE_SESSION, (session_id,))
 
+    def delete_idle(self, ttl: float) -> list[str]:
+        """Forget the sessions saved last over ``ttl`` seconds ago that nobody leases."""
+        with self._one() as db:
+            return sorted(row[0] for row in db.execute(sql.DELETE_IDLE, (ttl,)).fetchall())
+
     def add_question(self, question: StoredQuestion) -> None:
         """Remember a question that waits for an answer."""
         with self._one() as db:

@@ -95,6 +95,12 @@ class PostgresRunCalls:
         async with self._one() as db:
             await db.execute(sql.DELETE_SESSION, (session_id,))
 
+    async def delete_idle(self, ttl: float) -> list[str]:
+        """``Store.delete_idle``."""
+        async with self._one() as db:
+            cursor = await db.execute(sql.DELETE_IDLE, (ttl,))
+            return sorted(row[0] for row in await cursor.fetchall())
+
     async def lose_questions(self, request_ids: list[str] | None = None) -> list[StoredQuestion]:
         """``Store.lose_questions``."""
         params: tuple[list[str], ...] = ()

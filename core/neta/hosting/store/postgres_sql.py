@@ -70,6 +70,10 @@ CREATE_SESSION = (
 EXISTS = "SELECT 1 FROM sessions WHERE id = %s"
 VERSION = "SELECT version FROM sessions WHERE id = %s"
 DELETE_SESSION = "DELETE FROM sessions WHERE id = %s"
+DELETE_IDLE = (
+    f"DELETE FROM sessions WHERE updated < {NOW} - %s AND id NOT IN "
+    f"(SELECT session_id FROM leases WHERE expires > {NOW}) RETURNING id"
+)
 
 # A save is one statement (so no lock outlives it: a worker's event loop may run other calls
 # before it reads the answer). It writes only for the lease holder, whose lease row it locks

@@ -215,6 +215,17 @@ class SqliteStore:
         with self._tx() as db:
             db.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
 
+    def delete_idle(self, ttl: float) -> list[str]:
+        """Forget the sessions saved last over ``ttl`` seconds ago that nobody leases."""
+        now = time.time()
+        with self._tx() as db:
+            rows = db.execute(
+                "DELETE FROM sessions WHERE updated < ? AND id NOT IN "
+                "(SELECT session_id FROM leases WHERE expires > ?) RETURNING id",
+                (now - ttl, now),
+            ).fetchall()
+        return sorted(row[0] for row in rows)
+
     def add_question(self, question: StoredQuestion) -> None:
         """Remember a question that waits for an answer."""
         choices = None if question.choices is None else json.dumps(question.choices)
