@@ -116,10 +116,11 @@ def test_tool_exceeding_its_own_timeout_is_stopped(tmp_path):
     agent, _ = agent_for(
         tmp_path, [{"tool_calls": [call("quick", {"seconds": 5, "label": "q"})]}, {"text": "ok"}]
     )
-    started = time.monotonic()
+    kit.LOG.clear()
     [event] = tool_results(asyncio.run(agent.run("go")))
-    assert time.monotonic() - started < 3
     assert event.content == "Error: tool 'quick' timed out after 0.2 s and was stopped"
+    assert "cancelled q" in kit.LOG  # stopped, not waited out
+    assert "end q" not in kit.LOG
 
 
 def test_default_tool_timeout_applies_to_tools_without_their_own(tmp_path):
@@ -158,10 +159,9 @@ def test_independent_calls_run_concurrently_and_sequential_ones_alone(tmp_path):
         call("sleepy", {"seconds": 0.05, "label": "c"}),
     ]
     agent, _ = agent_for(tmp_path, [{"tool_calls": calls}, {"text": "ok"}])
-    started = time.monotonic()
     result = asyncio.run(agent.run("go"))
-    assert time.monotonic() - started < 0.55  # a and b overlapped
     assert kit.LOG[:2] == ["start a", "start b"]
+    assert kit.LOG.index("start b") < kit.LOG.index("end a")  # a and b overlapped
     assert kit.LOG.index("start s") > max(kit.LOG.index("end a"), kit.LOG.index("end b"))
     assert kit.LOG.index("start c") > kit.LOG.index("end s")
     assert [e.call_id for e in tool_results(result)] == [
@@ -261,9 +261,8 @@ def test_plain_function_tool_exceeding_its_timeout_is_abandoned_and_the_run_goes
     kit.LOG.clear()
     arguments = {"seconds": 1.5, "label": "abandoned"}
     agent, _ = agent_for(tmp_path, [{"tool_calls": [call("blocking", arguments)]}, {"text": "ok"}])
-    started = time.monotonic()
     result = asyncio.run(agent.run("go"))
-    assert time.monotonic() - started < 1.2
+    assert "end abandoned" not in kit.LOG  # the run went on without waiting for the thread
     [event] = tool_results(result)
     assert event.content == "Error: tool 'blocking' timed out after 0.3 s and was stopped"
     assert result.outcome == "completed"
@@ -275,13 +274,12 @@ def test_plain_function_tool_runs_beside_async_tools_but_never_beside_another(tm
     kit.LOG.clear()
     calls = [
         call("blocking", {"seconds": 0.2, "label": "b1"}),
-        call("sleepy", {"seconds": 0.35, "label": "s"}),
+        call("sleepy", {"seconds": 0.6, "label": "s"}),
         call("blocking", {"seconds": 0.1, "label": "b2"}),
     ]
     agent, _ = agent_for(tmp_path, [{"tool_calls": calls}, {"text": "ok"}])
-    started = time.monotonic()
     asyncio.run(agent.run("go"))
-    assert time.monotonic() - started < 0.55  # the async sleep overlapped the blocking ones
+    assert kit.LOG.index("end b2") < kit.LOG.index("end s")  # s slept beside both
     assert kit.LOG.index("start b2") > kit.LOG.index("end b1")
     assert kit.LOG.index("start s") < kit.LOG.index("end b1")
 
