@@ -56,19 +56,27 @@ def add_commands(app: typer.Typer, states: Callable[[HostSettings], Any]) -> Non
             )
         if as_json:
             typer.echo(json.dumps(rows, indent=2))
-            return
-        if not rows:
+        elif rows:
+            _print_table(rows)
+        elif not state.problems:
             typer.echo("No MCP servers configured (mcp.json in NETA_HOME or .neta/).")
-            return
-        table = Table("server", "toolset", "transport", "state", "why", "tools", box=None)
-        for row in rows:
-            state_text = "[green]on[/]" if row["enabled"] else "[dim]off[/]"
-            name, toolset, target, reason = (
-                escape(sanitize(text))  # a server's output reaches the reason
-                for text in (
-                    row["name"], row["toolset"], f"{row['transport']}: {row['target']}",
-                    row["reason"],
-                )
-            )  # fmt: skip
-            table.add_row(name, toolset, target, state_text, reason, str(row["tools"]))
-        Console().print(table)
+        for problem in state.problems:  # the servers of the other files are listed above
+            typer.echo(f"Error: {sanitize(problem)}", err=True)
+        if state.problems:
+            raise typer.Exit(1)
+
+
+def _print_table(rows: list[dict[str, Any]]) -> None:
+    """The servers as a table: name, toolset, where it runs, on or off and why, tools."""
+    table = Table("server", "toolset", "transport", "state", "why", "tools", box=None)
+    for row in rows:
+        state_text = "[green]on[/]" if row["enabled"] else "[dim]off[/]"
+        name, toolset, target, reason = (
+            escape(sanitize(text))  # a server's output reaches the reason
+            for text in (
+                row["name"], row["toolset"], f"{row['transport']}: {row['target']}",
+                row["reason"],
+            )
+        )  # fmt: skip
+        table.add_row(name, toolset, target, state_text, reason, str(row["tools"]))
+    Console().print(table)

@@ -102,13 +102,17 @@ class ConfiguredServer:
         return None
 
 
-def load_servers(host: HostSettings) -> dict[str, ConfiguredServer]:
+def load_servers(
+    host: HostSettings, problems: list[str] | None = None
+) -> dict[str, ConfiguredServer]:
     """The host's servers by name: home file, then workspace file, then the host's own list.
 
     A later source replaces an earlier one's entry of the same name. The workspace's file is
     read only while the workspace is trusted (``HostSettings.workspace_trusted``). A malformed
-    entry is kept with its ``error`` (its toolset shows it); a file that is not a JSON object
-    of the ``mcpServers`` form raises ``ConfigError``.
+    entry is kept with its ``error`` (its toolset shows it). A file that cannot be read, or is
+    not a JSON object of the ``mcpServers`` form, is left out and why is added to
+    ``problems`` (naming the file, and the line and column of a JSON error): the other
+    files' servers are still used. Without a ``problems`` list it raises ``ConfigError``.
     """
     servers: dict[str, ConfiguredServer] = {}
     for path, workspace in (
@@ -117,8 +121,16 @@ def load_servers(host: HostSettings) -> dict[str, ConfiguredServer]:
     ):
         if workspace and not host.workspace_trusted():
             continue
-        if path.is_file():
-            servers.update(_entries(_read(path), str(path), from_workspace=workspace))
+        if not path.is_file():
+            continue
+        try:
+            raw = _read(path)
+        except ConfigError as exc:
+            if problems is None:
+                raise
+            problems.append(str(exc))
+            continue
+        servers.update(_entries(raw, str(path), from_workspace=workspace))
     own = host.options.get(HOST_OPTION)
     if own is not None and not isinstance(own, Mapping):
         raise ConfigError(f"mcp_servers must map server names to entries, not {own!r:.80}")
@@ -130,7 +142,11 @@ def load_servers(host: HostSettings) -> dict[str, ConfiguredServer]:
 def _read(path: Path) -> Mapping[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+    except json.JSONDecodeError as exc:
+        raise ConfigError(
+            f"{path}:{exc.lineno}:{exc.colno}: cannot read MCP servers: {exc.msg}"
+        ) from exc
+    except (OSError, UnicodeDecodeError) as exc:
         raise ConfigError(f"{path}: cannot read MCP servers: {exc}") from exc
     if not isinstance(data, dict) or not isinstance(data.get("mcpServers", {}), dict):
         raise ConfigError(f'{path}: expected {{"mcpServers": {{"NAME": {{...}}}}}}')

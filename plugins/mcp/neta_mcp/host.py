@@ -50,6 +50,10 @@ def _close_all() -> None:
         link.close()
 
 
+CONFIG_TOOLSET = "mcp-config"
+"""The toolset that stands for configuration files left out: always off, it says why."""
+
+
 class McpHost:
     """The MCP servers of one host (one ``HostSettings``) and their connections.
 
@@ -60,14 +64,15 @@ class McpHost:
 
     def __init__(self, workspace: Path, options: Mapping[str, object]) -> None:
         self.workspace = workspace
-        self.problem = ""
+        self.problems: list[str] = []  # configuration files left out, and why
         # the host's sandbox (Agent(sandbox=...)); a workspace's stdio servers run in it
         policy = options.get("sandbox")
         self.sandbox = policy if isinstance(policy, SandboxPolicy) else SandboxPolicy()
         try:
-            self.servers = load_servers(HostSettings(workspace, options))
-        except ConfigError as exc:
-            self.servers, self.problem = {}, str(exc)
+            self.servers = load_servers(HostSettings(workspace, options), self.problems)
+        except ConfigError as exc:  # the host's own list is malformed
+            self.servers = {}
+            self.problems.append(str(exc))
         self.wanted = _wanted_by(options.get(TOOLSETS_OPTION))
         self.unavailable: dict[str, str] = {}
         self.listed: dict[str, list[Any]] = {}
@@ -107,6 +112,14 @@ class McpHost:
         """One toolset per configured server, unavailable (with the reason) when it is down."""
         self.survey()
         specs = []
+        if self.problems:  # shown by ``neta toolsets`` and ``neta mcp list``
+            specs.append(
+                ToolsetSpec(
+                    name=CONFIG_TOOLSET,
+                    description="MCP server configuration files",
+                    unavailable="; ".join(self.problems),
+                )
+            )
         for name, server in self.servers.items():
             where = server.config.summary() if server.config is not None else "bad entry"
             specs.append(

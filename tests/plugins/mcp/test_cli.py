@@ -118,8 +118,26 @@ def test_toolsets_shows_a_server_that_did_not_start_and_why(project, neta_home):
     assert "/nonexistent/x" in rows["mcp-broken"]["reason"]
 
 
-def test_a_broken_mcp_json_is_a_warning_not_a_crash(workspace, neta_home):
+def test_a_broken_mcp_json_is_a_toolset_that_says_where_not_a_crash(workspace, neta_home):
     (neta_home / "mcp.json").write_text("{not json")
-    done = neta("toolsets", cwd=workspace, home=neta_home)
+    done = neta("toolsets", "--json", cwd=workspace, home=neta_home)
     assert done.returncode == 0, done.stderr
-    assert "mcp.json: cannot read MCP servers" in done.stderr
+    [row] = [row for row in json.loads(done.stdout) if row["name"] == "mcp-config"]
+    assert not row["enabled"]
+    assert f"{neta_home / 'mcp.json'}:1:2: cannot read MCP servers" in row["reason"]
+
+
+def test_a_broken_workspace_mcp_json_leaves_the_home_servers_listed_and_working(
+    workspace, neta_home, asking
+):
+    write_config(neta_home / "mcp.json", {"asker": {"url": asking.url}})
+    (workspace / ".neta").mkdir(exist_ok=True)
+    (workspace / ".neta" / "mcp.json").write_text('{"mcpServers": {\n  "x": {"command": }\n}}')
+    TrustStore(neta_home).trust(workspace)
+    listed = neta("mcp", "list", cwd=workspace, home=neta_home)
+    assert listed.returncode == 1
+    assert "asker" in listed.stdout  # the home file's server is still there
+    where = workspace / ".neta" / "mcp.json"
+    assert f"Error: {where}:2:20: cannot read MCP servers: Expecting value" in listed.stderr
+    tools = neta("tools", "list", cwd=workspace, home=neta_home)
+    assert "mcp-asker" in tools.stdout  # and its tools are offered
