@@ -35,14 +35,22 @@ def list_tools(
     """List the registered tools, their toolset and plugin, and whether a session gets them.
 
     -t, --deny and --only choose the toolsets as they do for neta run; the "on" column says
-    whether such a session gets each tool. With --only, only those toolsets' tools are listed.
+    whether such a session gets each tool: "yes" only for a tool its plugin built. With
+    --only, only those toolsets' tools are listed.
     """
     pm = plugin_manager(ctx)
     options = AgentOptions.from_flags(toolset=toolset, deny=deny, only=only)
     with cli_session(pm, options) as session:
         resolution = session.toolsets  # an unknown name failed, as for neta run
+        built = set(session.tools)
     catalog = pm.catalog()  # the session's: built for the toolsets chosen (no server denied)
     schemas = [s for s in catalog if not only or s.toolset in only]
+
+    def why_off(name: str, toolset: str) -> str:
+        if toolset not in resolution.enabled:
+            return resolution.decision(toolset).reason
+        return "" if name in built else "it could not be built: its plugin failed (see the warning)"
+
     if as_json:
         echo_json(
             [
@@ -50,7 +58,8 @@ def list_tools(
                     "name": s.name,
                     "toolset": s.toolset,
                     "plugin": catalog.plugin_of(s.name),
-                    "enabled": s.toolset in resolution.enabled,
+                    "enabled": s.name in built,
+                    "reason": why_off(s.name, s.toolset),
                     "description": s.description,
                 }
                 for s in schemas
@@ -59,7 +68,9 @@ def list_tools(
         return
     table = Table("tool", "toolset", "plugin", "on", "description", box=None)
     for s in schemas:
-        on = "yes" if s.toolset in resolution.enabled else "no"
+        on = "yes" if s.name in built else "no"
+        if s.toolset in resolution.enabled and s.name not in built:
+            on = "no (not built)"
         summary = s.description.splitlines()[0]
         cells = (s.name, s.toolset, catalog.plugin_of(s.name), on, summary)
         table.add_row(*(sanitize_markup(cell) for cell in cells))

@@ -170,3 +170,20 @@ def test_chat_warns_about_a_broken_plugin_once_and_before_the_first_prompt(plugi
     assert done.stdout.index("Warning: plugin 'neta_tmp_cracked'") < done.stdout.index(
         "neta chat ·"
     )
+
+
+def test_tools_list_says_no_for_a_tool_its_plugin_could_not_build(plugin_dir):
+    unbuildable = echo_source("fragile", "flaky").replace(
+        'return [neta.Tool(name="fragile"',
+        'raise RuntimeError("no device")\n    return [neta.Tool(name="fragile"',
+    )
+    plugin_dir.add("neta-tools-fragile", "neta_tmp_fragile", unbuildable)
+    listed = plugin_dir.neta("tools", "list", "--json")
+    assert listed.returncode == 0, listed.stderr
+    [row] = [row for row in json.loads(listed.stdout) if row["name"] == "fragile"]
+    assert row["enabled"] is False
+    assert "could not be built" in row["reason"]
+    assert "no device" in listed.stderr  # the plugin's failure, as one warning
+    table = plugin_dir.neta("tools", "list")
+    [line] = [line for line in table.stdout.splitlines() if "fragile" in line]
+    assert " yes " not in line
