@@ -173,10 +173,17 @@ def _take_debug(args: list[str]) -> tuple[list[str], bool]:
 def _report_usage(exc: typer.TyperException, args: list[str]) -> int:
     """A usage error as one line, ending with where to read the command's help.
 
+    A command or group given without the arguments it needs (``neta``, ``neta tools``) is not
+    an error: its help is printed as ``-h`` prints it, and the exit status is 0.
+
     ``neta run --json`` also prints it on stdout, as the JSON result of a run that failed: a
     script reading stdout gets JSON whatever went wrong.
     """
     ctx = getattr(exc, "ctx", None)
+    if type(exc).__name__ == "NoArgsIsHelpError" and ctx is not None:
+        # `neta`, `neta tools`: nothing went wrong, the user asks what there is to do
+        typer.echo(ctx.get_help())
+        return 0
     where = ctx.command_path if ctx is not None else "neta"
     message = " ".join(str(getattr(exc, "format_message", exc.__str__)()).split())
     if ctx is not None and ctx.command.name == "run" and "--json" in _options(args, ctx.command):

@@ -29,6 +29,15 @@ def test_dash_h_shows_help_for_every_command(capsys, command):
     assert "``" not in done.stdout
 
 
+@pytest.mark.parametrize("command", [[], ["tools"], ["mcp"]])
+def test_a_command_given_nothing_to_do_shows_its_help_not_an_error(capsys, command):
+    done = run_neta(capsys, *command)
+    assert done.code == 0, done.stderr
+    assert done.stderr == ""
+    assert done.stdout == run_neta(capsys, *command, "-h").stdout  # as -h prints it
+    assert "Error" not in done.stdout
+
+
 def test_help_names_the_environment_variables(capsys):
     run_help = run_neta(capsys, "run", "-h").stdout
     for variable in ("OPENAI_BASE_URL", "OPENAI_API_KEY", "OPENAI_MODEL"):
