@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import sys
 import traceback
 from dataclasses import dataclass
@@ -29,6 +30,7 @@ from neta.cli import (
 )
 from neta.cli.collector import freeze_startup_objects, own_process
 from neta.cli.context import echo_json
+from neta.cli.metavars import name_values
 from neta.cli.options import show_installed_providers
 from neta.cli.plugin_env import unknown_disabled_plugins
 from neta.cli.run_cmd import failed_run_json
@@ -43,7 +45,7 @@ app = typer.Typer(
     "Conversations, chat history and memory are kept in NETA_HOME (default ~/.neta). "
     "[env var: NETA_HOME]",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
     rich_markup_mode=None,
@@ -119,6 +121,7 @@ def main(argv: list[str] | None = None) -> None:
     if argv is None:
         make_undumpable()
         own_process()
+    _click_completion_names()
     args, debug = _take_debug(list(sys.argv[1:] if argv is None else argv))
     _tolerate_unencodable_output()
     code = 0
@@ -130,6 +133,7 @@ def main(argv: list[str] | None = None) -> None:
         state.pm.notify("neta_commands", app=app)
         freeze_startup_objects()  # the core, the plugins and their commands are loaded
         command = typer.main.get_command(app)
+        name_values(command)
         if _options(args) & {"-h", "--help"}:  # only help reads them: no plugin is asked else
             show_installed_providers(command, state.pm)
         returned = command.main(args=args, prog_name="neta", obj=state, standalone_mode=False)
@@ -153,6 +157,21 @@ def main(argv: list[str] | None = None) -> None:
         if state is not None:
             state.report_problems()
     raise SystemExit(code)
+
+
+COMPLETE_VARIABLE = "_NETA_COMPLETE"
+"""Set to ``bash_source`` (``zsh_source``, ``fish_source``), ``neta`` prints its completion
+script for that shell; ``neta --show-completion`` prints the current shell's."""
+
+
+def _click_completion_names() -> None:
+    """Read click's names of the completion steps (``bash_source``) as typer's (``source_bash``).
+
+    Both conventions then work.
+    """
+    shell, _, step = os.environ.get(COMPLETE_VARIABLE, "").partition("_")
+    if step in ("source", "complete") and shell in ("bash", "zsh", "fish"):
+        os.environ[COMPLETE_VARIABLE] = f"{step}_{shell}"
 
 
 def _tolerate_unencodable_output() -> None:

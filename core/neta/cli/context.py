@@ -13,7 +13,9 @@ import typer
 
 from neta.cli.options import AgentOptions
 from neta.cli.trust_notice import settle_trust
+from neta.errors import ConfigError
 from neta.plugins import NetaPluginManager
+from neta.providers.base import ModelRequest, ModelResponse, TextSink
 from neta.runtime.agent import Agent, AgentSession
 from neta.session import ClarifyFn, EntryKind
 from neta.terminal_text import json_escaped
@@ -64,7 +66,22 @@ def cli_agent(pm: NetaPluginManager, options: AgentOptions, *, entry: EntryKind 
     configuration is not trusted is used without it, as one line says.
     """
     settle_trust(options.workspace or Path.cwd(), ask=False)
-    return Agent(provider=None, plugin_manager=pm, entry=entry, **options.workspace_and_toolsets())
+    return Agent(
+        provider=_NoModel(), plugin_manager=pm, entry=entry, **options.workspace_and_toolsets()
+    )
+
+
+class _NoModel:
+    """The model of the commands that call tools by hand: there is none.
+
+    A tool that asks for one (a sub-agent's run) is told so, in a command line user's words.
+    """
+
+    async def complete(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
+        raise ConfigError(
+            "`neta tools call` runs a tool without a model; one that needs a model "
+            "(a sub-agent) runs in `neta run` or `neta chat`"
+        )
 
 
 @contextlib.contextmanager

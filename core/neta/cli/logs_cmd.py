@@ -29,6 +29,10 @@ def logs(
         raise typer.BadParameter(f"{action!r} is not list or show", param_hint="ACTION")
     if action == "show" and not session_id:
         raise typer.BadParameter("`neta logs show` needs an id (see `neta logs`)")
+    if action == "list" and session_id:
+        raise typer.BadParameter(
+            f"`neta logs list` takes no id; to see one conversation: neta logs show {session_id}"
+        )
     conversations = Conversations()
     try:
         if action == "show":

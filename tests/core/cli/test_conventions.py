@@ -172,3 +172,57 @@ def test_run_json_as_another_options_value_is_no_json_request(capsys, tmp_path):
     assert done.code == 2
     assert done.stdout == ""
     assert done.stderr.startswith("Error: ")
+
+
+@pytest.mark.parametrize("command", COMMANDS, ids=lambda c: " ".join(c) or "neta")
+def test_help_names_each_value_in_capitals_as_click_does(capsys, command):
+    shown = run_neta(capsys, *command, "-h").stdout
+    assert not re.search(r"<[a-z][a-z _\[\]]*>", shown), shown  # <str>, <list[str]>, <int range>
+    assert not re.search(r"\{[a-z_]+\}", shown), shown  # {path}
+
+
+def test_logs_list_refuses_an_id_and_says_what_shows_one(capsys):
+    done = run_neta(capsys, "logs", "list", "abc123")
+    assert done.code == 2
+    assert "neta logs show abc123" in done.stderr
+
+
+def test_a_tool_needing_a_model_says_where_it_runs_not_how_to_build_an_agent(capsys, tmp_path):
+    done = run_neta(capsys, "tools", "call", "delegate_task", "--args", '{"goal": "look"}')
+    assert "neta run" in done.stdout + done.stderr
+    assert "provider=" not in done.stdout + done.stderr
+
+
+@pytest.mark.parametrize("shell", ["bash", "zsh", "fish"])
+def test_shell_completion_scripts_come_by_either_convention(shell):
+    import os
+    import subprocess
+    import sys
+
+    for value in (f"{shell}_source", f"source_{shell}"):
+        env = {**os.environ, "_NETA_COMPLETE": value}
+        done = subprocess.run(
+            [sys.executable, "-m", "neta"], env=env, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        assert "_NETA_COMPLETE=complete_" in done.stdout
+        assert "not supported" not in done.stdout + done.stderr
+
+
+def test_bash_completion_completes_a_command_and_an_option():
+    import os
+    import subprocess
+    import sys
+
+    def complete(words, index):
+        env = {
+            **os.environ,
+            "_NETA_COMPLETE": "complete_bash",
+            "COMP_WORDS": words,
+            "COMP_CWORD": str(index),
+        }
+        run = [sys.executable, "-m", "neta"]
+        return subprocess.run(run, env=env, capture_output=True, text=True, timeout=60).stdout
+
+    assert "run" in complete("neta ru", 1).split()
+    assert "--max-turns" in complete("neta run --max-t", 2).split()
