@@ -9,11 +9,11 @@ from typing import Any
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from neta.cli.context import echo_json
 from neta.cli.conversations import Conversation, Conversations
 from neta.cli.sanitize import sanitize_markup
+from neta.cli.tables import folding_table
 from neta.terminal_text import sanitize
 
 
@@ -56,7 +56,7 @@ def _list(found: list[Conversation], as_json: bool) -> None:
     if not found:
         typer.echo("No conversations yet.", err=True)
         return
-    table = Table("id", "when", "workspace", "model", "prompt", "outcome", "tokens", box=None)
+    table = folding_table("id", "when", "workspace", "model", "prompt", "outcome", "tokens")
     for c in found:
         prompt = " ".join(c.first_prompt.split())
         table.add_row(

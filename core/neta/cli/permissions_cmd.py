@@ -12,11 +12,11 @@ from pathlib import Path
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from neta.cli.context import echo_json, plugin_manager
 from neta.cli.options import WorkspaceOpt
 from neta.cli.sanitize import sanitize_markup
+from neta.cli.tables import folding_table
 from neta.errors import ConfigError
 from neta.permissions import (
     DEFAULT_MODE,
@@ -90,7 +90,7 @@ def list_rules(
     out.print(f"mode: [bold]{policy.mode}[/] ({origin})")
     if policy.rules:
         out.print("rules (the first that matches a call decides it):")
-        table = Table("action", "rule", "source", box=None)
+        table = folding_table("action", "rule", "source")
         for rule in policy.rules:
             table.add_row(rule.action, sanitize_markup(rule.text), sanitize_markup(rule.source))
         out.print(table)

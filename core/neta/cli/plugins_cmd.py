@@ -5,9 +5,9 @@ from __future__ import annotations
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from neta.cli.context import echo_json, plugin_manager
+from neta.cli.tables import folding_table
 
 
 def plugins(
@@ -30,7 +30,7 @@ def plugins(
     if as_json:
         echo_json(rows)
         return
-    table = Table("plugin", "version", "kind", "hooks", box=None)
+    table = folding_table("plugin", "version", "kind", "hooks")
     for info in pm.plugin_infos():
         kind = "built-in" if info.builtin else "third-party"
         cells = (info.name, info.version or "-", kind, ", ".join(pm.hook_names(info.name)))

@@ -5,9 +5,9 @@ from __future__ import annotations
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from neta.cli.context import echo_json, plugin_manager
+from neta.cli.tables import folding_table
 from neta.providers.registry import provider_entries
 
 
@@ -33,14 +33,17 @@ def providers(
             ]
         )
         return
-    table = Table("provider", "from", "environment", "install", "description", box=None)
-    for e in entries:
-        cells = (
+    table = folding_table("provider", "from", "environment", "install", "description")
+    rows = [
+        [
             e.spec.name,
             e.source,
-            ", ".join(e.spec.env_vars) or "-",
+            "\n".join(e.spec.env_vars) or "-",
             e.spec.install or "-",
             e.spec.description,
-        )
-        table.add_row(*(escape(cell) for cell in cells))
+        ]
+        for e in entries
+    ]
+    for row in rows:
+        table.add_row(*(escape(cell) for cell in row))
     Console(highlight=False).print(table)

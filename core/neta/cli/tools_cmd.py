@@ -10,13 +10,13 @@ from pathlib import Path
 import typer
 from rich.console import Console
 from rich.markup import escape
-from rich.table import Table
 
 from neta.cli.clarify_prompt import terminal_clarify
 from neta.cli.context import cli_session, echo_json, plugin_manager
 from neta.cli.doctor_cmd import sandbox_line
 from neta.cli.options import AgentOptions, DenyOpt, OnlyOpt, ToolsetOpt, WorkspaceOpt
 from neta.cli.sanitize import sanitize_markup
+from neta.cli.tables import folding_table
 from neta.errors import ConfigError, NetaError, ToolError
 from neta.terminal_text import sanitize
 
@@ -66,7 +66,7 @@ def list_tools(
             ]
         )
         return
-    table = Table("tool", "toolset", "plugin", "on", "description", box=None)
+    table = folding_table("tool", "toolset", "plugin", "on", "description")
     for s in schemas:
         on = "yes" if s.name in built else "no"
         if s.toolset in resolution.enabled and s.name not in built:

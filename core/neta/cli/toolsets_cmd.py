@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import typer
 from rich.console import Console
-from rich.table import Table
 
 from neta.cli.context import cli_session, echo_json, plugin_manager
 from neta.cli.options import AgentOptions
 from neta.cli.sanitize import sanitize_markup
+from neta.cli.tables import folding_table
 
 
 def toolsets(
@@ -36,7 +36,7 @@ def toolsets(
     if as_json:
         echo_json(rows)
         return
-    table = Table("toolset", "state", "why", "tools", box=None)
+    table = folding_table("toolset", "state", "why", "tools")
     for d in resolution.decisions:
         state = "[green]on[/]" if d.enabled else "[dim]off[/]"
         tools = ", ".join(catalog.tool_names([d.name])) or "-"

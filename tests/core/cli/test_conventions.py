@@ -226,3 +226,18 @@ def test_bash_completion_completes_a_command_and_an_option():
 
     assert "run" in complete("neta ru", 1).split()
     assert "--max-turns" in complete("neta run --max-t", 2).split()
+
+
+@pytest.mark.parametrize(
+    "command", [["providers"], ["toolsets"], ["tools", "list"], ["plugins"], ["permissions"]]
+)
+def test_tables_on_a_narrow_terminal_wrap_and_never_cut_a_cell(command, monkeypatch):
+    import subprocess
+    import sys
+
+    monkeypatch.setenv("COLUMNS", "60")
+    done = subprocess.run(
+        [sys.executable, "-m", "neta", *command], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert "…" not in done.stdout, done.stdout
