@@ -96,6 +96,22 @@ class FakeAnthropic:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
+            def do_GET(self) -> None:
+                if self.path.split("?")[0] != "/v1/models":
+                    self._send_json(404, _error("not_found_error", f"no route {self.path}"))
+                    return
+                listed = [
+                    {
+                        "type": "model",
+                        "id": name,
+                        "display_name": name,
+                        "created_at": "2026-01-01T00:00:00Z",
+                    }
+                    for name in ("claude-fake", "claude-fake-mini")
+                ]
+                page = {"data": listed, "has_more": False, "first_id": None, "last_id": None}
+                self._send_json(200, page)
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 body = json.loads(self.rfile.read(length) or b"{}")

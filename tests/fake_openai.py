@@ -72,6 +72,7 @@ class FakeOpenAI:
         self.replies: list[Reply] = list(replies or [])
         self.requests: list[dict[str, Any]] = []
         self.rejected: list[str] = []  # why each refused request was refused
+        self.models: list[str] = ["fake-model", "fake-model-mini"]  # GET /v1/models
         self.validate = validate
         self.peers: list[int] = []
         self.authorizations: list[str] = []
@@ -121,6 +122,16 @@ class FakeOpenAI:
                 super().finish()
                 with fake._lock:
                     fake.open_connections -= 1
+
+            def do_GET(self) -> None:
+                if not self.path.endswith("/models"):
+                    self._send_json(404, {"error": {"message": "not found"}})
+                    return
+                listed = [
+                    {"id": name, "object": "model", "created": 0, "owned_by": "fake"}
+                    for name in fake.models
+                ]
+                self._send_json(200, {"object": "list", "data": listed})
 
             def do_POST(self) -> None:
                 with fake._lock:

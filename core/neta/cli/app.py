@@ -17,6 +17,7 @@ from neta.cli import (
     doctor_cmd,
     logs_cmd,
     mcp_cmd,
+    models_cmd,
     patch_cmd,
     permissions_cmd,
     plugins_cmd,
@@ -62,6 +63,7 @@ app.command("prompt")(prompt_cmd.prompt)
 app.command("serve")(serve_cmd.serve)
 app.command("plugins")(plugins_cmd.plugins)
 app.command("providers")(providers_cmd.providers)
+app.command("models")(models_cmd.models)
 app.command("toolsets")(toolsets_cmd.toolsets)
 app.command("patch")(patch_cmd.patch)
 app.add_typer(tools_cmd.tools_app, name="tools")

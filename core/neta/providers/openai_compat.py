@@ -60,6 +60,10 @@ DEFAULT_READ_TIMEOUT = 300.0
 _DRAIN_SECONDS = 0.1  # how long what follows ``[DONE]`` is read, so the connection is reused
 
 
+DEFAULT_MODEL = "gpt-4o-mini"
+"""The model asked when neither ``model`` nor ``OPENAI_MODEL`` names one."""
+
+
 class OpenAIProvider:
     """Chat Completions with streaming text and tool calls.
 
@@ -85,7 +89,8 @@ class OpenAIProvider:
         timeout: float = DEFAULT_READ_TIMEOUT,
     ) -> None:
         base_url, api_key = openai_endpoint(base_url, api_key)
-        self.model = model or os.environ.get("OPENAI_MODEL") or "gpt-4o-mini"
+        self.model = model or os.environ.get("OPENAI_MODEL") or DEFAULT_MODEL
+        self.chosen = bool(model or os.environ.get("OPENAI_MODEL"))  # else the default
         self.stream = stream
         self.url = base_url or "https://api.openai.com/v1"
         self.read_timeout = timeout
@@ -96,6 +101,20 @@ class OpenAIProvider:
             "timeout": timeout,
         }
         self._encoder = BodyEncoder()
+
+    async def list_models(self) -> list[str]:
+        """The ids of the models the API lists (``GET /models``), in its order.
+
+        Raises:
+            ProviderError: the server could not be asked, or refused.
+        """
+        try:
+            async with self._client() as client:
+                return [model.id async for model in client.models.list()]
+        except openai.APIError as exc:
+            raise ProviderError(
+                f"cannot list the models: {_short(str(exc))}", provider="openai", url=self.url
+            ) from exc
 
     async def complete(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
         """Send one Chat Completions request (streamed or not) and collect the turn.
@@ -127,6 +146,11 @@ class OpenAIProvider:
             retryable = retryable_status(exc.status_code)
             error = exc.body if isinstance(exc.body, dict) else {}
             detail = str(error.get("message") or exc.message)
+            if exc.status_code == 404 and model == self.model and not self.chosen:
+                detail += (
+                    f" ({model} is the default model: choose one with -m or OPENAI_MODEL; "
+                    "`neta models` lists what this server offers)"
+                )
             raise ProviderError(
                 f"model API answered {exc.status_code}: {_short(detail)}",
                 retryable=retryable,

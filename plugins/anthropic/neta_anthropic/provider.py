@@ -98,6 +98,20 @@ class AnthropicProvider:
             "timeout": timeout,
         }
 
+    async def list_models(self) -> list[str]:
+        """The ids of the models the API lists (``GET /v1/models``), in its order.
+
+        Raises:
+            ProviderError: the server could not be asked, or refused.
+        """
+        try:
+            async with self._client() as client:
+                return [model.id async for model in client.models.list()]
+        except anthropic.APIError as exc:
+            raise ProviderError(
+                f"cannot list the models: {exc}", provider="anthropic", url=self.url
+            ) from exc
+
     async def complete(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
         """Send one Messages API request and collect the turn.
 
