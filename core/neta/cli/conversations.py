@@ -42,11 +42,12 @@ CREATE TABLE IF NOT EXISTS cli_runs (
     output_tokens INTEGER NOT NULL DEFAULT 0,
     provider TEXT NOT NULL DEFAULT '',
     model TEXT NOT NULL DEFAULT '',
-    base_url TEXT NOT NULL DEFAULT ''
+    base_url TEXT NOT NULL DEFAULT '',
+    reason TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX IF NOT EXISTS cli_runs_by_workspace ON cli_runs (workspace, updated);
 """
-_ADDED_COLUMNS = ("provider", "model", "base_url")  # a file written before models were kept
+_ADDED_COLUMNS = ("provider", "model", "base_url", "reason")  # a file written before they were kept
 
 
 @dataclass(frozen=True)
@@ -91,6 +92,7 @@ class Conversation:
         provider: the provider it talks to (empty if stored before providers were kept).
         model: the model it talks to.
         base_url: the API root given with ``--base-url``, if one was.
+        reason: why its last run ended as it did, when it did not simply complete.
     """
 
     session_id: str
@@ -107,6 +109,7 @@ class Conversation:
     provider: str = ""
     model: str = ""
     base_url: str = ""
+    reason: str = ""
 
     @property
     def model_choice(self) -> ModelChoice | None:
@@ -230,6 +233,7 @@ class Conversations:
         *,
         outcome: str,
         question: str = "",
+        reason: str = "",
         turns: int = 0,
         input_tokens: int = 0,
         output_tokens: int = 0,
@@ -242,11 +246,14 @@ class Conversations:
         """
         self.store.save(session_id, answered(history), owner=self.owner)
         self._db.execute(
-            "UPDATE cli_runs SET updated = ?, outcome = ?, question = ?, turns = turns + ?, "
-            "input_tokens = input_tokens + ?, output_tokens = output_tokens + ? "
+            "UPDATE cli_runs SET updated = ?, outcome = ?, question = ?, reason = ?, "
+            "turns = turns + ?, input_tokens = input_tokens + ?, output_tokens = output_tokens + ? "
             "WHERE session_id = ?",
-            (time.time(), outcome, question, turns, input_tokens, output_tokens, session_id),
-        )
+            (
+                time.time(), outcome, question, reason, turns, input_tokens, output_tokens,
+                session_id,
+            ),
+        )  # fmt: skip
         if model is not None:
             self._db.execute(
                 "UPDATE cli_runs SET provider = ?, model = ?, base_url = ? WHERE session_id = ?",
@@ -268,5 +275,5 @@ def _fields(model: ModelChoice) -> tuple[str, str, str]:
 
 _COLUMNS = (
     "session_id, workspace, command, created, updated, first_prompt, outcome, question, "
-    "turns, input_tokens, output_tokens, provider, model, base_url"
+    "turns, input_tokens, output_tokens, provider, model, base_url, reason"
 )

@@ -96,12 +96,16 @@ def _show(conversations: Conversations, session_id: str, as_json: bool) -> None:
         f"{sanitize(_model(found) + via)} · {_when(found.created)} · {found.outcome} · "
         f"{found.turns} turns · {found.input_tokens + found.output_tokens} tokens"
     )
+    if found.reason:
+        typer.echo(f"why: {sanitize(found.reason)}")
     decided = {m.tool_call_id: m.permission for m in history if m.role == "tool" and m.permission}
     for message in history:
         if message.role == "system":
             continue
         if message.content:
             typer.echo(f"\n{message.role}: {sanitize(message.content)}")
+        elif message.tool_calls:  # a turn of calls alone is the assistant's all the same
+            typer.echo(f"\n{message.role}:")
         for call in message.tool_calls or []:
             typer.echo(f"  → {sanitize(call.name)} {sanitize(call.arguments)}")
             permission = decided.get(call.id)

@@ -313,6 +313,7 @@ def remember(
         kept,
         outcome=result.outcome,
         question=result.text if result.outcome == "awaiting_input" else "",
+        reason=result.reason if result.outcome != "completed" else "",
         turns=result.turns,
         input_tokens=usage.input_tokens,
         output_tokens=usage.output_tokens,

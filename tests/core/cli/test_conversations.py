@@ -205,3 +205,26 @@ def test_chat_continue_resumes_the_latest_conversation(capsys, tmp_path, workspa
     [row] = json.loads(run_neta(capsys, "logs", "--json").stdout)
     assert row["command"] == "chat"
     assert row["turns"] == 2
+
+
+def test_logs_show_says_why_a_run_ended_and_whose_turn_a_call_was(capsys, tmp_path, workspace):
+    turns = [
+        {"tool_calls": [{"name": "list_dir", "arguments": {"path": "."}}]},
+        {"text": "Done looking."},
+        {"tool_calls": [{"name": "list_dir", "arguments": {"path": "."}}]},
+    ]
+    path = script(tmp_path, turns)
+    first = run_neta(capsys, "run", "look", "--script", path, "-w", str(workspace))
+    assert first.code == 0, first.stderr
+    [row] = json.loads(run_neta(capsys, "logs", "--json").stdout)
+    again = run_neta(
+        capsys, "run", "again", "--session", row["session_id"], "--max-turns", "1",
+        "--script", path, "-w", str(workspace),
+    )  # fmt: skip
+    assert again.code != 0
+    shown = run_neta(capsys, "logs", "show", row["session_id"]).stdout
+    assert "why: stopped after 1 turns" in shown
+    # the call stands under the assistant's name, not under the user's message before it
+    assert "\nuser: look\n\nassistant:\n  → list_dir" in shown
+    [row] = json.loads(run_neta(capsys, "logs", "--json").stdout)
+    assert row["reason"].startswith("stopped after 1 turns")
