@@ -5,7 +5,9 @@ modules; no build step, nothing fetched from elsewhere). ``mount_console`` adds 
 to a host app:
 
 - ``GET /``: the page; ``GET /console/{name}``: its files; ``GET /console/config.json``:
-  whether a token is required and how long a question waits (``clarifyTimeout``);
+  whether a token is required, how long a question waits (``clarifyTimeout``), and for the
+  header the ``model`` and the ``workspace`` folder's name (with a token configured, only
+  to a request that presents it, which also gets the full ``workspacePath``);
 - the host's rules for who may load them: without a token, only loopback clients and pages
   of a loopback origin (as for the API), asking for a loopback host name (so that a name
   rebound to this machine cannot serve the page); with a token the page loads and asks for it;
@@ -21,6 +23,8 @@ from fastapi import APIRouter, FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse, JSONResponse
 
 from neta.console.browser_token import BROWSER_TOKEN_PREFIX, BrowserToken
+from neta.hosting.auth import token_ok
+from neta.hosting.config import HostConfig
 from neta.hosting.hub import SessionHub
 
 STATIC = Path(__file__).parent / "static"
@@ -82,11 +86,23 @@ def mount_console(app: FastAPI, hub: SessionHub) -> None:
     @router.get("/console/config.json")
     async def settings(request: Request) -> JSONResponse:
         check(request)
-        data = {
+        data: dict[str, object] = {
             "tokenRequired": bool(config.token),
             "clarifyTimeout": config.clarify_timeout,
             "tokenProtocol": BROWSER_TOKEN_PREFIX,
         }
+        # What the header shows, only to whoever may use the agent: without a token (loopback
+        # only, see check) the model and the workspace's folder name; its full path only to a
+        # request that presents the token (a page that has it asks again with it).
+        presented = bool(config.token) and token_ok(
+            config.token, None, request.headers.get("authorization")
+        )
+        if presented or not config.token:
+            data["model"] = _model_label(config)
+            workspace = Path(config.workspace)
+            data["workspace"] = workspace.name or str(workspace)
+        if presented:
+            data["workspacePath"] = str(config.workspace)
         return JSONResponse(data, headers=_HEADERS)
 
     @router.get("/console/{name}")
@@ -98,6 +114,13 @@ def mount_console(app: FastAPI, hub: SessionHub) -> None:
 
     app.include_router(router)
     app.add_middleware(BrowserToken)
+
+
+def _model_label(config: HostConfig) -> str:
+    """The model the sessions use, as the header names it (empty: the host's own provider)."""
+    if config.model:
+        return config.model
+    return "" if config.provider_factory is not None else f"{config.provider} (default model)"
 
 
 __all__ = ["STATIC", "BrowserToken", "mount_console"]

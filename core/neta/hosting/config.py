@@ -61,7 +61,7 @@ class HostConfig:
     toolsets: Sequence[str] = ()
     deny: Sequence[str] = ()
     home: Path | None = None
-    clarify_timeout: float = 20.0
+    clarify_timeout: float = 300.0
     max_frame_bytes: int = 1 << 20
     handshake_timeout: float = 10.0
     max_queued_frames: int = 10_000

@@ -13,6 +13,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from neta import Agent, HostSettings, sanitize
+from neta_mcp.host import asking_servers
 from neta_mcp.naming import toolset_name
 
 
@@ -32,11 +33,16 @@ def add_commands(app: typer.Typer, states: Callable[[HostSettings], Any]) -> Non
         workspace: Path | None = typer.Option(None, "--workspace", "-w", help="Workspace root."),
         as_json: bool = typer.Option(False, "--json", help="Print JSON."),
     ) -> None:
-        """List the configured MCP servers: where from, on or off and why, how many tools."""
+        """List the configured MCP servers: where from, on or off and why, how many tools.
+
+        Each server a session may get is started and asked for its tools (what other commands
+        take from the cache), so the list says how the servers are now; the cache is refreshed.
+        """
         pm = ctx.find_root().obj.pm
-        agent = Agent(provider=None, plugin_manager=pm, workspace=workspace or Path.cwd())
-        session = agent.new_session()
-        agent.end_session(session)
+        with asking_servers():
+            agent = Agent(provider=None, plugin_manager=pm, workspace=workspace or Path.cwd())
+            session = agent.new_session()
+            agent.end_session(session)
         state = states(pm.host)
         rows = []
         for name, server in state.servers.items():

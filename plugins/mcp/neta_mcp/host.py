@@ -1,22 +1,32 @@
 """One host's MCP servers: their toolsets and tools, and the connections its sessions use.
 
-When the catalog is built, every enabled server whose toolset a session may get is started
-(all at once) and asked for its tools; a server that fails makes its toolset unavailable with
-the reason. A server whose toolset the agent's choice leaves out (``Agent(deny=...)``, a
+When the catalog is built, each enabled server whose toolset a session may get lists its
+tools: from the cache in ``NETA_HOME`` when an entry for that very server is kept there
+(``tool_cache``), without starting it; otherwise the server is started (all such at once),
+asked, and its list cached. A server that fails makes its toolset unavailable with the
+reason. A server whose toolset the agent's choice leaves out (``Agent(deny=...)``, a
 ``preset`` without it: the host option ``"toolsets"``) is never started, so its tools are not
-listed either. Those connections stay open for the host's first session, which adopts them
-instead of starting the servers a second time. Later sessions start a server on their first
-call to it (lazily), so a session that never uses a server never starts it. Each session's
-connections close when it ends, together with any the catalog opened and nobody adopted;
-whatever is still open closes when the process exits.
+listed either. Connections the catalog opened stay open for the host's first session, which
+adopts them instead of starting the servers a second time; otherwise a session starts a
+server on its first call to it, so a session that never uses a server never starts it.
+
+Before the first call on each connection goes out, the server's tools as it lists them now are
+compared with the catalog's: a server that lists other tools or reports another version has
+its cache entry replaced, and a call to a tool it no longer has, or whose description,
+arguments or annotations changed, is not made (the model gets an error result saying so); the
+new list is offered from the next catalog built. Each session's connections close when it
+ends, together with any the catalog opened and nobody adopted; whatever is still open closes
+when the process exits.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextlib
 import threading
 import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextvars import ContextVar
 from pathlib import Path
 from typing import Any
 
@@ -37,6 +47,7 @@ from neta_mcp.elicitation import ServerQuestions
 from neta_mcp.link import LinkDown, ServerLink
 from neta_mcp.naming import qualified_tool_name, tool_name, toolset_name
 from neta_mcp.results import to_tool_result
+from neta_mcp.tool_cache import CACHE_FOLDER, Listing, ToolCache, cache_key
 
 TOOLSETS_OPTION = "toolsets"
 """The host option with the agent's choice of toolsets: ``{"preset", "requested", "denied"}``."""
@@ -52,6 +63,21 @@ def _close_all() -> None:
 
 CONFIG_TOOLSET = "mcp-config"
 """The toolset that stands for configuration files left out: always off, it says why."""
+
+_ASK_SERVERS: ContextVar[bool] = ContextVar("neta_mcp_ask_servers", default=False)
+
+
+@contextlib.contextmanager
+def asking_servers() -> Iterator[None]:
+    """Within it, a catalog build asks every server for its tools rather than the cache.
+
+    (``neta mcp list`` checks the servers this way; their cache entries are refreshed.)
+    """
+    token = _ASK_SERVERS.set(True)
+    try:
+        yield
+    finally:
+        _ASK_SERVERS.reset(token)
 
 
 class McpHost:
@@ -75,18 +101,25 @@ class McpHost:
             self.problems.append(str(exc))
         self.wanted = _wanted_by(options.get(TOOLSETS_OPTION))
         self.unavailable: dict[str, str] = {}
-        self.listed: dict[str, list[Any]] = {}
+        self.listed: dict[str, Listing] = {}  # what the catalog offers of each server
+        self.cache = ToolCache(neta_home() / CACHE_FOLDER)
+        self._keys: dict[str, str] = {}  # each listed server's cache key (if it has one)
         self._surveyed = False
         self._lock = threading.Lock()
         self._idle: dict[str, ServerLink] = {}
         self._sessions: dict[str, dict[str, ServerLink]] = {}
+        self._compared: weakref.WeakSet[ServerLink] = weakref.WeakSet()
 
     def survey(self) -> None:
-        """Start every enabled server a session may use at once, list its tools (once)."""
+        """List the tools of every enabled server a session may use (once).
+
+        From the cache where it has the server; the others are started at once and waited for.
+        """
         with self._lock:
             if self._surveyed:
                 return
             self._surveyed = True
+            ask = _ASK_SERVERS.get()
             links: dict[str, ServerLink] = {}
             for name, server in self.servers.items():
                 if server.config is None:
@@ -96,8 +129,15 @@ class McpHost:
                 elif not self.wanted(toolset_name(name)):
                     continue  # denied, or not chosen: its toolset is off and says why
                 else:
-                    links[name] = self._new_link(server)
-                    links[name].start()
+                    key = cache_key(server.config, self.workspace, server.sandbox(self.sandbox))
+                    cached = None if key is None or ask else self.cache.get(key)
+                    if key is not None:
+                        self._keys[name] = key
+                    if cached is not None:
+                        self.listed[name] = cached
+                    else:
+                        links[name] = self._new_link(server)
+                        links[name].start()
             for name, link in links.items():
                 try:
                     link.wait_started()
@@ -105,8 +145,14 @@ class McpHost:
                     self.unavailable[name] = f"the server did not start: {exc}"
                     link.close()
                 else:
-                    self.listed[name] = list(link.tools)
+                    assert link.listing is not None
+                    self.listed[name] = link.listing
+                    self._compared.add(link)
                     self._idle[name] = link
+                    if name in self._keys:
+                        self.cache.put(self._keys[name], name, link.listing)
+            # in the configuration's order, cached or not: it decides who keeps a shared name
+            self.listed = {name: self.listed[name] for name in self.servers if name in self.listed}
 
     def toolset_specs(self) -> list[ToolsetSpec]:
         """One toolset per configured server, unavailable (with the reason) when it is down."""
@@ -136,9 +182,9 @@ class McpHost:
         self.survey()
         names = self._names()
         return [
-            _schema(server, tool, names[server, tool.name])
-            for server, tools in self.listed.items()
-            for tool in tools
+            _schema(server, tool, names[server, tool["name"]])
+            for server, listing in self.listed.items()
+            for tool in listing.tools
         ]
 
     def build_tools(self, session: SessionContext) -> list[Tool]:
@@ -146,11 +192,11 @@ class McpHost:
         names = self._names()
         return [
             Tool(
-                name=names[server, tool.name],
-                execute=self._executor(session, server, tool.name, names[server, tool.name]),
+                name=names[server, tool["name"]],
+                execute=self._executor(session, server, tool["name"], names[server, tool["name"]]),
             )
-            for server, tools in self.listed.items()
-            for tool in tools
+            for server, listing in self.listed.items()
+            for tool in listing.tools
         ]
 
     def _names(self) -> dict[tuple[str, str], str]:
@@ -160,13 +206,13 @@ class McpHost:
         """
         names: dict[tuple[str, str], str] = {}
         taken: set[str] = set()
-        for server, tools in self.listed.items():
-            for tool in tools:
-                name = tool_name(tool.name)
+        for server, listing in self.listed.items():
+            for tool in listing.tools:
+                name = tool_name(tool["name"])
                 if name in taken:
-                    name = qualified_tool_name(server, tool.name)
+                    name = qualified_tool_name(server, tool["name"])
                 taken.add(name)
-                names[server, tool.name] = name
+                names[server, tool["name"]] = name
         return names
 
     def end_session(self, session: SessionContext) -> None:
@@ -218,6 +264,10 @@ class McpHost:
         async def execute(args: dict[str, Any]) -> ToolResult:
             link = self.link_for(session, server)
             try:
+                await link.started()
+                changed = self._changed(server, link, tool)
+                if changed:
+                    return ToolResult(content=f"Error: {changed}", is_error=True)
                 result = await link.call(tool, args, progress)
             except LinkDown as exc:
                 reason = f"MCP server {server!r} is not running: {exc}"
@@ -229,6 +279,29 @@ class McpHost:
             return to_tool_result(result, server=server, media_dir=media, notes=notes)
 
         return execute
+
+    def _changed(self, server: str, link: ServerLink, tool: str) -> str:
+        """Why ``tool`` may not be called as the catalog has it; empty when it may.
+
+        The first time, the server's tools on ``link`` are compared with the catalog's: when
+        they differ (or the server reports another version), its cache entry is replaced.
+        """
+        live, offered = link.listing, self.listed[server]
+        assert live is not None
+        with self._lock:
+            first = link not in self._compared
+            self._compared.add(link)
+        if first and live != offered and server in self._keys:
+            self.cache.put(self._keys[server], server, live)
+        now = live.tool(tool)
+        if now == offered.tool(tool):
+            return ""
+        change = "no longer has" if now is None else "changed"
+        return (
+            f"MCP server {server!r} {change} the tool {tool!r} since Neta listed its tools, so "
+            "the call was not made; the tools as the server has them now are offered from "
+            "Neta's next start"
+        )
 
 
 def _wanted_by(choice: object) -> Callable[[str], bool]:
@@ -251,18 +324,22 @@ def _names(value: object) -> frozenset[str]:
     return frozenset(str(item) for item in value)
 
 
-def _schema(server: str, tool: Any, name: str) -> ToolSchema:
-    description = (tool.description or tool.title or f"The {tool.name} tool").strip()
+def _schema(server: str, tool: Mapping[str, Any], name: str) -> ToolSchema:
+    """The catalog's schema of ``tool`` (as ``tools/list`` gives it) of server ``server``."""
+    description = str(tool.get("description") or tool.get("title") or f"The {tool['name']} tool")
+    description = description.strip()
     summary = description.split("\n", 1)[0].split(". ", 1)[0].rstrip(".")[:160]
-    qualified = qualified_tool_name(server, tool.name)
+    qualified = qualified_tool_name(server, tool["name"])
+    annotations = tool.get("annotations")
+    read_only = isinstance(annotations, Mapping) and annotations.get("readOnlyHint") is True
     return ToolSchema(
         name=name,
         qualified_name=qualified if qualified != name else "",
         toolset=toolset_name(server),
         description=f"{description}\n(from MCP server {server!r})",
-        json_schema={"type": "object", **dict(tool.input_schema)},
+        json_schema={"type": "object", **dict(tool["inputSchema"])},
         # the server's word that the tool changes nothing; without it, it runs something
-        effect="reads" if getattr(tool.annotations, "read_only_hint", None) is True else None,
+        effect="reads" if read_only else None,
         when_to_use=f"When the task needs {summary[:1].lower()}{summary[1:]}, use "
         f"{name} (MCP server {server!r}).",
     )

@@ -22,6 +22,7 @@ from neta import SandboxPolicy, sanitize, tls_client_context
 from neta import __version__ as neta_version
 from neta.sandbox import confine
 from neta_mcp.config import ServerConfig
+from neta_mcp.tool_cache import Listing
 
 if TYPE_CHECKING:
     import mcp_types
@@ -50,7 +51,7 @@ class ServerLink:
         sandbox: the sandbox a stdio server runs in (``None``: unconfined).
 
     Attributes:
-        tools: the server's tools, once started.
+        listing: the server's tools and ``serverInfo``, once started.
         error: why the link is down; empty while it is up or not started.
         elicit: answers the server's elicitation requests; ``None`` declines them.
     """
@@ -67,7 +68,7 @@ class ServerLink:
         self.config = config
         self.workspace = workspace
         self.sandbox = sandbox
-        self.tools: list[mcp_types.Tool] = []
+        self.listing: Listing | None = None
         self.error = ""
         self.elicit: ElicitHandler | None = None
         self._ready: concurrent.futures.Future[None] = concurrent.futures.Future()
@@ -101,6 +102,16 @@ class ServerLink:
         if self.error:
             raise LinkDown(self.error)
 
+    async def started(self) -> None:
+        """Start the server if needed and wait for it, from any event loop.
+
+        Raises:
+            LinkDown: the server is not running (says why).
+        """
+        await asyncio.wrap_future(self.start())
+        if self.error or self._loop is None:
+            raise LinkDown(self.error or "not running")
+
     async def call(
         self, tool: str, arguments: dict[str, Any], on_progress: ProgressFn | None = None
     ) -> mcp_types.CallToolResult:
@@ -109,9 +120,8 @@ class ServerLink:
         Raises:
             LinkDown: the server is not running or stopped while answering.
         """
-        await asyncio.wrap_future(self.start())
-        if self.error or self._loop is None:
-            raise LinkDown(self.error or "not running")
+        await self.started()
+        assert self._loop is not None
         caller = asyncio.get_running_loop()
         work = asyncio.run_coroutine_threadsafe(
             self._call(tool, arguments, on_progress, caller), self._loop
@@ -167,7 +177,8 @@ class ServerLink:
             )
             async with asyncio.timeout(self.config.timeout):
                 await stack.enter_async_context(client)
-                self.tools = await _all_tools(client)
+                tools = await _all_tools(client)
+            self.listing = _listing(tools, client.server_info)
             self._client = client
             self._ready.set_result(None)
             await self._stop.wait()
@@ -266,6 +277,15 @@ async def _all_tools(client: Client) -> list[mcp_types.Tool]:
         if cursor is None:
             break
     return tools
+
+
+def _listing(tools: list[mcp_types.Tool], server: mcp_types.Implementation | None) -> Listing:
+    """The tools and server's name and version as MCP's JSON has them (what is cached)."""
+    who = {} if server is None else {"name": server.name, "version": server.version}
+    return Listing(
+        tools=[tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in tools],
+        server=who,
+    )
 
 
 def _connection_lost(exc: BaseException) -> bool:

@@ -94,7 +94,8 @@ def browser(tmp_path_factory):
 @pytest.fixture(scope="module")
 def server(tmp_path_factory):
     root = tmp_path_factory.mktemp("server")
-    running = serve(SCRIPTS, root, pause=0.03, permissions="auto")  # edits run unasked
+    # edits run unasked; questions wait 20 s (the countdown in seconds; the default: minutes)
+    running = serve(SCRIPTS, root, pause=0.03, permissions="auto", clarify_timeout=20)
     yield running
     running.stop()
 

@@ -70,11 +70,39 @@ def test_only_the_consoles_own_files_are_served(server):
 def test_config_says_whether_a_token_is_needed(server, token_server):
     open_config = http_clients.get(f"{server.url}console/config.json").json()
     assert open_config["tokenRequired"] is False
-    assert open_config["clarifyTimeout"] == 20.0
+    assert open_config["clarifyTimeout"] == 300.0  # a person's time to answer, by default
     assert open_config["tokenProtocol"] == "neta.bearer."
     guarded = http_clients.get(f"{token_server.url}console/config.json").json()
     assert guarded["tokenRequired"] is True
     assert "s3cret" not in json.dumps(guarded)
+
+
+def test_config_without_a_token_gives_the_model_and_the_workspace_folder_not_its_path(tmp_path):
+    running = serve(HELLO, tmp_path, model="test-model")
+    try:
+        config = http_clients.get(f"{running.url}console/config.json").json()
+    finally:
+        running.stop()
+    assert config["model"] == "test-model"
+    assert config["workspace"] == "workspace"
+    assert "workspacePath" not in config
+    assert str(tmp_path) not in json.dumps(config)
+
+
+def test_config_gives_the_model_and_workspace_path_only_to_a_request_with_the_token(tmp_path):
+    running = serve(HELLO, tmp_path, model="test-model", token="plain-token")
+    url = f"{running.url}console/config.json"
+    try:
+        anyone = http_clients.get(url).json()
+        wrong = http_clients.get(url, headers={"Authorization": "Bearer wrong"}).json()
+        holder = http_clients.get(url, headers={"Authorization": "Bearer plain-token"}).json()
+    finally:
+        running.stop()
+    for refused in (anyone, wrong):
+        assert {"model", "workspace", "workspacePath"}.isdisjoint(refused)
+    assert holder["model"] == "test-model"
+    assert holder["workspace"] == "workspace"
+    assert holder["workspacePath"] == str(running.hub.config.workspace)
 
 
 def test_without_a_token_a_foreign_web_page_cannot_load_the_console(server):

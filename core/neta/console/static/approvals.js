@@ -3,8 +3,8 @@
 // with an optional reason the agent reads. The card closes on approval_resolved.
 // Everything the agent wrote is shown as text (textContent), never as HTML.
 
-import { firstSeen } from "./clarify.js";
-import { renderDiff } from "./tools.js";
+import { firstSeen, timeLeft } from "./clarify.js";
+import { renderDiff } from "./diff.js";
 
 const OUTCOMES = {
   timed_out: "Timed out: not run",
@@ -42,7 +42,7 @@ export class ApprovalCards {
   constructor(addItem, answer) {
     this.addItem = addItem;
     this.answer = answer;
-    this.timeoutSeconds = 20;
+    this.timeoutSeconds = 300; // the server's clarifyTimeout replaces it
     this.cards = new Map();
   }
 
@@ -125,7 +125,7 @@ export class ApprovalCards {
       tick: () => {
         if (card.state !== "pending" && card.state !== "sent") return;
         const left = Math.max(0, Math.ceil((deadline - Date.now()) / 1000));
-        countdown.textContent = left > 0 ? `${left} s to answer` : "time is up";
+        countdown.textContent = timeLeft(left);
         countdown.classList.toggle("urgent", left <= 5);
       },
       resolve: (how, choice) => {

@@ -15,6 +15,14 @@ function el(tag, className, text) {
   return node;
 }
 
+// What a countdown shows with `left` seconds to go: "42 s to answer", "4:59 to answer".
+export function timeLeft(left) {
+  if (left <= 0) return "time is up";
+  if (left < 60) return `${left} s to answer`;
+  const seconds = String(left % 60).padStart(2, "0");
+  return `${Math.floor(left / 60)}:${seconds} to answer`;
+}
+
 // When this tab first saw a question (or approval), so that a reload keeps counting down
 // from there.
 export function firstSeen(requestId) {
@@ -31,7 +39,7 @@ export class ClarifyPrompts {
   constructor(addItem, answer) {
     this.addItem = addItem;
     this.answer = answer;
-    this.timeoutSeconds = 20;
+    this.timeoutSeconds = 300; // the server's clarifyTimeout replaces it
     this.prompts = new Map();
   }
 
@@ -95,7 +103,7 @@ export class ClarifyPrompts {
       tick: () => {
         if (prompt.state !== "pending" && prompt.state !== "sent") return;
         const left = Math.max(0, Math.ceil((deadline - Date.now()) / 1000));
-        countdown.textContent = left > 0 ? `${left} s to answer` : "time is up";
+        countdown.textContent = timeLeft(left);
         countdown.classList.toggle("urgent", left <= 5);
       },
       resolve: (how) => {

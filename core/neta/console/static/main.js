@@ -29,7 +29,7 @@ const approvals = new ApprovalCards(
 const input = $("input");
 const status = $("status");
 
-let config = { tokenRequired: false, clarifyTimeout: 20, tokenProtocol: "neta.bearer." };
+let config = { tokenRequired: false, clarifyTimeout: 300, tokenProtocol: "neta.bearer." };
 let token = null;
 let sessionId = new URLSearchParams(location.search).get("sessionId");
 let running = false;
@@ -249,17 +249,35 @@ function start() {
   ready = false;
   waiting = [];
   connection.connect(sessionId, tokenProtocols(token, config.tokenProtocol));
+  if (token) showHost(); // the model and workspace are told to the token's holder only
+}
+
+async function readConfig(headers = {}) {
+  try {
+    const response = await fetch("/console/config.json", { headers, cache: "no-store" });
+    if (response.ok) return await response.json();
+  } catch {
+    // the defaults do; the connection reports what is wrong
+  }
+  return {};
+}
+
+// The header's model and workspace (its folder's name; the full path as the tooltip).
+function showHost(given = null) {
+  const shown = given ? Promise.resolve(given) : readConfig(authHeaders(token));
+  shown.then((host) => {
+    $("host-model").textContent = String(host.model ?? "");
+    const workspace = $("host-workspace");
+    workspace.textContent = String(host.workspace ?? "");
+    workspace.title = String(host.workspacePath ?? host.workspace ?? "");
+  });
 }
 
 async function boot() {
   showSessions($("sessions"), sessionId);
-  try {
-    const response = await fetch("/console/config.json", { cache: "no-store" });
-    if (response.ok) config = { ...config, ...(await response.json()) };
-  } catch {
-    // the defaults do; the connection reports what is wrong
-  }
-  prompts.timeoutSeconds = Number(config.clarifyTimeout) || 20;
+  config = { ...config, ...(await readConfig()) };
+  if (!config.tokenRequired) showHost(config);
+  prompts.timeoutSeconds = Number(config.clarifyTimeout) || 300;
   approvals.timeoutSeconds = prompts.timeoutSeconds;
   if (config.tokenRequired) {
     token = savedToken();

@@ -1,6 +1,9 @@
 // Markdown to DOM nodes, safely: every piece of text becomes a text node, never HTML.
 // Supported: paragraphs, # headings, - and 1. lists, > quotes, ``` fenced code, `code`,
-// **bold**, *italic*, [links](https://...) (http, https and mailto only).
+// **bold**, *italic*, [links](https://...) (http, https and mailto only). A unified diff is
+// shown coloured, fenced as ```diff or not fenced at all (its - and + lines are no list).
+
+import { diffEndsAt, diffStartsAt, renderDiff } from "./diff.js";
 
 const SAFE_LINK = /^(https?:|mailto:)/i;
 
@@ -66,6 +69,10 @@ export function renderMarkdown(source) {
       i += 1;
       while (i < lines.length && !lines[i].trim().startsWith(fence[1])) body.push(lines[i++]);
       i += 1;
+      if (/^(diff|patch)$/i.test(fence[2])) {
+        out.append(renderDiff(body.join("\n")));
+        continue;
+      }
       const pre = el("pre", "code-block");
       const code = el("code");
       if (fence[2]) code.dataset.lang = fence[2];
@@ -76,6 +83,12 @@ export function renderMarkdown(source) {
     }
     if (!line.trim()) {
       i += 1;
+      continue;
+    }
+    if (diffStartsAt(lines, i)) {
+      const end = diffEndsAt(lines, i);
+      out.append(renderDiff(lines.slice(i, end).join("\n")));
+      i = end;
       continue;
     }
     const heading = HEADING.exec(line);
@@ -110,7 +123,8 @@ export function renderMarkdown(source) {
     const body = [];
     while (
       i < lines.length && lines[i].trim() && !FENCE.test(lines[i]) && !HEADING.test(lines[i]) &&
-      !BULLET.test(lines[i]) && !NUMBERED.test(lines[i]) && !QUOTE.test(lines[i])
+      !BULLET.test(lines[i]) && !NUMBERED.test(lines[i]) && !QUOTE.test(lines[i]) &&
+      !diffStartsAt(lines, i)
     ) {
       body.push(lines[i++]);
     }

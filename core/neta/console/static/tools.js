@@ -1,5 +1,7 @@
 // Tool calls as collapsible cards: name, arguments, result; diffs coloured; errors marked.
 
+import { renderDiff } from "./diff.js";
+
 function el(tag, className, text) {
   const node = document.createElement(tag);
   if (className) node.className = className;
@@ -24,21 +26,6 @@ function headline(name, args) {
   if (typeof pick === "string") return pick.length > 80 ? `${pick.slice(0, 77)}…` : pick;
   if (name === "todo" && Array.isArray(args.todos)) return `${args.todos.length} item(s)`;
   return "";
-}
-
-// A unified diff as lines coloured by their first character.
-export function renderDiff(text) {
-  const pre = el("pre", "diff");
-  for (const line of text.replace(/\r\n?/g, "\n").split("\n")) {
-    let kind = "context";
-    if (line.startsWith("+++") || line.startsWith("---")) kind = "file";
-    else if (line.startsWith("@@")) kind = "hunk";
-    else if (line.startsWith("+")) kind = "add";
-    else if (line.startsWith("-")) kind = "del";
-    const row = el("span", `diff-line diff-${kind}`, line);
-    pre.append(row);
-  }
-  return pre;
 }
 
 // The diff a result shows, and the text around it: patch returns a unified diff then a
