@@ -26,6 +26,7 @@ past its pool expiry (``work`` runs only), and the server's peak memory (VmHWM).
 
 Run: python bench/gateway_bench.py [--sessions 200] [--provider both|scripted|openai]
      [--run both|clarify|work] [--rate 100]
+     python bench/gateway_bench.py --engines --redis URL --database URL [--bursts 3]
 
 Several workers: ``--workers 2 --redis redis://… --database postgresql://…`` starts 1, then 2,
 ``neta serve`` processes sharing that Redis (the bus) and database (the store), with the
@@ -33,6 +34,12 @@ scripted provider and ``work`` runs. Each session's client connects to one worke
 its question through a second connection to the next worker (so with 2 workers every answer
 crosses to the worker running the session), and prints runs/s and the clarify round trip
 (answer sent → ``clarify_resolved`` at the asking client) at p50/p99 for 1 and N workers.
+
+CPU per run of the two engines: ``--engines --redis redis://… --database postgresql://…`` runs
+``--bursts`` bursts of ``--sessions`` sessions (after a warm-up burst) against one worker on
+SQLite with the in-process bus, then one on PostgreSQL and Redis, and prints side by side the
+server process's CPU seconds (user + system) per run, with the Redis commands and SQL
+transactions a run costs (``--run clarify`` by default).
 """
 
 from __future__ import annotations
@@ -509,6 +516,101 @@ def compare_workers(workers: int, sessions: int, redis: str, database: str) -> N
         print(f"{name:18}" + "".join(f"{figures[n][name]:14.1f}" for n in counts))
 
 
+# -- CPU per run of the two engines ---------------------------------------------------------------
+
+
+def cpu_seconds(pid: int) -> float:
+    """The CPU time (user + system, all threads) process ``pid`` has used so far."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def engine_counts(redis: str | None, database: str | None) -> tuple[int, int]:
+    """Commands Redis has served and transactions the database has committed, so far."""
+    commands = transactions = 0
+    if redis is not None:
+        import redis as redis_client
+
+        client = redis_client.Redis.from_url(redis)
+        try:
+            commands = int(client.info("stats")["total_commands_processed"])
+        finally:
+            client.close()
+    if database is not None:
+        import psycopg
+
+        with psycopg.connect(database, autocommit=True) as db:
+            db.execute("SELECT pg_stat_clear_snapshot()")
+            row = db.execute(
+                "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
+            ).fetchone()
+            transactions = int(row[0]) if row else 0
+    return commands, transactions
+
+
+def measure_engine(
+    run: str, sessions: int, bursts: int, redis: str | None, database: str | None
+) -> dict[str, float]:
+    """What one ``neta serve`` worker costs per run, over ``bursts`` bursts after a warm-up one.
+
+    On SQLite and the in-process bus when ``redis`` and ``database`` are ``None``.
+    """
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp)
+        (root / "ws").mkdir()
+        (root / "ws" / "notes.txt").write_text("hello\n")
+        (root / "script.json").write_text(json.dumps({"turns": RUNS[run]}))
+        env = {**os.environ, "NETA_HOME": str(root / "home"), "NETA_TOKEN": TOKEN}
+        env.pop("NETA_REDIS_URL", None)
+        env.pop("NETA_DATABASE_URL", None)
+        if redis is not None and database is not None:
+            env |= {"NETA_REDIS_URL": redis, "NETA_DATABASE_URL": database}
+        port = free_port()
+        command = [sys.executable, "-m", "neta", "serve", "--port", str(port)]
+        command += ["-w", str(root / "ws"), "-p", "scripted", "--script", str(root / "script.json")]
+        server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
+        try:
+            wait_for_port(port, server)
+            url = f"ws://127.0.0.1:{port}/ws?token={TOKEN}"
+            asyncio.run(load(url, sessions, None))  # warm-up, not counted
+            time.sleep(1)  # the warm-up's sessions go idle (their leases are given up)
+            cpu, counts, wall = cpu_seconds(server.pid), engine_counts(redis, database), 0.0
+            for _ in range(bursts):
+                wall += asyncio.run(load(url, sessions, None))[0]
+            time.sleep(1)  # as after the warm-up: what the runs leave to do afterwards counts
+            used = cpu_seconds(server.pid) - cpu
+            after = engine_counts(redis, database)
+        finally:
+            server.terminate()
+            server.wait(timeout=15)
+    runs = sessions * bursts
+    return {
+        "runs/s": runs / wall,
+        "CPU ms/run": used / runs * 1000,
+        "Redis commands/run": (after[0] - counts[0]) / runs,
+        "SQL transactions/run": (after[1] - counts[1]) / runs,
+    }
+
+
+def compare_engines(run: str, sessions: int, bursts: int, redis: str, database: str) -> None:
+    """Print the server's CPU per run on SQLite and on Redis + PostgreSQL side by side."""
+    figures = {
+        "SQLite": measure_engine(run, sessions, bursts, None, None),
+        "Redis + PostgreSQL": measure_engine(run, sessions, bursts, redis, database),
+    }
+    print(
+        f"one worker, scripted provider, {run} runs: {bursts} bursts of {sessions} sessions "
+        "after a warm-up burst; CPU is the server process's (user + system)"
+    )
+    print(f"{'':22}" + "".join(f"{name:>20}" for name in figures))
+    for name in ("runs/s", "CPU ms/run", "Redis commands/run", "SQL transactions/run"):
+        print(f"{name:22}" + "".join(f"{f[name]:20.2f}" for f in figures.values()))
+    print("(Redis commands include those its publish script runs; each SQL transaction is one")
+    print("statement, one round trip)")
+    ratio = figures["Redis + PostgreSQL"]["CPU ms/run"] / figures["SQLite"]["CPU ms/run"]
+    print(f"CPU per run, Redis + PostgreSQL / SQLite: {ratio:.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--sessions", type=int, default=200)
@@ -516,12 +618,24 @@ def main() -> None:
     parser.add_argument("--run", choices=["both", *RUNS], default="both")
     parser.add_argument("--rate", type=float, default=100.0, help="paced answers per second")
     parser.add_argument("--workers", type=int, default=1, help="compare 1 and N workers")
+    parser.add_argument(
+        "--engines",
+        action="store_true",
+        help="CPU per run of one worker on SQLite and on --redis + --database, side by side",
+    )
+    parser.add_argument("--bursts", type=int, default=3, help="counted bursts for --engines")
     parser.add_argument("--redis", help="the bus for --workers (redis://…)")
     parser.add_argument("--database", help="the store for --workers (postgresql://…)")
     parser.add_argument("--model-server", type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.model_server:
         serve_model(args.model_server, "work" if args.run == "both" else args.run)
+        return
+    if args.engines:
+        if not (args.redis and args.database):
+            parser.error("--engines needs --redis and --database")
+        run = "clarify" if args.run == "both" else args.run
+        compare_engines(run, args.sessions, args.bursts, args.redis, args.database)
         return
     if args.workers > 1 or args.redis:
         if not (args.redis and args.database):

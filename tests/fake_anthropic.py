@@ -5,12 +5,15 @@ real API sends them: ``message_start``, ``content_block_*``, ``message_delta``,
 ``message_stop``) or whole as the client asks, and records every request: its body and its
 headers. It checks what the real API would refuse: a missing key, ``max_tokens``, turns that
 do not alternate, empty text, a ``tool_use`` id used twice in the request, a ``tool_result``
-that answers no ``tool_use`` of the turn before. A refused history takes no reply from the
-queue and is listed in ``rejected``.
+that answers no ``tool_use`` of the turn before, a ``tool_choice`` naming no offered tool. A
+refused history takes no reply from the queue and is listed in ``rejected``. An image must be
+a base64 PNG, JPEG, GIF or WebP of a user turn (in it, or in a ``tool_result``'s content);
+``received_images`` lists what a request held.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import threading
@@ -172,6 +175,15 @@ def _refusal(body: dict[str, Any]) -> str:
     """What the real API would refuse in this request, or ``""``."""
     if not isinstance(body.get("max_tokens"), int):
         return "max_tokens: Field required"
+    choice = body.get("tool_choice")
+    if choice is not None:
+        names = [tool.get("name") for tool in body.get("tools") or []]
+        if choice.get("type") not in ("auto", "any", "tool", "none"):
+            return "tool_choice.type: Input should be 'auto', 'any', 'tool' or 'none'"
+        if choice["type"] in ("any", "tool") and not names:
+            return "tool_choice: a tool choice of 'any' or 'tool' requires tools"
+        if choice["type"] == "tool" and choice.get("name") not in names:
+            return f"tool_choice.name: no tool named {choice.get('name')!r}"
     turns = body.get("messages", [])
     previous_uses: set[str] = set()
     all_uses: set[str] = set()
@@ -191,8 +203,48 @@ def _refusal(body: dict[str, Any]) -> str:
                 return f"messages.{number}: tool_use.input: Input should be an object"
             if block["type"] == "tool_result" and block["tool_use_id"] not in previous_uses:
                 return f"messages.{number}: unexpected tool_use_id {block['tool_use_id']!r}"
+            inner = block.get("content") if block["type"] == "tool_result" else [block]
+            for part in inner if isinstance(inner, list) else []:
+                problem = _image_refusal(part, turn["role"], f"messages.{number}.content.{place}")
+                if problem:
+                    return problem
         previous_uses = {b["id"] for b in blocks if b["type"] == "tool_use"}
     return ""
+
+
+_MEDIA_TYPES = {"image/png", "image/jpeg", "image/gif", "image/webp"}
+
+
+def _image_refusal(block: dict[str, Any], role: str, where: str) -> str:
+    if block.get("type") == "text" and not block.get("text"):
+        return f"{where}: text content blocks must be non-empty"
+    if block.get("type") != "image":
+        return ""
+    if role != "user":
+        return f"{where}: image blocks are only allowed in user turns"
+    source = block.get("source") or {}
+    if source.get("type") != "base64" or source.get("media_type") not in _MEDIA_TYPES:
+        return f"{where}.source: expected a base64 source of a PNG, JPEG, GIF or WebP image"
+    try:
+        base64.b64decode(source.get("data", ""), validate=True)
+    except ValueError:
+        return f"{where}.source.data: the image cannot be decoded"
+    return ""
+
+
+def received_images(body: dict[str, Any]) -> list[tuple[str, str, bytes]]:
+    """The images a request held, in order: (``user`` or ``tool_result``, media type, bytes)."""
+    found = []
+    for turn in body.get("messages", []):
+        content = turn["content"]
+        for block in content if isinstance(content, list) else []:
+            inner = block.get("content") if block["type"] == "tool_result" else [block]
+            for part in inner if isinstance(inner, list) else []:
+                if part.get("type") == "image":
+                    where = "tool_result" if block["type"] == "tool_result" else "user"
+                    source = part["source"]
+                    found.append((where, source["media_type"], base64.b64decode(source["data"])))
+    return found
 
 
 def _usage(reply: Reply) -> dict[str, int]:

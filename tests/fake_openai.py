@@ -4,12 +4,14 @@ It answers ``POST /v1/chat/completions`` from a queue of scripted replies, strea
 whole as the client asks, and records every request body it received, the client port each
 came from (``peers``), the ``Authorization`` header each had (``authorizations``) and how many
 client connections are open (``open_connections``). Like the real API it refuses (400) a
-request whose history is invalid (``tests.openai_rules``): such a request takes no reply from
-the queue and is listed in ``rejected``.
+request whose history is invalid (``tests.openai_rules``; images included: only a user message
+may hold one, as a ``data:`` URL of PNG, JPEG, GIF or WebP): such a request takes no reply from
+the queue and is listed in ``rejected``. ``received_images`` lists the images a request held.
 """
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 import threading
@@ -41,6 +43,10 @@ class Reply:
     ``interleave`` sends raw bytes before the chunk of that number (comments, ``id:`` or
     ``retry:`` alone, a byte order mark before the first; the number of chunks: before
     ``[DONE]``); ``line_end`` ends the lines of the chunks' events (CRLF or CR in place of LF).
+    ``cached`` is the part of the prompt tokens read from the prompt cache, reported as
+    ``usage.prompt_tokens_details.cached_tokens``.
+    An error reply (``status`` other than 200) has ``text`` as its message and may give the
+    error's ``code`` (``context_length_exceeded``, ``invalid_api_key``), as the real API does.
     """
 
     text: str = ""
@@ -59,6 +65,8 @@ class Reply:
     error: dict[str, Any] | None = None
     interleave: dict[int, bytes] = field(default_factory=dict)
     line_end: str = "\n"
+    code: str | None = None
+    cached: int = 0
 
     def call_id(self, index: int) -> str:
         """The id of tool call ``index``."""
@@ -147,7 +155,8 @@ class FakeOpenAI:
                     return
                 reply = fake._next(body)
                 if reply.status != 200:
-                    self._send_json(reply.status, {"error": {"message": reply.text or "error"}})
+                    error = {"message": reply.text or "error", "code": reply.code}
+                    self._send_json(reply.status, {"error": error})
                 elif body.get("stream"):
                     self._send_stream(body, reply)
                 elif reply.fail_after is not None and reply.fail_after[1] == "truncate":
@@ -227,7 +236,7 @@ def _base(body: dict[str, Any], obj: str) -> dict[str, Any]:
     }
 
 
-def _usage(reply: Reply) -> dict[str, int] | None:
+def _usage(reply: Reply) -> dict[str, Any] | None:
     if reply.usage is None:
         return None
     prompt, completion = reply.usage
@@ -235,6 +244,7 @@ def _usage(reply: Reply) -> dict[str, int] | None:
         "prompt_tokens": prompt,
         "completion_tokens": completion,
         "total_tokens": prompt + completion,
+        "prompt_tokens_details": {"cached_tokens": reply.cached, "audio_tokens": 0},
     }
 
 
@@ -303,3 +313,16 @@ def _cut(chunk: dict[str, Any], budget: int) -> tuple[dict[str, Any], int]:
                 function["arguments"] = function["arguments"][: max(budget, 0)]
                 budget -= len(function["arguments"]) or 1
     return chunk, budget
+
+
+def received_images(body: dict[str, Any]) -> list[tuple[str, str, bytes]]:
+    """The images a request held, in order: (the role of their message, media type, bytes)."""
+    found = []
+    for message in body.get("messages") or []:
+        content = message.get("content")
+        for part in content if isinstance(content, list) else []:
+            if part.get("type") == "image_url":
+                head, _, data = part["image_url"]["url"].partition(",")
+                kind = head.removeprefix("data:").removesuffix(";base64")
+                found.append((message["role"], kind, base64.b64decode(data)))
+    return found

@@ -3,12 +3,15 @@
 An httpx client builds a TLS context of its own unless given one, loading the CA certificates
 (~40 ms of CPU), though the servers here speak plain HTTP on 127.0.0.1. These clients share
 the process's context (``neta.tls_client_context``), as neta's model API clients do.
+``held_back_seconds`` asks on plain sockets instead, to choose how it acknowledges.
 """
 
 from __future__ import annotations
 
+import socket
 import time
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -37,20 +40,59 @@ def post(url: str, **options: Any) -> httpx.Response:
         return http.post(url, **options)
 
 
-def keep_alive_seconds(base: str, requests: int = 9, **options: Any) -> float:
-    """The fastest of ``requests`` GETs of a missing path at ``base``, one after another on one
-    keep-alive connection, the first left out: a few ms, unless the server holds back each
-    answer's last piece until the client acknowledges the piece before it.
+DELAYED_ACK_SECONDS = 0.04
+"""The shortest a Linux client waits before acknowledging what it received, unless told to
+acknowledge at once."""
 
-    Then every answer but the connection's first (acknowledged at once) waits for the client's
-    delayed acknowledgement, ~40 ms on Linux. The fastest, not the median: on a busy machine
-    some answers take 40 ms or more anyway, but not every one of them. ``options`` go to the
-    client (``headers``: the server's token).
+
+def held_back_seconds(base: str, requests: int = 9, headers: dict[str, str] | None = None) -> float:
+    """How much longer the server at ``base`` takes to answer a client that delays its
+    acknowledgements than one that acknowledges every piece at once: about zero, unless the
+    server holds back each answer's last piece until the piece before is acknowledged.
+
+    Such a server (Nagle's algorithm, no ``TCP_NODELAY``) makes the usual client wait for its
+    delayed acknowledgement (``DELAYED_ACK_SECONDS`` or more) on every answer but the
+    connection's first; the client that acknowledges at once (``TCP_QUICKACK``) never waits.
+    Two keep-alive connections, one of each, take turns asking for a missing path
+    ``requests`` times; the result is the usual one's fastest answer minus the prompt one's,
+    each connection's first answer left out. A busy machine slows both alike. ``headers`` go
+    with each request (the server's token).
     """
-    took = []
-    with client(base_url=base, timeout=10, **options) as http:
+    url = urlsplit(base)
+    lines = ["GET /v1/sessions/nope HTTP/1.1", f"Host: {url.netloc}"]
+    lines += [f"{name}: {value}" for name, value in (headers or {}).items()]
+    request = ("\r\n".join(lines) + "\r\n\r\n").encode()
+    address = (url.hostname, url.port)
+    usual_took, prompt_took = [], []
+    with (
+        socket.create_connection(address, timeout=10) as usual,
+        socket.create_connection(address, timeout=10) as prompt,
+    ):
         for _ in range(requests):
-            started = time.monotonic()
-            http.get("/v1/sessions/nope")
-            took.append(time.monotonic() - started)
-    return min(took[1:])
+            usual_took.append(_answer_seconds(usual, request, acknowledge_at_once=False))
+            prompt_took.append(_answer_seconds(prompt, request, acknowledge_at_once=True))
+    return min(usual_took[1:]) - min(prompt_took[1:])
+
+
+def _answer_seconds(sock: socket.socket, request: bytes, *, acknowledge_at_once: bool) -> float:
+    """Seconds from sending ``request`` on ``sock`` to the last byte of its answer."""
+    started = time.monotonic()
+    sock.sendall(request)
+    received = b""
+    while True:
+        if acknowledge_at_once:  # the kernel leaves this mode by itself: asked before each read
+            sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_QUICKACK, 1)
+        chunk = sock.recv(65536)
+        assert chunk, f"the server closed the connection; received {received!r}"
+        received += chunk
+        head, end, body = received.partition(b"\r\n\r\n")
+        if end and len(body) >= _content_length(head):
+            return time.monotonic() - started
+
+
+def _content_length(head: bytes) -> int:
+    for line in head.split(b"\r\n")[1:]:
+        name, _, value = line.partition(b":")
+        if name.strip().lower() == b"content-length":
+            return int(value)
+    raise AssertionError(f"an answer without Content-Length: {head!r}")

@@ -7,10 +7,12 @@ see the same refusal a real deployment would.
 
 from __future__ import annotations
 
+import base64
 import re
 from typing import Any
 
 NAME = re.compile(r"^[a-zA-Z0-9_-]{1,64}$")
+_DATA_URL = re.compile(r"^data:image/(png|jpeg|gif|webp);base64$")
 _ROLES = {"system", "developer", "user", "assistant", "tool"}
 
 
@@ -20,6 +22,9 @@ def problem(body: dict[str, Any]) -> str | None:
         name = (tool.get("function") or {}).get("name", "")
         if not NAME.match(name):
             return _pattern(f"tools[{index}].function.name")
+    found = _response_format(body.get("response_format"))
+    if found is not None:
+        return found
     messages = body.get("messages")
     if not isinstance(messages, list) or not messages:
         return "Invalid 'messages': empty array. Expected an array with minimum length 1."
@@ -44,9 +49,41 @@ def problem(body: dict[str, Any]) -> str | None:
                 return found
         elif not isinstance(message.get("content"), str | list):
             return f"Invalid value for 'messages[{index}].content': expected a string, got null."
+        found = _parts(index, message)
+        if found is not None:
+            return found
     if waiting:
         return _unanswered(waiting)
     return None
+
+
+def _parts(index: int, message: dict[str, Any]) -> str | None:
+    """What the API refuses in a message's content parts: images outside user messages, bad URLs."""
+    content = message.get("content")
+    for number, part in enumerate(content if isinstance(content, list) else []):
+        where = f"messages[{index}].content[{number}]"
+        kind = part.get("type")
+        if kind == "text" and isinstance(part.get("text"), str):
+            continue
+        if kind != "image_url":
+            return f"Invalid value: '{kind}'. Supported values are: 'text' and 'image_url'."
+        if message.get("role") != "user":
+            return (
+                f"Invalid '{where}': image URLs are only allowed for messages with role "
+                f"'user', but this message with role '{message.get('role')}' contains one."
+            )
+        url = (part.get("image_url") or {}).get("url", "")
+        head, _, data = url.partition(",")
+        if not _DATA_URL.match(head) or not _decodes(data):
+            return f"Invalid '{where}.image_url.url': expected a base64 data URL of an image."
+    return None
+
+
+def _decodes(data: str) -> bool:
+    try:
+        return bool(base64.b64decode(data, validate=True))
+    except ValueError:
+        return False
 
 
 def _assistant(index: int, message: dict[str, Any], seen: set[str]) -> str | None:
@@ -84,6 +121,27 @@ def _tool(
         )
     answered.add(ident)
     waiting.remove(ident)
+    return None
+
+
+def _response_format(given: Any) -> str | None:
+    """What the API refuses in a ``response_format``: a JSON schema needs a name and an object."""
+    if given is None:
+        return None
+    if not isinstance(given, dict) or given.get("type") not in (
+        "text",
+        "json_object",
+        "json_schema",
+    ):
+        return "Invalid value for 'response_format.type'."
+    if given["type"] != "json_schema":
+        return None
+    spec = given.get("json_schema")
+    if not isinstance(spec, dict) or not NAME.match(str(spec.get("name", ""))):
+        return _pattern("response_format.json_schema.name")
+    schema = spec.get("schema")
+    if not isinstance(schema, dict) or schema.get("type") != "object":
+        return "Invalid schema for response_format: schema must be a JSON Schema of type object."
     return None
 
 

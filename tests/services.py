@@ -198,30 +198,33 @@ def _stop(proc: subprocess.Popen[bytes]) -> None:
         proc.wait()
 
 
+def start_redis(port: int, workdir: str) -> subprocess.Popen[bytes]:
+    """A Redis server (no persistence) on 127.0.0.1:``port``, once it listens; the caller
+    stops it. Started again on the same port, it is the same server, emptied by a restart."""
+    binary = require(shutil.which("redis-server"), "redis-server")
+    command = [binary, "--port", str(port), "--bind", "127.0.0.1", "--save", ""]
+    command += ["--appendonly", "no", "--dir", workdir]
+    proc = subprocess.Popen(command, stdout=subprocess.DEVNULL)
+    try:
+        _wait_for_port(port, proc, "redis-server")
+    except BaseException:
+        _stop(proc)
+        raise
+    return proc
+
+
+def stop_server(proc: subprocess.Popen[bytes]) -> None:
+    """Stop a server a test started (SIGTERM; SIGKILL if it lingers)."""
+    _stop(proc)
+
+
 @pytest.fixture(scope="session")
 def redis_server() -> Iterator[str]:
     """A Redis server for the test session (no persistence); yields its base URL."""
-    binary = require(shutil.which("redis-server"), "redis-server")
     port = free_port()
     with tempfile.TemporaryDirectory() as workdir:
-        proc = subprocess.Popen(
-            [
-                binary,
-                "--port",
-                str(port),
-                "--bind",
-                "127.0.0.1",
-                "--save",
-                "",
-                "--appendonly",
-                "no",
-                "--dir",
-                workdir,
-            ],
-            stdout=subprocess.DEVNULL,
-        )
+        proc = start_redis(port, workdir)
         try:
-            _wait_for_port(port, proc, "redis-server")
             yield f"redis://127.0.0.1:{port}"
         finally:
             _stop(proc)
@@ -248,69 +251,76 @@ def _postgres_bin() -> Path | None:
     return Path(postgres).parent if postgres else None
 
 
+class PostgresCluster:
+    """A PostgreSQL cluster in a temp dir (fsync off) on a free 127.0.0.1 port, made by
+    ``initdb`` and started; the caller stops it with ``stop`` and removes it with ``remove``.
+
+    As root, it belongs to and runs as ``nobody`` (PostgreSQL refuses root).
+    """
+
+    def __init__(self) -> None:
+        bindir = _postgres_bin()
+        require(None if bindir is None else str(bindir), "postgresql server")
+        assert bindir is not None
+        self.bindir = bindir
+        self.as_user: list[str] = []
+        self.workdir = Path(tempfile.mkdtemp(prefix="neta-pg-"))
+        if os.geteuid() == 0:
+            nobody = pwd.getpwnam("nobody")
+            os.chown(self.workdir, nobody.pw_uid, nobody.pw_gid)
+            self.as_user = ["runuser", "-u", "nobody", "--"]
+        self.data = self.workdir / "data"
+        self.port = free_port()
+        self.url = f"postgresql://neta@127.0.0.1:{self.port}"
+        """The server's URL (``new_database`` makes a database on it)."""
+        self.proc: subprocess.Popen[bytes] | None = None
+        try:
+            initdb = [str(bindir / "initdb"), "-D", str(self.data), "-A", "trust", "-U", "neta"]
+            subprocess.run(
+                [*self.as_user, *initdb, "--no-sync", "-E", "UTF8"],
+                check=True,
+                stdout=subprocess.DEVNULL,
+            )
+            self.start()
+        except BaseException:
+            self.remove()
+            raise
+
+    def start(self) -> None:
+        """Start the server (again, after ``stop``: same port, same data) until it listens."""
+        settings = [
+            "listen_addresses=127.0.0.1",
+            f"unix_socket_directories={self.workdir}",
+            "fsync=off",
+            "synchronous_commit=off",
+            "full_page_writes=off",
+            "max_connections=200",
+        ]
+        command = [*self.as_user, str(self.bindir / "postgres"), "-D", str(self.data)]
+        command += ["-p", str(self.port), *(arg for s in settings for arg in ("-c", s))]
+        self.proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        _wait_for_port(self.port, self.proc, "postgres")
+
+    def stop(self) -> None:
+        """Stop the server at once (fast shutdown: its clients' connections are cut)."""
+        if self.proc is not None:
+            _stop_postgres(self.data, self.proc)
+            self.proc = None
+
+    def remove(self) -> None:
+        """Stop the server and delete its files."""
+        self.stop()
+        shutil.rmtree(self.workdir, ignore_errors=True)
+
+
 @pytest.fixture(scope="session")
 def postgres_server() -> Iterator[str]:
     """A PostgreSQL cluster for the test session (fsync off); yields its server URL."""
-    bindir = _postgres_bin()
-    require(None if bindir is None else str(bindir), "postgresql server")
-    assert bindir is not None
-    as_user: list[str] = []
-    workdir = Path(tempfile.mkdtemp(prefix="neta-pg-"))
-    if os.geteuid() == 0:
-        nobody = pwd.getpwnam("nobody")
-        os.chown(workdir, nobody.pw_uid, nobody.pw_gid)
-        as_user = ["runuser", "-u", "nobody", "--"]
-    data = workdir / "data"
-    port = free_port()
+    cluster = PostgresCluster()
     try:
-        subprocess.run(
-            [
-                *as_user,
-                str(bindir / "initdb"),
-                "-D",
-                str(data),
-                "-A",
-                "trust",
-                "-U",
-                "neta",
-                "--no-sync",
-                "-E",
-                "UTF8",
-            ],
-            check=True,
-            stdout=subprocess.DEVNULL,
-        )
-        proc = subprocess.Popen(
-            [
-                *as_user,
-                str(bindir / "postgres"),
-                "-D",
-                str(data),
-                "-p",
-                str(port),
-                "-c",
-                "listen_addresses=127.0.0.1",
-                "-c",
-                f"unix_socket_directories={workdir}",
-                "-c",
-                "fsync=off",
-                "-c",
-                "synchronous_commit=off",
-                "-c",
-                "full_page_writes=off",
-                "-c",
-                "max_connections=200",
-            ],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-        )
-        try:
-            _wait_for_port(port, proc, "postgres")
-            yield f"postgresql://neta@127.0.0.1:{port}"
-        finally:
-            _stop_postgres(data, proc)
+        yield cluster.url
     finally:
-        shutil.rmtree(workdir, ignore_errors=True)
+        cluster.remove()
 
 
 def _stop_postgres(data: Path, proc: subprocess.Popen[bytes]) -> None:

@@ -2,9 +2,9 @@
 
 This module exports what plugin authors and host apps need, and nothing more: tools and their
 schemas, toolsets, the session context and its capabilities (todos, memory, crew, clarify,
-approvals), the agent, its limits and its run result, providers and the scripted one to test
-with, the hook marker and plugin manager, the errors a plugin raises or catches, and the file
-helpers a tool confines itself with.
+approvals), the agent, its limits, budgets and run result, providers and the scripted one to
+test with, the image part messages and tool results carry, the hook marker and plugin manager, the
+errors a plugin raises or catches, and the file helpers a tool confines itself with.
 
 Plugins import from this module and from a few public modules that keep a topic's specialist
 names, each with its ``__all__``: ``neta.events`` (every event type), ``neta.todos`` (the todo
@@ -26,6 +26,7 @@ from neta.crew import ChildResult, SubAgentRunner
 from neta.errors import (
     ConfigError,
     NetaError,
+    OutputValidationError,
     PluginError,
     ProviderError,
     ToolError,
@@ -37,6 +38,7 @@ from neta.fuzzy_match.textfile import atomic_write, read_text, write_text
 from neta.home import neta_home
 from neta.hookspecs import hookimpl
 from neta.host_settings import HostSettings
+from neta.images import ImagePart
 from neta.memory import Memory, MemoryStore
 from neta.messages import Message, Usage
 from neta.paths import PinnedRoot, printable, resolve_in_workspace
@@ -50,6 +52,7 @@ from neta.providers.scripted import ScriptedProvider
 from neta.providers.tls import client_context as tls_client_context
 from neta.runtime.agent import Agent, AgentSession, RunResult
 from neta.runtime.limits import RunLimits
+from neta.runtime.usage_limits import UsageLimits
 from neta.sandbox import SandboxPolicy
 from neta.session import ClarifyFn, SessionContext
 from neta.session_tools import build_session_tools
@@ -72,12 +75,14 @@ __all__ = [
     "ConfigError",
     "Event",
     "HostSettings",
+    "ImagePart",
     "Memory",
     "MemoryStore",
     "Message",
     "ModelRequest",
     "ModelResponse",
     "NetaError",
+    "OutputValidationError",
     "PinnedRoot",
     "PluginError",
     "Provider",
@@ -101,6 +106,7 @@ __all__ = [
     "ToolsetPlugin",
     "ToolsetSpec",
     "Usage",
+    "UsageLimits",
     "WorkspaceError",
     "active_pool",
     "atomic_write",

@@ -12,6 +12,7 @@ NetaError
 ├── PluginError                a plugin failed to load or misbehaved
 │   └── ToolConflictError      two plugins registered the same tool name
 ├── ProviderError              the model provider failed (``retryable`` says if it may pass)
+├── OutputValidationError      the model's final answer never fit the run's output type
 └── HostError                  a host app refuses a client's request (``code`` goes back to it)
     ├── BadFrame               a frame or body that cannot be read
     ├── Busy                   the session already runs
@@ -29,6 +30,7 @@ from __future__ import annotations
 
 import errno
 from collections.abc import Sequence
+from typing import Any
 
 from neta.safe_url import safe_url
 
@@ -43,6 +45,7 @@ __all__ = [
     "MatchError",
     "NetaError",
     "NoMatchError",
+    "OutputValidationError",
     "PluginError",
     "ProviderError",
     "SessionDeleted",
@@ -205,6 +208,33 @@ class ProviderError(NetaError):
         self.detail = message
 
 
+class OutputValidationError(NetaError):
+    """A run's final answer did not fit its output type, however often it was sent back.
+
+    Raised by ``Agent.run(output_type=...)`` (and by a stream's iteration) once the model
+    answered ``attempts`` times without a valid answer (``RunLimits.output_retries``).
+
+    Attributes:
+        answer: the last answer, as the model wrote it (JSON text, or the output tool's
+            arguments).
+        errors: why it does not fit (the validation errors, as the model was told them).
+        attempts: how many answers the model gave.
+        result: the run's ``RunResult`` (outcome ``error``, ``output`` ``None``): its
+            history, events and what it cost.
+    """
+
+    def __init__(self, answer: str, errors: str, *, attempts: int, result: Any = None) -> None:
+        shown = answer if len(answer) <= 300 else answer[:300] + "…"
+        super().__init__(
+            f"the model's final answer did not match the output type after {attempts} "
+            f"answer{'' if attempts == 1 else 's'}: {errors} (its last answer: {shown!r})"
+        )
+        self.answer = answer
+        self.errors = errors
+        self.attempts = attempts
+        self.result = result
+
+
 class HostError(NetaError):
     """A host app (WebSocket gateway, REST service) refuses what a client asked.
 
@@ -285,8 +315,8 @@ class SessionOwned(HostError):
 class AnswerRefused(HostError):
     """An answer to a question was not accepted.
 
-    ``code`` is ``unknown_request``, ``forbidden`` (another session's question),
-    ``already_resolved``, ``expired`` or ``invalid_answer``.
+    ``code`` is ``unknown_request`` (no such question, or another session's: which, is not
+    told), ``already_resolved``, ``expired`` or ``invalid_answer``.
     """
 
     code = "unknown_request"

@@ -14,6 +14,7 @@ __all__ = [
     "ApprovalRequested",
     "ClarifyRequest",
     "Event",
+    "ModelFallback",
     "Outcome",
     "PermissionDecided",
     "ProviderRetry",
@@ -22,15 +23,21 @@ __all__ = [
     "TextDelta",
     "TodoUpdate",
     "ToolCallStart",
+    "ToolOutput",
     "ToolProgress",
     "ToolResultEvent",
 ]
 
-Outcome = Literal["completed", "awaiting_input", "max_turns", "cancelled", "error", "interrupted"]
+Outcome = Literal[
+    "completed", "awaiting_input", "max_turns", "limit", "cancelled", "error", "interrupted"
+]
 """How a run ended.
 
-``interrupted`` is never the runtime's own: a host with several workers announces it for a
-run whose worker died mid-run (the session lives on; its history ends at the last save).
+``limit`` is a run stopped at a usage limit (``neta.UsageLimits``), its ``reason`` naming it.
+
+``interrupted`` is never the runtime's own: a host announces it for a run its server's stop
+cut, or whose server process died mid-run (the session lives on; its history ends at the last
+save, with a note).
 """
 
 
@@ -85,6 +92,20 @@ class ToolProgress(_Event):
     progress: float
     total: float | None = None
     message: str = ""
+
+
+class ToolOutput(_Event):
+    """What a running tool has just written (a ``bash`` command's output), as it comes.
+
+    ``text`` continues the previous ``tool_output`` of the same ``name`` (and ``agent_id``);
+    lines may be split between two events. It shows progress only: the tool's result still
+    holds its output, and a long output streams only its beginning. A tool that streams runs
+    one call at a time (``bash`` is sequential), so ``name`` tells which call it is.
+    """
+
+    type: Literal["tool_output"] = "tool_output"
+    name: str
+    text: str
 
 
 class TodoUpdate(_Event):
@@ -151,6 +172,23 @@ class ProviderRetry(_Event):
     message: str = ""
 
 
+class ModelFallback(_Event):
+    """A model failed for good; the next model of the fallback list is asked the same request.
+
+    It failed in a way no retry fixes, or its retries were spent. ``failed`` and ``model`` name
+    the models as ``provider:model``; ``model`` answers from here on (for the rest of the run)
+    unless another ``model_fallback`` follows. ``reason`` is a few words (``authentication
+    failed (401)``, ``overloaded``, ``context too long``); ``message`` is the failure itself.
+    Text the failed model streamed is superseded: the reply streams anew.
+    """
+
+    type: Literal["model_fallback"] = "model_fallback"
+    failed: str
+    model: str
+    reason: str
+    message: str = ""
+
+
 class RunFinished(_Event):
     """The run ended; ``outcome`` says how, ``reason`` why, ``text`` is the final reply."""
 
@@ -166,12 +204,14 @@ Event = Annotated[
     | TextDelta
     | ToolCallStart
     | ToolResultEvent
+    | ToolOutput
     | ToolProgress
     | TodoUpdate
     | ClarifyRequest
     | ApprovalRequested
     | PermissionDecided
     | ProviderRetry
+    | ModelFallback
     | RunFinished,
     Field(discriminator="type"),
 ]

@@ -183,7 +183,8 @@ def neta_run_end(session: SessionContext, outcome: str) -> None:
 
     Args:
         session: the session the run belonged to.
-        outcome: ``completed``, ``awaiting_input``, ``max_turns``, ``cancelled`` or ``error``.
+        outcome: ``completed``, ``awaiting_input``, ``max_turns``, ``limit``, ``cancelled``
+            or ``error``.
 
     Returns:
         Nothing; what an implementation returns is ignored.

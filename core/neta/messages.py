@@ -9,6 +9,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from neta.images import ImagePart
 from neta.tools import ToolCall
 
 _SURROGATE = re.compile("[\ud800-\udfff]")
@@ -42,6 +43,9 @@ class Message(BaseModel):
         permission: for a ``tool`` message, how the call was allowed or denied
             (``action``, ``decided_by``, ``rule``, ``reason``, ``at``); kept with the
             session, never sent to the model.
+        images: images a ``user`` or ``tool`` message carries, each also named in
+            ``content`` by its placeholder (``[image: chart.png 800x600]``), so that whoever
+            reads only the text sees it named; left out of the JSON when there are none.
     """
 
     model_config = ConfigDict(frozen=True)
@@ -53,6 +57,7 @@ class Message(BaseModel):
     name: str | None = None
     is_error: bool = False
     permission: dict[str, Any] | None = None
+    images: list[ImagePart] = Field(default_factory=list, exclude_if=lambda images: not images)
 
     @field_validator("content")
     @classmethod
@@ -72,11 +77,17 @@ class Message(BaseModel):
         """This message as a Chat Completions request message.
 
         An assistant message with neither text nor tool calls (an empty reply) is sent with
-        empty text: APIs reject one whose content is null without tool calls.
+        empty text: APIs reject one whose content is null without tool calls. A user message's
+        images are ``image_url`` parts before its text; a tool message's are not sent here
+        (the API takes only text there: ``neta.providers.json_body`` sends them in a user
+        message after the turn's tool results).
         """
-        content = self.content
+        content: str | list[dict[str, Any]] | None = self.content
         if content is None and self.role == "assistant" and not self.tool_calls:
             content = ""
+        if self.images and self.role == "user":
+            text = [{"type": "text", "text": self.content}] if self.content else []
+            content = [*image_url_parts(self.images), *text]
         out: dict[str, Any] = {"role": self.role, "content": content}
         if self.tool_calls:
             out["tool_calls"] = [
@@ -90,6 +101,11 @@ class Message(BaseModel):
         if self.tool_call_id is not None:
             out["tool_call_id"] = self.tool_call_id
         return out
+
+
+def image_url_parts(images: Sequence[ImagePart]) -> list[dict[str, Any]]:
+    """``images`` as Chat Completions ``image_url`` content parts (``data:`` URLs)."""
+    return [{"type": "image_url", "image_url": {"url": image.data_url()}} for image in images]
 
 
 class Usage(BaseModel):

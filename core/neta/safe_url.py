@@ -1,8 +1,9 @@
-"""``safe_url``: a URL fit to print, its credentials masked."""
+"""``safe_url``: a URL fit to print, its credentials masked; ``safe_reason``: an error about it."""
 
 from __future__ import annotations
 
 import re
+from urllib.parse import unquote, urlsplit
 
 MASK = "***"
 """What a masked password, token or secret parameter reads as."""
@@ -63,3 +64,18 @@ def _masked(parameters: str) -> str:
         return f"{start}{name}={MASK if _SECRET_NAME.search(name) else value}"
 
     return _PARAMETER.sub(mask, parameters)
+
+
+def safe_reason(error: BaseException, url: str) -> str:
+    """What ``error`` (a client library's, about ``url``) says, fit for a one-line message.
+
+    Its lines are joined, and ``url``'s password is masked should the library have quoted it.
+    """
+    text = " ".join(str(error).split()) or type(error).__name__
+    try:
+        password = urlsplit(url).password
+    except ValueError:  # not a URL a library could have used either
+        password = None
+    for secret in {password, unquote(password)} if password else ():
+        text = text.replace(secret, MASK)
+    return text

@@ -14,13 +14,14 @@ from fastapi.responses import JSONResponse
 
 from neta.console import mount_console
 from neta.errors import HostError
-from neta.gateway.handshake import protocol_options
+from neta.gateway.handshake import BEGIN_DRAIN, protocol_options
 from neta.gateway.server import serve_connection
 from neta.hosting.hub import HostConfig, SessionHub
 from neta.hosting.protocol import http_status
 from neta.service.agent_executor import router
 from neta.service.body_limit import BodyLimit
 from neta.service.docs import docs_router
+from neta.service.monitoring import monitoring_router
 from neta.service.security_headers import SecurityHeaders
 
 
@@ -29,9 +30,10 @@ def create_app(config: HostConfig | None = None) -> FastAPI:
     hub = SessionHub(config or HostConfig())
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app: FastAPI) -> AsyncIterator[dict[str, Any]]:
         await hub.start()
-        yield
+        # the server's protocols begin the drain when it asks its connections to shut down
+        yield {BEGIN_DRAIN: hub.drain.begin}
         await hub.shutdown()
 
     app = FastAPI(
@@ -45,9 +47,15 @@ def create_app(config: HostConfig | None = None) -> FastAPI:
     app.state.hub = hub
     app.include_router(router)
     app.include_router(docs_router)
+    app.include_router(monitoring_router)  # /healthz, /readyz, /metrics
     app.add_exception_handler(RequestValidationError, _invalid_request)
     app.add_exception_handler(HostError, _refused)
-    app.add_middleware(BodyLimit, limit=hub.config.max_frame_bytes)
+    app.add_middleware(
+        BodyLimit,
+        limit=hub.config.max_frame_bytes,
+        seconds=hub.config.body_timeout,
+        gate=hub,  # the token is checked before a body is read
+    )
 
     @app.websocket("/ws")
     async def gateway(websocket: WebSocket) -> None:

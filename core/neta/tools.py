@@ -11,6 +11,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+from neta.images import ImagePart
 from neta.tool_threads import TOOL_THREADS
 
 
@@ -24,12 +25,17 @@ class ToolResult:
         end_turn: ask the runtime to stop after this call and wait for the user
             (the degraded clarify does this).
         data: structured data for hosts and events; never sent to the model.
+        images: images the model sees with ``content`` (``ImagePart.from_file``, say); the
+            runtime names each in the stored text by its placeholder and keeps a message's
+            images within ``MAX_MESSAGE_IMAGE_BYTES``. A model without image input reads the
+            placeholders only.
     """
 
     content: str
     is_error: bool = False
     end_turn: bool = False
     data: dict[str, Any] = field(default_factory=dict)
+    images: tuple[ImagePart, ...] = ()
 
 
 ExecuteFn = Callable[[Any], "str | ToolResult | Awaitable[str | ToolResult]"]

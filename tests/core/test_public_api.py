@@ -104,6 +104,7 @@ MOVED = {
         "TextDelta",
         "TodoUpdate",
         "ToolCallStart",
+        "ToolOutput",
         "ToolProgress",
         "ToolResultEvent",
     ],

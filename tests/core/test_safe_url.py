@@ -4,7 +4,7 @@ import pytest
 
 from neta.errors import ConfigError, ProviderError
 from neta.hosting.engines import describe_store, open_bus, open_store
-from neta.safe_url import safe_url
+from neta.safe_url import safe_reason, safe_url
 
 
 @pytest.mark.parametrize(
@@ -114,3 +114,9 @@ def test_a_url_of_an_unknown_engine_is_refused_without_its_credentials(open_engi
     with pytest.raises(ConfigError) as refused:
         open_engine(url)
     assert "SECRET" not in str(refused.value)
+
+
+def test_an_engines_error_is_one_line_without_the_password_it_quoted():
+    error = ConnectionError('cannot log in as "neta" with "p%40ss"\n\tand p@ss\n')
+    reason = safe_reason(error, "postgresql://neta:p%40ss@db.example/neta")
+    assert reason == 'cannot log in as "neta" with "***" and ***'

@@ -13,7 +13,12 @@ from typing import TextIO
 
 from rich.console import Console
 
-from neta.cli.clarify_prompt import QuestionCancelled, QuestionInterrupt, read_answer
+from neta.cli.clarify_prompt import (
+    QuestionCancelled,
+    QuestionInterrupt,
+    clear_status_line,
+    read_answer,
+)
 from neta.cli.render import text_block
 from neta.cli.sanitize import sanitize_markup
 from neta.permissions import (
@@ -45,6 +50,7 @@ def terminal_approve(
     out = console or Console(stderr=True, highlight=False)
 
     async def approve(request: ApprovalRequest) -> ApprovalAnswer:
+        clear_status_line(out)  # a sub-agent asks while its parent's call is timed
         show_request(out, request)
         try:
             answer = await _choose(out, request, stdin, interrupt)

@@ -43,10 +43,11 @@ from neta.cli.options import (
     TurnTimeoutOpt,
     WorkspaceOpt,
 )
-from neta.cli.render import EventRenderer, keep_waiting_notice
+from neta.cli.render import EventRenderer, keep_waiting_notice, terminal_renderer
 from neta.cli.run_cmd import (
     ContinueOpt,
     SessionOpt,
+    VerboseOpt,
     build_agent,
     new_terminal_session,
     remember,
@@ -109,6 +110,7 @@ def chat(
     allow: list[str] = AllowRuleOpt,
     ask: list[str] = AskRuleOpt,
     deny_rule: list[str] = DenyRuleOpt,
+    verbose: bool = VerboseOpt,
 ) -> None:
     """Talk with an agent in the terminal; the conversation is kept (`neta chat -c` resumes).
 
@@ -139,7 +141,9 @@ def chat(
         )
         report_problems(ctx)
         choice = model_choice(options, agent, pm)
-        chat = Chat(agent, session, conversations, stored_id, chat_input(), interrupt, choice)
+        chat = Chat(
+            agent, session, conversations, stored_id, chat_input(), interrupt, choice, verbose
+        )
         try:
             code = asyncio.run(chat.loop())
         finally:
@@ -161,6 +165,7 @@ class Chat:
         reader: ChatInput,
         interrupt: QuestionInterrupt | None = None,
         model: ModelChoice | None = None,
+        verbose: bool = False,
     ) -> None:
         self.agent = agent
         self.session = session
@@ -169,7 +174,8 @@ class Chat:
         self.reader = reader
         self.interrupt = interrupt or QuestionInterrupt()
         self.err = Console(stderr=True, highlight=False)
-        self.renderer = EventRenderer()
+        self.verbose = verbose
+        self.renderer = self._new_renderer()
         self.provider_name = type(agent.provider).__name__.removesuffix("Provider").lower()
         self.model = model or ModelChoice(self.provider_name, agent.model)  # stored with it
         self.stop = Stop()
@@ -238,6 +244,9 @@ class Chat:
             sys.stderr.flush()
         return exit_status(self.stop.signum)
 
+    def _new_renderer(self) -> EventRenderer:
+        return terminal_renderer(verbose=self.verbose, asking=lambda: self.interrupt.asking)
+
     def _leave(self, signum: int) -> None:
         """SIGTERM or SIGHUP: stop what is being done (a read, a turn) and leave."""
         self.stop.note(signum)
@@ -273,7 +282,7 @@ class Chat:
             fresh = new_terminal_session(self.agent, interactive=True, interrupt=self.interrupt)
             self.agent.end_session(self.session)
             self.session, self.stored_id = fresh, None
-            self.renderer = EventRenderer()  # it shows each todo revision once: they restart
+            self.renderer = self._new_renderer()  # each todo revision shows once: they restart
             self.err.print("Started a new conversation; the last one stays in `neta logs`.")
         elif name == "/session":
             if self.stored_id is None:

@@ -35,6 +35,11 @@ class QuestionInterrupt:
     def __init__(self) -> None:
         self._reading: asyncio.Future[str | None] | None = None
 
+    @property
+    def asking(self) -> bool:
+        """Whether a question waits for an answer now (a status line must not cover it)."""
+        return self._reading is not None and not self._reading.done()
+
     def cancel_question(self) -> bool:
         """Cancel the question waiting for an answer, if one is; whether one was."""
         if self._reading is None or self._reading.done():
@@ -65,6 +70,7 @@ def terminal_clarify(
 
     async def ask(question: str, choices: Sequence[str] | None) -> str:
         listed = list(choices or ())
+        clear_status_line(out)
         out.print(f"[yellow]? {sanitize_markup(question)}[/]")
         for number, choice in enumerate(listed, start=1):
             out.print(f"  {number}. {sanitize_markup(choice)}")
@@ -87,6 +93,12 @@ def terminal_clarify(
             raise
 
     return ask
+
+
+def clear_status_line(out: Console) -> None:
+    """Erase the line a running tool's timer may have left on a terminal, before asking there."""
+    if out.is_terminal:
+        out.file.write("\r\x1b[2K")
 
 
 class QuestionCancelled(Exception):

@@ -67,6 +67,15 @@ ModelOpt = typer.Option(
     show_default=False,
 )
 """``--model``: the model name, maybe prefixed with its provider (``anthropic:claude-…``)."""
+FallbackOpt = typer.Option(
+    [],
+    "--fallback",
+    metavar="MODEL",
+    help="A model to ask when the one before fails for good (a bad key, an overload or 5xx once "
+    "retries are spent, a context too long); provider:model, repeatable.",
+    show_default=False,
+)
+"""``--fallback``: a fallback model (repeatable), asked in the order given."""
 BaseUrlOpt = typer.Option(
     None,
     "--base-url",
@@ -227,6 +236,8 @@ class AgentOptions:
     provider: str | None = None
     """The provider named (``--script`` alone names the scripted one); ``None``: by the model."""
     model: str = ""
+    fallbacks: tuple[str, ...] = ()
+    """The models ``--fallback`` names, in order."""
     base_url: str | None = None
     api_key: str | None = None
     """From ``--api-key`` or ``--api-key-file``."""
@@ -270,6 +281,7 @@ class AgentOptions:
         *,
         provider: str | None = None,
         model: str = "",
+        fallback: Sequence[str] = (),
         base_url: str | None = None,
         api_key: str | None = None,
         api_key_file: Path | None = None,
@@ -302,6 +314,7 @@ class AgentOptions:
         return cls(
             provider="scripted" if provider is None and script is not None else provider,
             model=model,
+            fallbacks=tuple(fallback),
             base_url=base_url,
             api_key=secret_option(api_key, api_key_file, option="--api-key", instead=instead),
             script=script,

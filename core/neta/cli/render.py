@@ -10,8 +10,10 @@ import asyncio
 import contextlib
 import json
 import shlex
+import sys
 import time
 from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -20,15 +22,19 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
+from neta.cli.pager import PAGE_LINES, Pager, terminal_pager
 from neta.cli.sanitize import sanitize_markup
 from neta.events import (
     ClarifyRequest,
+    ModelFallback,
+    PermissionDecided,
     ProviderRetry,
     RunFinished,
     RunStarted,
     TextDelta,
     TodoUpdate,
     ToolCallStart,
+    ToolOutput,
     ToolProgress,
     ToolResultEvent,
 )
@@ -38,11 +44,23 @@ from neta.truncation import one_line
 
 _STATUS_MARK = {"pending": "[ ]", "in_progress": "[>]", "completed": "[x]", "cancelled": "[-]"}
 _PREVIEW_LINES = 8
+_LIST_TOOL = "todo"  # the planning toolset's: the todo list it writes is the whole story
+_MORE = "-v shows all"
 
 QUIET_SECONDS = 0.5
-"""How long the model may be silent before a terminal shows the spinner (no flicker before)."""
+"""How long the model may be silent, or a tool run, before a terminal shows the wait."""
 
 _SPINNER = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+_ANSWERED = ("completed", "awaiting_input")  # outcomes whose text the command prints itself
+
+
+@dataclass
+class _HeldCall:
+    """A call to the todo tool, shown by the list it writes unless it writes none."""
+
+    line: str
+    agent_id: str | None
+    listed: bool = False
 
 
 class EventRenderer:
@@ -51,11 +69,20 @@ class EventRenderer:
     Tool calls, results, todo panels and notes go to ``console`` (standard error by default),
     so that standard output holds the answer alone. Streamed text goes to standard output
     when that is a terminal (the answer is then not printed again: ``answer_on_stdout``),
-    else to ``console`` as progress.
+    else to ``console`` as progress; with ``answer_printed`` (the command prints the answer
+    on standard output at the end) and ``console`` not a terminal, the final reply is left
+    out there, so that ``2>&1`` shows it once.
 
-    On a terminal it also shows, while the model has been silent for ``quiet`` seconds, a
-    spinner line that counts the wait ("⠋ waiting for the model (45 s)…") when ``tick`` is
-    called (``keep_waiting_notice`` calls it often); the next event clears that line.
+    A result that is a diff (``patch``), or carries one (``data["diff"]``: ``write_file``), is
+    shown whole; longer than ``PAGE_LINES``, it goes to ``pager`` when there is one. Other
+    results show their first lines, all of them when ``verbose``. A call to the todo tool
+    shows as the list it writes. On a terminal, what a running ``bash`` writes is shown as it
+    comes (``tool_output`` events).
+
+    On a terminal it also shows, while the model has been silent or a tool has run for
+    ``quiet`` seconds, a spinner line that counts the wait ("⠋ waiting for the model (45 s)…",
+    "⠋ running bash (12 s)…") when ``tick`` is called (``keep_waiting_notice`` calls it
+    often), unless ``asking()`` says a question waits for an answer; the next event clears it.
     """
 
     def __init__(
@@ -66,6 +93,10 @@ class EventRenderer:
         show_text: bool = True,
         quiet: float = QUIET_SECONDS,
         clock: Callable[[], float] = time.monotonic,
+        verbose: bool = False,
+        answer_printed: bool = False,
+        pager: Pager | None = None,
+        asking: Callable[[], bool] | None = None,
     ) -> None:
         self.console = console or Console(stderr=True, highlight=False)
         if text_console is None:
@@ -74,14 +105,23 @@ class EventRenderer:
         self.text_console = text_console
         self.show_text = show_text
         self.quiet = quiet
+        self.verbose = verbose
         self._clock = clock
+        self._pager = pager
+        self._asking = asking
         self._in_text = False
-        self._running_calls = 0
+        self._running: dict[str, tuple[str, float | None]] = {}  # call id: name, allowed at
         self._waiting_since: float | None = None  # the model was asked and said nothing yet
         self._notice_shown = False
         self._frame = 0
         self._todo_revision = -1
-        self._list_shown_by_call = False  # the one running call's todo list is on screen
+        self._held: dict[str, _HeldCall] = {}  # todo calls, by id, until their result
+        # off a terminal, text is kept until it proves not to be the final reply
+        self._keep_text = answer_printed and text_console is self.console
+        self._keep_text = self._keep_text and not self.console.is_terminal
+        self._unsaid: list[str] = []
+        self._streamed: dict[str, str] = {}  # what running tools wrote, by name (top level)
+        self._partial = ""  # the streamed line not ended yet
 
     @property
     def answer_on_stdout(self) -> bool:
@@ -89,16 +129,26 @@ class EventRenderer:
         return self.show_text and self.text_console is not self.console
 
     def tick(self) -> None:
-        """Show or update the waiting line, if the model has been silent long enough."""
-        since = self._waiting_since
-        if since is None or self._in_text or not self.console.is_terminal:
+        """Show or update the waiting line, if the model or a tool has been long enough."""
+        if self._in_text or not self.console.is_terminal:
+            return
+        if self._asking is not None and self._asking():
+            return
+        started = [at for _, at in self._running.values() if at is not None]
+        if started:
+            running = self._running.values()
+            names = dict.fromkeys(sanitize(name) for name, at in running if at is not None)
+            what, since = f"running {', '.join(names)}", min(started)
+        elif self._waiting_since is not None and not self._running:
+            what, since = "waiting for the model", self._waiting_since
+        else:
             return
         waited = self._clock() - since
         if waited < self.quiet:
             return
         frame = _SPINNER[self._frame % len(_SPINNER)]
         self._frame += 1
-        self.console.file.write(f"\r\x1b[2K{frame} waiting for the model ({waited:.0f} s)…")
+        self.console.file.write(f"\r\x1b[2K{frame} {what} ({waited:.0f} s)…")
         self.console.file.flush()
         self._notice_shown = True
 
@@ -109,12 +159,16 @@ class EventRenderer:
         if getattr(event, "agent_id", None):
             return  # a sub-agent's events: its parent waits for a tool, not for the model
         if isinstance(event, ToolCallStart):
-            self._running_calls += 1
+            self._running[event.call_id] = (event.name, None)
+        elif isinstance(event, PermissionDecided) and event.call_id in self._running:
+            if event.action == "allow":  # it runs from now (after a question, perhaps)
+                self._running[event.call_id] = (event.name, self._clock())
         elif isinstance(event, ToolResultEvent):
-            self._running_calls = max(0, self._running_calls - 1)
+            self._running.pop(event.call_id, None)
         if isinstance(event, RunFinished):
-            self._waiting_since, self._running_calls = None, 0
-        elif isinstance(event, RunStarted | ToolResultEvent) and self._running_calls == 0:
+            self._waiting_since = None
+            self._running.clear()
+        elif isinstance(event, RunStarted | ToolResultEvent) and not self._running:
             self._waiting_since = self._clock()
         elif isinstance(event, TextDelta | ToolCallStart):
             self._waiting_since = None
@@ -127,34 +181,43 @@ class EventRenderer:
         )
         if isinstance(event, TextDelta):
             if self.show_text and not prefix:
+                if self._keep_text:
+                    self._unsaid.append(event.text)
+                    return
                 # as written (unwrapped, not parsed) but for what the terminal would obey
                 self.text_console.out(sanitize(event.text), end="", highlight=False)
                 self._in_text = True
             return
+        if isinstance(event, RunFinished) and not prefix:
+            self._streamed.clear()  # every call's result came before: nothing is running
+            self._partial = ""
+            if event.outcome in _ANSWERED:  # the final reply: the command prints it on stdout
+                self._unsaid.clear()
+        self._say_unsaid()
         self._end_text()
         if isinstance(event, ToolCallStart):
-            preview = escape(call_preview(event.arguments))
-            name = sanitize_markup(event.name)
-            self.console.print(f"{prefix}[cyan]→ {name}[/] [dim]{preview}[/]")
+            self._call_line(event, prefix)
+        elif isinstance(event, ToolOutput):
+            if not prefix and self.console.is_terminal:
+                self._stream(event)
         elif isinstance(event, ToolResultEvent):
-            mark = Text.from_markup(f"{prefix}{'[red]✗[/]' if event.is_error else '[green]✓[/]'} ")
-            content = event.content
-            if self._list_shown_by_call and not prefix and not event.is_error:
-                content = content.split("\n", 1)[0]  # the list itself is in the panel above
-            self._list_shown_by_call = False
-            self.console.print(mark + result_preview(content))
+            self._result(event, prefix)
         elif isinstance(event, TodoUpdate):
+            callers = (c for c in self._held.values() if c.agent_id == event.agent_id)
+            caller = next((c for c in callers if not c.listed), None)
+            if caller is not None:
+                caller.listed = True
             if event.revision != self._todo_revision:  # the same list, told twice, shows once
                 self._todo_revision = event.revision
                 self.console.print(_todo_table(event))
-                # with one call running, its result repeats the list: that shows one line only
-                self._list_shown_by_call = not prefix and self._running_calls == 1
         elif isinstance(event, ClarifyRequest):
             self.console.print(f"{prefix}[yellow]? {sanitize_markup(event.question)}[/]")
         elif isinstance(event, ToolProgress):
             self.console.print(f"{prefix}[dim]… {sanitize_markup(progress_line(event))}[/]")
         elif isinstance(event, ProviderRetry):
             self.console.print(f"{prefix}[yellow]{sanitize_markup(retry_line(event))}[/]")
+        elif isinstance(event, ModelFallback):
+            self.console.print(f"{prefix}[yellow]{sanitize_markup(fallback_line(event))}[/]")
         elif isinstance(event, RunFinished) and prefix and event.outcome != "completed":
             # a sub-agent's end; the top-level run's end is told once, by the command
             reason = sanitize_markup(event.reason)
@@ -162,7 +225,62 @@ class EventRenderer:
 
     def finish_line(self) -> None:
         """End a line of streamed text, if one is open (before printing something else)."""
+        self._say_unsaid()
         self._end_text()
+
+    def _call_line(self, event: ToolCallStart, prefix: str) -> None:
+        lines, width = (sys.maxsize, None) if self.verbose else (_PREVIEW_LINES, 160)
+        preview = escape(call_preview(event.arguments, lines=lines, width=width))
+        line = f"{prefix}[cyan]→ {sanitize_markup(event.name)}[/] [dim]{preview}[/]"
+        if event.name == _LIST_TOOL:  # shown by the list it writes: printed if it writes none
+            self._held[event.call_id] = _HeldCall(line, event.agent_id)
+        else:
+            self.console.print(line)
+
+    def _stream(self, event: ToolOutput) -> None:
+        """Print the lines a running tool wrote; a line not ended yet waits for its end."""
+        self._streamed[event.name] = self._streamed.get(event.name, "") + event.text
+        *lines, self._partial = (self._partial + event.text).split("\n")
+        for line in lines:
+            self.console.print(Text("  " + sanitize(line), style="dim"))
+
+    def _result(self, event: ToolResultEvent, prefix: str) -> None:
+        held = self._held.pop(event.call_id, None)
+        if held is not None:
+            if held.listed and not event.is_error:
+                return  # the list it wrote says it all
+            self.console.print(held.line)
+        mark = Text.from_markup(f"{prefix}{'[red]✗[/]' if event.is_error else '[green]✓[/]'} ")
+        content = event.content
+        streamed = None if prefix else self._streamed.pop(event.name, None)
+        if streamed is not None:
+            if self._partial:
+                self.console.print(Text("  " + sanitize(self._partial), style="dim"))
+                self._partial = ""
+            if content.startswith(streamed):  # its lines are on screen: what came after
+                content = content[len(streamed) :].lstrip("\n")
+        diff = event.data.get("diff")
+        if isinstance(diff, str) and diff:  # the whole diff, then what else the result says
+            content = _besides_diff(content)
+        block = result_preview(content, lines=None if self.verbose else _PREVIEW_LINES)
+        if isinstance(diff, str) and diff:
+            block.append("\n")
+            block.append_text(text_block(diff, lines=sys.maxsize, indent="  "))
+        lines = block.plain.count("\n") + 1
+        if self._pager is not None and lines > PAGE_LINES and _has_diff(content, diff):
+            first = block.plain.split("\n", 1)[0]
+            self.console.print(mark + Text(first) + Text(f"  ({lines} lines: in the pager)", "dim"))
+            with self.console.capture() as captured:
+                self.console.print(mark + block)
+            if self._pager(captured.get()):
+                return
+        self.console.print(mark + block)
+
+    def _say_unsaid(self) -> None:
+        if self._unsaid:
+            self.text_console.out(sanitize("".join(self._unsaid)), end="", highlight=False)
+            self._unsaid.clear()
+            self._in_text = True
 
     def _end_text(self) -> None:
         if self._in_text:
@@ -170,13 +288,28 @@ class EventRenderer:
             self._in_text = False
 
 
-def call_preview(arguments: str, *, lines: int = _PREVIEW_LINES, width: int = 160) -> str:
+def terminal_renderer(
+    *, verbose: bool = False, asking: Callable[[], bool] | None = None
+) -> EventRenderer:
+    """The renderer of ``neta run`` and ``neta chat``.
+
+    Progress goes to standard error, the answer once to standard output, and a huge diff to
+    the pager when there is a terminal for it.
+    """
+    return EventRenderer(
+        verbose=verbose, answer_printed=True, pager=terminal_pager(), asking=asking
+    )
+
+
+def call_preview(arguments: str, *, lines: int = _PREVIEW_LINES, width: int | None = 160) -> str:
     """A tool call's arguments as the user reads them: whitespace and indentation kept.
 
-    Short values stay on the call's line (``path='a.py'``); a value of several lines (a
-    patch's ``old_string``) follows, verbatim and indented, cut after ``lines`` lines.
-    What a terminal would obey is shown instead (``sanitize``): the text is safe to print.
+    Short values stay on the call's line (``path='a.py'``), cut at ``width`` characters
+    (``None``: never); a value of several lines (a patch's ``old_string``) follows, verbatim
+    and indented, cut after ``lines`` lines. What a terminal would obey is shown instead
+    (``sanitize``): the text is safe to print.
     """
+    width = width or sys.maxsize
     try:
         parsed = json.loads(arguments)
     except ValueError:
@@ -190,7 +323,8 @@ def call_preview(arguments: str, *, lines: int = _PREVIEW_LINES, width: int = 16
         if isinstance(value, str) and "\n" in value:
             body = sanitize(value).splitlines()  # a lone carriage return is shown, not a break
             shown = "\n".join(f"    {line}" for line in body[:lines])
-            more = f"\n    … {len(body) - lines} more lines" if len(body) > lines else ""
+            cut = len(body) - lines
+            more = f"\n    … {cut} more lines ({_MORE})" if cut > 0 else ""
             blocks.append(f"\n  {name}:\n{shown}{more}")
         else:  # repr and json.dumps escape every control character
             text = repr(value) if isinstance(value, str) else json.dumps(value)
@@ -204,6 +338,11 @@ def progress_line(event: ToolProgress) -> str:
     if event.total:
         done += f"/{event.total:g} ({event.progress / event.total:.0%})"
     return " ".join(part for part in (event.name, done, one_line(event.message, 160)) if part)
+
+
+def fallback_line(event: ModelFallback) -> str:
+    """``anthropic:claude-x failed (overloaded); asking openai:gpt-4o``: a ``model_fallback``."""
+    return f"{event.failed} failed ({event.reason}); asking {event.model}"
 
 
 def retry_line(event: ProviderRetry) -> str:
@@ -227,11 +366,24 @@ def _todo_table(event: TodoUpdate) -> Table:
     return table
 
 
+_IN_DIFF = (" ", "+", "-", "@@", "\\", "... ")  # how a line of a diff (or its cut marker) starts
 _DIFF_STYLES = (("+++", "bold"), ("---", "bold"), ("@@", "cyan"), ("+", "green"), ("-", "red"))
 
 
 def _is_diff(text: str) -> bool:
     return "\n@@ " in text or text.startswith("--- ")
+
+
+def _besides_diff(text: str) -> str:
+    """``text`` without the unified diff in it (a patch's result: its summary line)."""
+    if not _is_diff(text):
+        return text
+    return "\n".join(line for line in text.split("\n") if line and not line.startswith(_IN_DIFF))
+
+
+def _has_diff(content: str, diff: object) -> bool:
+    """Whether a result is, or carries (``data["diff"]``), a diff of a file it changed."""
+    return (isinstance(diff, str) and bool(diff)) or _is_diff(sanitize(content))
 
 
 def _line_style(line: str, is_diff: bool, plain: str = "dim") -> str:
@@ -240,12 +392,15 @@ def _line_style(line: str, is_diff: bool, plain: str = "dim") -> str:
     return next((style for mark, style in _DIFF_STYLES if line.startswith(mark)), plain)
 
 
-def result_preview(text: str) -> Text:
-    """A tool result's first lines, made safe to show; a unified diff's lines coloured."""
+def result_preview(text: str, *, lines: int | None = _PREVIEW_LINES) -> Text:
+    """A tool result's first ``lines`` lines, made safe to show; a unified diff whole, coloured.
+
+    ``lines=None`` shows every line.
+    """
     preview = Text()
     text = sanitize(text)
     is_diff = _is_diff(text)
-    for number, line in enumerate(_preview(text).split("\n")):
+    for number, line in enumerate(_preview(text, None if is_diff else lines).split("\n")):
         if number:
             preview.append("\n")
         body = line[2:] if number else line  # continuation lines are indented by two
@@ -311,11 +466,11 @@ def _argument(arguments: Mapping[str, Any]) -> str:
     return json.dumps(dict(arguments), ensure_ascii=False, default=str)
 
 
-def _preview(text: str) -> str:
-    lines = text.splitlines() or [""]
-    shown = "\n  ".join(lines[:_PREVIEW_LINES])
-    more = len(lines) - _PREVIEW_LINES
-    return shown + (f"\n  … {more} more lines" if more > 0 else "")
+def _preview(text: str, lines: int | None) -> str:
+    body = text.splitlines() or [""]
+    shown = "\n  ".join(body[:lines])
+    more = len(body) - lines if lines is not None else 0
+    return shown + (f"\n  … {more} more lines ({_MORE})" if more > 0 else "")
 
 
 @contextlib.asynccontextmanager

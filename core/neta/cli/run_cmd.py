@@ -9,6 +9,7 @@ import signal
 import stat
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from neta.cli.options import (
     BaseUrlOpt,
     DenyOpt,
     DenyRuleOpt,
+    FallbackOpt,
     MaxTriesOpt,
     MaxTurnsOpt,
     ModelOpt,
@@ -45,7 +47,9 @@ from neta.cli.options import (
     TurnTimeoutOpt,
     WorkspaceOpt,
 )
-from neta.cli.render import EventRenderer, denial_lines, keep_waiting_notice
+from neta.cli.output_schema import OutputSchemaOpt, read_output_schema
+from neta.cli.prompt_images import ImageOpt, read_images
+from neta.cli.render import EventRenderer, denial_lines, keep_waiting_notice, terminal_renderer
 from neta.cli.run_report import (
     NOT_KEPT,
     exit_code,
@@ -58,6 +62,7 @@ from neta.cli.stop_signals import Stop, exit_status, on_signals, stopped_because
 from neta.cli.trust_notice import settle_trust
 from neta.errors import NetaError
 from neta.events import RunFinished
+from neta.images import ImagePart
 from neta.messages import Message
 from neta.providers.registry import DEFAULT_PROVIDER, resolve_model_name
 from neta.providers.retry import RetryPolicy
@@ -73,6 +78,13 @@ SessionOpt = typer.Option(
     None, "--session", help="Go on with this conversation (an id from `neta logs`)."
 )
 """``--session``: go on with a given conversation."""
+VerboseOpt = typer.Option(
+    False,
+    "--verbose",
+    "-v",
+    help="Show every tool call and result whole (else long ones are cut; diffs never are).",
+)
+"""``--verbose``: tool calls' arguments and results shown whole."""
 
 
 def build_agent(ctx: typer.Context, options: AgentOptions) -> Agent:
@@ -86,7 +98,7 @@ def build_agent(ctx: typer.Context, options: AgentOptions) -> Agent:
     provider, model = resolve_model_name(options.provider, options.model, pm)
     agent = Agent(
         provider=provider or DEFAULT_PROVIDER,
-        model=model,
+        model=[model, *options.fallbacks] if options.fallbacks else model,
         **options.workspace_and_toolsets(),
         plugin_manager=pm,
         max_turns=options.max_turns,
@@ -115,6 +127,9 @@ def run(
     session_id: str | None = SessionOpt,
     provider: str | None = ProviderOpt,
     model: str = ModelOpt,
+    fallback: list[str] = FallbackOpt,
+    image: list[Path] = ImageOpt,
+    output_schema: Path | None = OutputSchemaOpt,
     base_url: str | None = BaseUrlOpt,
     api_key: str | None = ApiKeyOpt,
     api_key_file: Path | None = ApiKeyFileOpt,
@@ -127,6 +142,7 @@ def run(
     max_tries: int = MaxTriesOpt,
     as_json: bool = typer.Option(False, "--json", help="Print the result as JSON on stdout."),
     no_input: bool = NoInputOpt,
+    verbose: bool = VerboseOpt,
     model_timeout: float | None = ModelTimeoutOpt,
     turn_timeout: float = TurnTimeoutOpt,
     sandbox: str = SandboxOpt,
@@ -144,17 +160,30 @@ def run(
     otherwise.
     """
     message = read_prompt(prompt)
+    images = read_images(image)
+    schema = read_output_schema(output_schema)
     if continue_ and session_id:
         raise typer.BadParameter("give --continue or --session, not both", param_hint="-c")
     options = AgentOptions.from_flags(
-        provider=provider, model=model, base_url=base_url, api_key=api_key,
+        provider=provider, model=model, fallback=fallback, base_url=base_url, api_key=api_key,
         api_key_file=api_key_file, script=script, workspace=workspace, toolset=toolset,
         deny=deny, only=only, max_turns=max_turns, max_tries=max_tries,
         model_timeout=model_timeout, turn_timeout=turn_timeout, sandbox=sandbox,
         network=network, mode=mode, allow=allow, ask=ask, deny_rule=deny_rule,
     )  # fmt: skip
     try:
-        code = _run(ctx, message, continue_, session_id, options, as_json, no_input)
+        code = _run(
+            ctx,
+            message,
+            continue_,
+            session_id,
+            options,
+            as_json,
+            no_input,
+            verbose,
+            images=images,
+            output_type=schema,
+        )
     except NetaError as exc:
         if as_json:  # a script reads stdout: it gets JSON whatever happened (usage errors: main)
             echo_json(failed_run_json(str(exc)))
@@ -175,6 +204,10 @@ def _run(
     options: AgentOptions,
     as_json: bool,
     no_input: bool,
+    verbose: bool,
+    *,
+    images: Sequence[ImagePart] = (),
+    output_type: dict[str, Any] | None = None,
 ) -> int:
     conversations = Conversations()
     try:
@@ -193,11 +226,28 @@ def _run(
             stored_id = conversations.start(where, "run", message, model)
         else:
             stored_id = found.session_id
+        questions = QuestionInterrupt()  # no timer is drawn over a question
         session = new_terminal_session(
-            agent, interactive=interactive, history=history, session_id=stored_id
+            agent,
+            interactive=interactive,
+            history=history,
+            session_id=stored_id,
+            interrupt=questions,
         )
         report_problems(ctx)
-        return _run_and_report(agent, session, message, conversations, model, as_json=as_json)
+        renderer = (
+            None if as_json else terminal_renderer(verbose=verbose, asking=lambda: questions.asking)
+        )
+        return _run_and_report(
+            agent,
+            session,
+            message,
+            conversations,
+            model,
+            renderer,
+            images=images,
+            output_type=output_type,
+        )
     finally:
         conversations.close()
 
@@ -208,16 +258,30 @@ def _run_and_report(
     message: str,
     conversations: Conversations,
     model: ModelChoice,
+    renderer: EventRenderer | None,
     *,
-    as_json: bool,
+    images: Sequence[ImagePart] = (),
+    output_type: dict[str, Any] | None = None,
 ) -> int:
-    renderer = None if as_json else EventRenderer()
+    """Run ``message``, store it and print how it went (``renderer`` ``None``: ``--json``)."""
+    as_json = renderer is None
     seen: list[Any] = []  # what a run a signal stopped still reports
     started = time.monotonic()
     spent_before = session.meter.snapshot()
     stop = Stop()
     try:
-        result = asyncio.run(_run_until_stopped(agent, message, session, seen, renderer, stop))
+        result = asyncio.run(
+            _run_until_stopped(
+                agent,
+                message,
+                session,
+                seen,
+                renderer,
+                stop,
+                images=images,
+                output_type=output_type,
+            )
+        )
     except KeyboardInterrupt:  # Ctrl-C just before or after the run took signals itself
         stop.note(signal.SIGINT)
         result = None
@@ -329,6 +393,9 @@ async def _run_until_stopped(
     seen: list[Any],
     renderer: EventRenderer | None,
     stop: Stop,
+    *,
+    images: Sequence[ImagePart] = (),
+    output_type: dict[str, Any] | None = None,
 ) -> RunResult | None:
     """The run's result, or ``None`` when a stop signal (``STOP_SIGNALS``) cancelled it.
 
@@ -342,9 +409,21 @@ async def _run_until_stopped(
 
     async def run() -> RunResult:
         if renderer is None:
-            return await agent.run(prompt, session=session, on_event=on_event)
+            return await agent.run(
+                prompt,
+                session=session,
+                on_event=on_event,
+                images=images,
+                output_type=output_type,
+            )
         async with keep_waiting_notice(renderer):
-            return await agent.run(prompt, session=session, on_event=on_event)
+            return await agent.run(
+                prompt,
+                session=session,
+                on_event=on_event,
+                images=images,
+                output_type=output_type,
+            )
 
     task = asyncio.ensure_future(run())
 

@@ -11,6 +11,7 @@ from neta.cli.context import echo_json
 from neta.cli.render import NO_ONE_TO_ASK
 from neta.cli.stop_signals import farewell, while_the_terminal_lasts
 from neta.events import ToolCallStart
+from neta.messages import Usage
 from neta.runtime.agent import RunResult
 from neta.terminal_text import sanitize
 
@@ -86,8 +87,10 @@ def summary_line(result: RunResult, seconds: float, *, kept: bool = True) -> str
 
     A run whose sub-agents called the model adds what they spent and the total:
     ``… (1000 in, 200 out) + 3 sub-agent calls, 900 tokens (800 in, 100 out), 2100 tokens
-    in all, 3.1 s``. Not ``kept``: the model never answered the message, which the
-    conversation did not keep; the line ends saying so.
+    in all, 3.1 s``. Only what is true is said: no token count where none was reported, and
+    a run the model never answered (no token, no call) says just ``ended after 0.4 s``. Not
+    ``kept``: the model never answered the message, which the conversation did not keep; the
+    line ends saying so.
     """
     usage = result.usage
     calls = sum(1 for e in result.events if isinstance(e, ToolCallStart) and not e.agent_id)
@@ -95,23 +98,31 @@ def summary_line(result: RunResult, seconds: float, *, kept: bool = True) -> str
     def n(count: int, word: str) -> str:
         return f"{count} {word}{'' if count == 1 else 's'}"
 
-    cached = ""
-    if usage.cache_read_tokens or usage.cache_creation_tokens:
-        cached = (
-            f", {usage.cache_read_tokens} cache read, {usage.cache_creation_tokens} cache write"
+    def tokens(spent: Usage, cached: str = "") -> str:
+        return (
+            f", {spent.total_tokens} tokens "
+            f"({spent.input_tokens} in{cached}, {spent.output_tokens} out)"
         )
-    line = (
-        f"{n(result.turns, 'turn')}, {n(calls, 'tool call')}, "
-        f"{usage.total_tokens} tokens ({usage.input_tokens} in{cached}, {usage.output_tokens} out)"
-    )
-    if result.sub_agent_calls:
-        sub = result.sub_agent_usage
-        line += (
-            f" + {n(result.sub_agent_calls, 'sub-agent call')}, {sub.total_tokens} tokens "
-            f"({sub.input_tokens} in, {sub.output_tokens} out), "
-            f"{result.total_usage.total_tokens} tokens in all"
-        )
-    line = f"{line}, {seconds:.1f} s"
+
+    if kept or calls or result.sub_agent_calls or result.total_usage.total_tokens:
+        line = f"{n(result.turns, 'turn')}, {n(calls, 'tool call')}"
+        if usage.total_tokens:
+            cached = ""
+            if usage.cache_read_tokens or usage.cache_creation_tokens:
+                cached = (
+                    f", {usage.cache_read_tokens} cache read, "
+                    f"{usage.cache_creation_tokens} cache write"
+                )
+            line += tokens(usage, cached)
+        if result.sub_agent_calls:
+            line += f" + {n(result.sub_agent_calls, 'sub-agent call')}"
+            if result.sub_agent_usage.total_tokens:
+                line += tokens(result.sub_agent_usage)
+            if usage.total_tokens and result.sub_agent_usage.total_tokens:
+                line += f", {result.total_usage.total_tokens} tokens in all"
+        line = f"{line}, {seconds:.1f} s"
+    else:  # it failed before the model said anything: no turn, call or token to count
+        line = f"ended after {seconds:.1f} s"
     return line if kept else f"{line}; {_NOT_KEPT_SHORT}"
 
 

@@ -37,10 +37,12 @@ from neta.cli.options import (
     TurnTimeoutOpt,
     WorkspaceOpt,
 )
+from neta.cli.secret_file import read_secret_file
 from neta.cli.serve_token import TOKEN_VARIABLE, given_token, serve_token
+from neta.cli.start_failure import start_failures
 from neta.cli.undumpable import make_undumpable
 from neta.cli.worker_settings import ADDRESS_VARIABLE, SettingsHandout, receive_settings
-from neta.errors import ConfigError, NetaError
+from neta.errors import ConfigError
 from neta.home import neta_home
 from neta.hosting.auth import served_url
 from neta.hosting.config import HostConfig
@@ -54,9 +56,11 @@ KEEP_ALIVE_SECONDS = 75
 common clients (httpx 5 s, aiohttp 15 s), so that the client, not the server, closes it: a
 server closing at the moment the client reuses the connection makes that request fail."""
 
-GRACEFUL_SECONDS = 3
-"""How long a stopping server waits for requests in flight; their runs are then cancelled
-(and saved) so that a long run cannot hold up a restart."""
+DRAIN_SECONDS = 30.0
+"""How long a stopping server lets its runs go on before it cuts them (``--drain-timeout``)."""
+
+CLOSING_SECONDS = 5.0
+"""How much longer than the drain a stopping server waits for its connections to close."""
 
 
 def serve(
@@ -77,11 +81,24 @@ def serve(
         None, "--token", help="Required token (or NETA_TOKEN); else one is made and printed."
     ),
     token_file: Path | None = TokenFileOpt,
+    metrics_token_file: Path | None = typer.Option(
+        None,
+        "--metrics-token-file",
+        metavar="FILE",
+        help="Read from FILE a second token that opens /metrics only (for a scraper).",
+        show_default=False,
+    ),
     clarify_timeout: float = typer.Option(
         HostConfig.clarify_timeout, "--clarify-timeout", help="Seconds per question."
     ),
     max_frame: int = typer.Option(
         HostConfig.max_frame_bytes, "--max-frame-bytes", help="Largest WebSocket frame."
+    ),
+    body_timeout: float = typer.Option(
+        HostConfig.body_timeout,
+        "--body-timeout",
+        min=0.1,
+        help="Seconds a client has to send a whole request body (else 408).",
     ),
     model_timeout: float | None = ModelTimeoutOpt,
     max_tries: int = MaxTriesOpt,
@@ -97,6 +114,12 @@ def serve(
         "--lease-seconds",
         min=0.5,
         help="Seconds before a dead worker's sessions are taken over.",
+    ),
+    drain_timeout: float = typer.Option(
+        DRAIN_SECONDS,
+        "--drain-timeout",
+        min=0,
+        help="Seconds a stopping server (SIGTERM) lets its runs finish before cutting them.",
     ),
     session_ttl: str | None = typer.Option(
         None,
@@ -143,8 +166,15 @@ def serve(
         "deny": list(options.deny),
         "clarify_timeout": clarify_timeout,
         "max_frame_bytes": max_frame,
+        "body_timeout": body_timeout,
         "token": required.value,
+        "metrics_token": (
+            None
+            if metrics_token_file is None
+            else read_secret_file(metrics_token_file, "--metrics-token-file")
+        ),
         "lease_seconds": lease_seconds,
+        "drain_seconds": drain_timeout,
         "session_ttl": None if session_ttl is None else duration_seconds(session_ttl),
         "turn_timeout": options.turn_timeout,
         "max_tries": options.max_tries,
@@ -162,11 +192,12 @@ def serve(
         )
     check_port_free(host, port)
     config = _config(settings, pm)
-    if workers == 1:
-        served = create_app(config)  # its agent, store and bus: any error is told before serving
-    else:  # each worker makes its own: a configuration none could use fails here, once
-        check_config(config)
     home = config.home or neta_home()
+    with start_failures(describe_store(home, db_url)):  # one line, exit 2
+        if workers == 1:
+            served = create_app(config)  # its agent, store and bus: errors told before serving
+        else:  # each worker makes its own: a configuration none could use fails here, once
+            check_config(config)
     typer.echo(
         f"Neta serving on {served_url(host, port)} "
         "(console /, WebSocket /ws, REST /v1, OpenAPI spec /openapi.json)"
@@ -178,7 +209,8 @@ def serve(
         "host": host,
         "port": port,
         **uvicorn_options(config),
-        "timeout_graceful_shutdown": GRACEFUL_SECONDS,
+        # the hub's drain ends the runs and lets the clients go; then uvicorn stops waiting
+        "timeout_graceful_shutdown": drain_timeout + CLOSING_SECONDS,
         "timeout_keep_alive": keep_alive,
         "log_level": "warning",
     }
@@ -187,13 +219,16 @@ def serve(
         uvicorn.run(served, **common)
         return
     # Each worker process builds its own app from these settings (with all installed plugins).
+    from neta.cli.worker_supervisor import run_workers
     from neta.gateway.handshake import protocol_import_strings
+    from neta.hosting.metrics import shared_metrics_directory
 
     os.environ.pop(TOKEN_VARIABLE, None)  # the workers, and what they run, need not inherit it
     common.update(protocol_import_strings())
-    with SettingsHandout(settings) as handout:
+    # the workers write their metrics in one private directory, and each reads them all
+    with SettingsHandout(settings) as handout, shared_metrics_directory():
         os.environ[ADDRESS_VARIABLE] = handout.address
-        uvicorn.run(f"{__name__}:worker_app", factory=True, workers=workers, **common)
+        run_workers(f"{__name__}:worker_app", workers, common)
 
 
 def _config(settings: dict[str, Any], pm: Any) -> HostConfig:
@@ -212,8 +247,11 @@ def _config(settings: dict[str, Any], pm: Any) -> HostConfig:
         deny=settings["deny"],
         clarify_timeout=settings["clarify_timeout"],
         max_frame_bytes=settings["max_frame_bytes"],
+        body_timeout=settings.get("body_timeout", HostConfig.body_timeout),
         token=settings["token"],
+        metrics_token=settings.get("metrics_token"),
         lease_seconds=settings["lease_seconds"],
+        drain_seconds=settings.get("drain_seconds", DRAIN_SECONDS),
         session_ttl=settings.get("session_ttl"),
         plugin_manager=pm,
         permissions=RuleFlags(**settings["permissions"]).rules(),
@@ -262,12 +300,12 @@ def check_port_free(host: str, port: int) -> None:
     """Fail before serving when ``host:port`` cannot be bound (in use, or not this machine's).
 
     Raises:
-        NetaError: the address cannot be bound; the message says what to do.
+        ConfigError: the address cannot be bound; the message says what to do (exit 2).
     """
     try:
         infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
     except OSError as exc:
-        raise NetaError(f"cannot serve on {host}: {exc.strerror or exc}; check --host") from None
+        raise ConfigError(f"cannot serve on {host}: {exc.strerror or exc}; check --host") from None
     family, kind, proto, _, address = infos[0]
     with socket.socket(family, kind, proto) as probe:
         if os.name != "nt":
@@ -276,10 +314,10 @@ def check_port_free(host: str, port: int) -> None:
             probe.bind(address)
         except OSError as exc:
             if exc.errno == errno.EADDRINUSE:
-                raise NetaError(
+                raise ConfigError(
                     f"port {port} on {host} is already in use (another `neta serve`?); "
                     "stop it or pick another with --port"
                 ) from None
-            raise NetaError(
+            raise ConfigError(
                 f"cannot serve on {host}:{port}: {exc.strerror or exc}; check --host and --port"
             ) from None

@@ -23,9 +23,7 @@ from fastapi import APIRouter, FastAPI, HTTPException, Request
 from fastapi.responses import FileResponse, JSONResponse
 
 from neta.console.browser_token import BROWSER_TOKEN_PREFIX, BrowserToken
-from neta.hosting.auth import token_ok
-from neta.hosting.config import HostConfig
-from neta.hosting.hub import SessionHub
+from neta.hosting.hub import HostConfig, SessionHub
 
 STATIC = Path(__file__).parent / "static"
 """The console's files."""
@@ -94,8 +92,8 @@ def mount_console(app: FastAPI, hub: SessionHub) -> None:
         # What the header shows, only to whoever may use the agent: without a token (loopback
         # only, see check) the model and the workspace's folder name; its full path only to a
         # request that presents the token (a page that has it asks again with it).
-        presented = bool(config.token) and token_ok(
-            config.token, None, request.headers.get("authorization")
+        presented = bool(config.token) and (
+            hub.refusal(authorization=request.headers.get("authorization")) is None
         )
         if presented or not config.token:
             data["model"] = _model_label(config)

@@ -40,6 +40,7 @@ class PatchOutcome:
         end_line: the last line of the replaced region, 1-based, in the original file.
         diff: a unified diff of the change (2 lines of context, at most 200 lines).
         changed: whether the file's text differs after the edit (in a dry run: would differ).
+        whole_diff: the same diff, never cut (for a person to read; ``diff`` is the model's).
     """
 
     path: Path
@@ -49,6 +50,7 @@ class PatchOutcome:
     end_line: int
     diff: str
     changed: bool
+    whole_diff: str = ""
 
     def summary(self) -> str:
         """One line: the strategy that matched, the line range, and the count when several."""
@@ -97,30 +99,44 @@ def patch_file(
     encoded = original.encode(replacement.content)  # a lone surrogate is refused here
     if changed and not dry_run:
         atomic_write(path, encoded, keep_mode=True, root=root)
+    whole = text_diff(original.text, replacement.content, printable(label or path), max_lines=None)
     return PatchOutcome(
         path=Path(path),
         strategy=replacement.strategy,
         count=replacement.count,
         start_line=replacement.start_line,
         end_line=replacement.end_line,
-        diff=text_diff(original.text, replacement.content, printable(label or path)),
+        diff=_cut(whole),
         changed=changed,
+        whole_diff=whole,
     )
 
 
-def text_diff(before: str, after: str, label: str) -> str:
+def text_diff(
+    before: str, after: str, label: str, *, max_lines: int | None = _MAX_DIFF_LINES
+) -> str:
     r"""A short unified diff between two versions of a file called ``label``.
 
-    What ``patch`` shows, and what a person asked to approve an edit reads.
+    What ``patch`` shows, and what a person asked to approve an edit reads: cut after
+    ``max_lines`` lines (``None``: whole), with a marker saying how many were left out.
 
     Line endings are not shown (a CRLF line reads like any other); a last line without a
     final newline gets git's ``\ No newline at end of file`` marker.
     """
     lines = list(_diff_lines(before, after, label))
-    if len(lines) > _MAX_DIFF_LINES:
-        hidden = len(lines) - _MAX_DIFF_LINES
-        lines = [*lines[:_MAX_DIFF_LINES], f"... {hidden} more diff lines not shown"]
+    if max_lines is not None and len(lines) > max_lines:
+        hidden = len(lines) - max_lines
+        lines = [*lines[:max_lines], f"... {hidden} more diff lines not shown"]
     return "\n".join(lines)
+
+
+def _cut(diff: str) -> str:
+    """``diff`` as ``text_diff`` cuts it by default."""
+    if diff.count("\n") < _MAX_DIFF_LINES:
+        return diff
+    lines = diff.split("\n")
+    hidden = len(lines) - _MAX_DIFF_LINES
+    return "\n".join([*lines[:_MAX_DIFF_LINES], f"... {hidden} more diff lines not shown"])
 
 
 def _diff_lines(before: str, after: str, label: str) -> Iterator[str]:

@@ -9,6 +9,11 @@ while one was still unacknowledged) waited for the client's delayed acknowledgem
 a byte at a time (slow-loris) cannot hold a socket for ever. And a WebSocket upgrade the
 WebSocket parser refuses (a request line over 8 KiB, a malformed header) is answered with the
 parser's 400 and closed instead of being left without an answer.
+
+A stopping server (SIGTERM) asks every connection to shut down. Both protocols then begin the
+app's drain (the function its lifespan gives under ``BEGIN_DRAIN``), and an open WebSocket is
+left to the app, which closes it once its session's run has ended (``neta.hosting.drain``),
+instead of being closed at once with nothing said.
 """
 
 from __future__ import annotations
@@ -23,6 +28,18 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.protocols.websockets.websockets_sansio_impl import WebSocketsSansIOProtocol
 
 DEFAULT_HEAD_SECONDS = 10.0
+
+BEGIN_DRAIN = "neta.begin_drain"
+"""The key of the app's lifespan state whose function begins the app's drain."""
+
+
+def _begin_drain(app_state: dict[str, Any]) -> bool:
+    """Begin the app's drain; whether it has one (its lifespan gave ``BEGIN_DRAIN``)."""
+    begin = app_state.get(BEGIN_DRAIN)
+    if begin is None:
+        return False
+    begin()
+    return True
 
 
 class _HeadTimedH11(H11Protocol):
@@ -46,6 +63,10 @@ class _HeadTimedH11(H11Protocol):
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm_head_timer()
         super().connection_lost(exc)
+
+    def shutdown(self) -> None:
+        _begin_drain(self.app_state)
+        super().shutdown()
 
     def _arm_head_timer(self) -> None:
         self._head_timer = self.loop.call_later(self.head_seconds, self._head_too_slow)
@@ -79,6 +100,12 @@ class _AnsweringWebSocketProtocol(WebSocketsSansIOProtocol):
             self.handshake_complete = True
             self.close_sent = True
             self.transport.close()
+
+    def shutdown(self) -> None:
+        accepted = self.handshake_complete and self.initial_response is None
+        if accepted and not self.close_sent and _begin_drain(self.app_state):
+            return  # the app closes it when the drain lets its client go
+        super().shutdown()
 
 
 def protocol_options(head_seconds: float = DEFAULT_HEAD_SECONDS) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from neta.errors import HostError, StorageUnavailable
+from neta.errors import HostError, SessionOwned, StorageUnavailable
 from neta.hosting.hub import Connection, SessionHub
 from neta.hosting.protocol import (
     ClientFrame,
@@ -85,14 +85,15 @@ async def serve_connection(ws: WebSocket, hub: SessionHub) -> None:
     except HostError as exc:
         await ws.accept()
         await ws.send_text(json.dumps(error_frame(wanted or "", exc)))
-        await ws.close(TRY_AGAIN_LATER if isinstance(exc, StorageUnavailable) else POLICY_VIOLATION)
+        passing = isinstance(exc, StorageUnavailable | SessionOwned)  # not a final refusal
+        await ws.close(TRY_AGAIN_LATER if passing else POLICY_VIOLATION)
         return
     session_id = connection.session_id
     outbox = QueueOutbox(hub.config.max_queued_frames)
     await hub.listen(connection, outbox)
     writer: asyncio.Task[None] | None = None
     try:
-        await hub.tell_lost_questions(connection)
+        await hub.tell_lost(connection)
         await ws.accept()
         writer = asyncio.create_task(_write(ws, outbox))
         while True:

@@ -5,7 +5,9 @@ its permission gate awaits the one ``ClarifyBridge.approve_for`` makes when a to
 a person's approval. Either registers the question (process-wide, bound to the session), saves
 it, announces it (a ``clarify_request`` event, or an ``approval_request`` carrying the call,
 its preview and the choices) and waits for ``answer`` or the timeout; every way it ends is told
-to the session's clients with one ``clarify_resolved`` (``approval_resolved``) frame.
+to the session's clients with one ``clarify_resolved`` (``approval_resolved``) frame. A question
+that cannot be saved, or announced (the bus of several workers is unreachable), stops the run
+with an error its clients are told: no question times out unseen, leaving the model to decide.
 """
 
 from __future__ import annotations
@@ -193,6 +195,11 @@ class ClarifyBridge:
             await self._save(live)
             live.session.dispatch(announce)
             announced = True
+            try:
+                await live.delivered()
+            except StorageUnavailable as exc:  # nobody sees it: the model must not decide alone
+                self._fail(live, exc)
+                raise
             answer = await asked.future
         finally:
             expiry.cancel()

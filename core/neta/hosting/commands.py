@@ -15,6 +15,7 @@ from typing import Protocol
 from neta.errors import AnswerRefused, HostError, SessionOwned, UnknownSession
 from neta.hosting.cluster.cluster import Cluster
 from neta.hosting.cluster.leases import Leases
+from neta.hosting.drain import Drain, stopping_error
 from neta.hosting.live import Connection, LiveSession
 from neta.hosting.protocol import (
     AnswerQuestion,
@@ -52,6 +53,10 @@ class CommandHub(Protocol):
     @property
     def cluster(self) -> Cluster | None:
         """The hub's part in a host of several workers, if it is one."""
+
+    @property
+    def drain(self) -> Drain:
+        """The hub's stop (a request waiting on another worker's run is let go at its end)."""
 
     async def get(self, session_id: str) -> LiveSession:
         """The live session, loaded and claimed here."""
@@ -157,7 +162,8 @@ async def send_and_wait(hub: CommandHub, session_id: str, command: SendAndWait) 
 
     Raises:
         HostError: the message was refused, the session was deleted before the run ended
-            (``unknown_session``), or it could not be saved (``storage_unavailable``).
+            (``unknown_session``), it could not be saved (``storage_unavailable``), or this
+            server stopped before the run ended (``server_stopping``).
     """
     try:
         live = await hub.get(session_id)
@@ -165,9 +171,11 @@ async def send_and_wait(hub: CommandHub, session_id: str, command: SendAndWait) 
         if hub.cluster is None:
             raise
         message = SendMessage(command.text, command.approvals)
-        frames = await hub.cluster.run_on_owner(
-            session_id,
-            lambda: carry_out(hub, session_id, message, via=None, forwarded=False),
+        frames = await hub.drain.unless_stopped(
+            hub.cluster.run_on_owner(
+                session_id,
+                lambda: carry_out(hub, session_id, message, via=None, forwarded=False),
+            )
         )
         return reply_of_frames(session_id, frames, (await hub.view(session_id)).todos)
     try:
@@ -182,4 +190,7 @@ async def send_and_wait(hub: CommandHub, session_id: str, command: SendAndWait) 
         raise UnknownSession(session_id)
     if live.failure is not None:  # the run stopped: the session could not be saved
         raise live.failure
-    return reply_of_run(run, live.todo_items())
+    reply = reply_of_run(run, live.todo_items())
+    if reply.outcome == "interrupted":  # this server stops: the caller may send it elsewhere
+        raise stopping_error()
+    return reply

@@ -28,6 +28,8 @@ class HostConfig:
         clarify_timeout: seconds a question waits for its answer.
         max_frame_bytes: the largest WebSocket frame or REST request body accepted.
         handshake_timeout: seconds a client has to send a request's head (line and headers).
+        body_timeout: seconds a client has to send a request's body, all of it, once its
+            head has arrived (a slower one gets 408 and is closed).
         max_queued_frames: frames waiting for a slow client before its connection is closed.
         max_idle_sessions: sessions kept in memory without a run or a client (the least
             recently used beyond this are dropped; they stay on disk).
@@ -40,7 +42,10 @@ class HostConfig:
         agent_options: further ``Agent`` options (``tool_timeout``, ``crew_depth``,
             ``crew_concurrency``, ``crew_timeout``, ``compact_after``...).
         lease_seconds: how long a session stays owned by a server process that stopped
-            renewing its lease (it died); live processes renew every third of this.
+            renewing its lease (it died); live processes renew every third of this. A process
+            of the same machine that provably runs no more is not waited for.
+        drain_seconds: how long a stopping server (SIGTERM) lets its runs go on before it
+            cuts them (``neta.hosting.drain``); ``neta serve --drain-timeout`` gives 30.
         session_ttl: seconds after its last save that a session nobody uses is deleted
             (``None``: kept until deleted).
         unused_session_seconds: seconds after its last client left that a connection's
@@ -50,6 +55,8 @@ class HostConfig:
         redis_url: the shared bus (``redis://…``); default ``NETA_REDIS_URL``, else the
             in-process bus (one process only).
         token: the shared secret clients must present (required off loopback).
+        metrics_token: a second secret that opens ``/metrics`` only (for a scraper that
+            should not hold a token able to drive agents); ``token`` opens it too.
         plugin_manager: the plugins to use (default: all installed).
     """
 
@@ -64,15 +71,18 @@ class HostConfig:
     clarify_timeout: float = 300.0
     max_frame_bytes: int = 1 << 20
     handshake_timeout: float = 10.0
+    body_timeout: float = 30.0
     max_queued_frames: int = 10_000
     max_idle_sessions: int = 256
     max_turns: int = 50
     permissions: PermissionsLike = None
     agent_options: dict[str, Any] = field(default_factory=dict)
-    lease_seconds: float = 15.0
+    lease_seconds: float = 10.0
+    drain_seconds: float = 0.0
     session_ttl: float | None = None
     unused_session_seconds: float = 60.0
     database_url: str | None = None
     redis_url: str | None = None
     token: str | None = None
+    metrics_token: str | None = None
     plugin_manager: NetaPluginManager | None = None

@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from neta.errors import ConfigError
+from neta.errors import ConfigError, StorageUnavailable
 from neta.hosting.cluster.bus import Bus, LocalBus
 from neta.hosting.store import Store
 from neta.safe_url import safe_url
@@ -32,9 +32,11 @@ def redis_url(explicit: str | None = None) -> str | None:
 def open_store(home: Path, url: str | None) -> Store:
     """The store at ``url`` (``postgresql://…``), or SQLite in ``home`` when ``url`` is ``None``.
 
+    A host does not start on a database it cannot use: it would run blind.
+
     Raises:
-        ConfigError: ``url`` names an engine Neta does not know.
-        StorageUnavailable: the database cannot be reached.
+        ConfigError: ``url`` names an engine Neta does not know, or its database cannot be
+            reached or used (one line naming it, without its password).
     """
     if url is None:
         from neta.hosting.store.sqlite import SqliteStore
@@ -43,7 +45,10 @@ def open_store(home: Path, url: str | None) -> Store:
     if url.startswith(("postgresql://", "postgres://")):
         from neta.hosting.store.postgres import PostgresStore
 
-        return PostgresStore(url)
+        try:
+            return PostgresStore(url)
+        except StorageUnavailable as exc:
+            raise ConfigError(f"PostgreSQL: {exc}") from exc
     scheme = safe_url(url).partition("://")[0]  # not a URL: the whole, masked
     raise ConfigError(f"unknown session store {scheme!r}: use a postgresql:// URL")
 
@@ -59,13 +64,19 @@ def open_bus(url: str | None) -> Bus:
     """The Redis bus at ``url``, or the in-process bus when ``url`` is ``None``.
 
     Raises:
-        ConfigError: ``url`` is not a ``redis://`` URL, or the extra is missing.
+        ConfigError: ``url`` is not a ``redis://`` URL, the extra is missing, or the server
+            does not answer (one line naming it, without its password).
     """
     if url is None:
         return LocalBus()
     if url.startswith(("redis://", "rediss://", "unix://")):
-        from neta.hosting.cluster.redis_bus import RedisBus
+        from neta.hosting.cluster.redis_bus import RedisBus, ping
 
-        return RedisBus(url)
+        bus = RedisBus(url)
+        try:
+            ping(url)
+        except StorageUnavailable as exc:
+            raise ConfigError(f"Redis: {exc}") from exc
+        return bus
     scheme = safe_url(url).partition("://")[0]  # not a URL: the whole, masked
     raise ConfigError(f"unknown bus {scheme!r}: use a redis:// URL")

@@ -24,21 +24,25 @@ from typing import Any, Literal, overload
 
 from neta.errors import (
     Busy,
-    HostError,
     SessionDeleted,
     SessionOwned,
     StorageUnavailable,
     UnknownSession,
 )
-from neta.hosting.auth import refusal
-from neta.hosting.clarify_bridge import ClarifyBridge, note_lost_questions
+from neta.hosting import readiness
+from neta.hosting.auth import refusal, token_ok
+from neta.hosting.clarify_bridge import ClarifyBridge
 from neta.hosting.cluster.bus import LocalBus
 from neta.hosting.cluster.cluster import Cluster
 from neta.hosting.cluster.leases import Leases
 from neta.hosting.cluster.orphans import adopt_orphans
 from neta.hosting.commands import carry_out, send_and_wait
 from neta.hosting.config import HostConfig
+from neta.hosting.drain import Drain, stopping_error
+from neta.hosting.interrupted import INTERRUPTED_REASON, end_interrupted, interrupted_frame
 from neta.hosting.live import Connection, LiveSession, Outbox
+from neta.hosting.metered import TimedProvider, counting_failures
+from neta.hosting.metrics import HostMetrics
 from neta.hosting.parts import agent_of, bus_of, check_config, provider_of, store_of
 from neta.hosting.protocol import (
     ApprovalAnswers,
@@ -99,12 +103,17 @@ class SessionHub:
         self.config = config
         self.pm = config.plugin_manager or create_plugin_manager()
         self.agent = agent_of(config, self.pm)  # a bad provider or toolset fails before the store
-        self.store: Store = store_of(config)
-        self.bus = bus_of(config)
-        self.cluster = None if isinstance(self.bus, LocalBus) else Cluster(self, self.bus)
+        self.metrics = HostMetrics(
+            sessions=lambda: len(self._live), questions=lambda: self.questions.pending_count()
+        )
+        self.store: Store = counting_failures(store_of(config), self.metrics.store_failed)
+        bus = bus_of(config)
+        shared = not isinstance(bus, LocalBus)
+        self.bus = counting_failures(bus, self.metrics.bus_failed) if shared else bus
+        self.cluster = Cluster(self, self.bus) if shared else None
         self.leases = Leases(self.store, config.lease_seconds, on_beat=lambda: adopt_orphans(self))
         self.saver = SessionSaver(self.store, self.leases.owner)
-        self.questions = QuestionRegistry()
+        self.questions: QuestionRegistry = QuestionRegistry()  # (read by the metrics above)
         self.clients = ClientPool()  # one model-API client per configuration, for every session
         self.clarify = ClarifyBridge(
             self.questions,
@@ -118,6 +127,7 @@ class SessionHub:
         self.guards = SessionGuards()
         self._releasing: dict[str, asyncio.Task[None]] = {}
         self.lost_at_start: list[StoredQuestion] = []
+        self.drain = Drain(self)
         self._cleaner: asyncio.Task[None] | None = None  # deletes idle sessions (session_ttl)
         self._unused_timers: dict[str, asyncio.Task[None]] = {}  # see ``disconnect``
 
@@ -129,14 +139,16 @@ class SessionHub:
         origin: str | None = None,
         host: str | None = None,
         server: tuple[str, int | None] | None = None,
+        scraping: bool = False,
     ) -> tuple[int, str] | None:
         """Why a request may not reach the hub's sessions (an HTTP status and a message).
 
         ``None`` when it may: its token, browser origin, ``Host`` and arrival address are
         checked against the hub's configuration (``neta.hosting.auth.refusal`` tells what
-        each argument is).
+        each argument is). ``scraping``: the request is for the metrics, which the metrics
+        token (``HostConfig.metrics_token``) opens too.
         """
-        return refusal(
+        refused = refusal(
             self.config.token,
             authorization=authorization,
             query_token=query_token,
@@ -144,18 +156,26 @@ class SessionHub:
             host=host,
             server=server,
         )
+        scraper = self.config.metrics_token if scraping else None
+        if refused is not None and scraper and token_ok(scraper, query_token, authorization):
+            return None
+        return refused
 
     def in_use(self, session_id: str) -> bool:
         """Whether the session runs or has a client here (this process then keeps its lease)."""
         live = self._live.get(session_id)
         return live is not None and live.busy
 
+    def sessions_running(self) -> list[LiveSession]:
+        """The sessions whose run is going here."""
+        return [live for live in self._live.values() if live.running]
+
     async def start(self) -> None:
         """Start the hub's background work (in the server's event loop).
 
         Questions left waiting by a process that is gone can no longer be answered live: they
         are noted now (``lost_at_start``), and their sessions continue REST-style (the next
-        message is the answer).
+        message is the answer); the runs it left going are ended (``adopt_orphans``).
         """
         self.lost_at_start = await adopt_orphans(self)
         if self.cluster is not None:
@@ -168,7 +188,13 @@ class SessionHub:
             )
 
     def _new_provider(self) -> Provider:
-        return provider_of(self.config, self.pm)
+        return TimedProvider(provider_of(self.config, self.pm), self.metrics.model_call)
+
+    async def unready(self) -> str | None:
+        """Why this server should get no new clients now (``/readyz``), or ``None``."""
+        if self.drain.begun:
+            return "the server is stopping"
+        return await readiness.unready(self.store, None if self.cluster is None else self.bus)
 
     # -- sessions ---------------------------------------------------------------------------
 
@@ -218,6 +244,8 @@ class SessionHub:
                     saved = await calls.load(session_id)
                     if saved is None:
                         raise UnknownSession(session_id)
+                    if saved.run_owner is not None:  # a run no process runs (we hold the lease)
+                        saved = await end_interrupted(calls, self.leases.owner, saved, self.cluster)
                     live = self._loaded(saved)
             except BaseException:
                 if live is None or not live.busy:
@@ -272,6 +300,7 @@ class SessionHub:
         live = LiveSession(session, saved_todos=todo_store.snapshot().revision)
         if self.cluster is not None:
             live.sink = functools.partial(self.cluster.publish, session.session_id)
+            live.delivery = functools.partial(self.cluster.delivered, session.session_id)
         session.checkpoint = functools.partial(self.saver.save_async, live)
         holder.append(live)
         self._live[session.session_id] = live
@@ -301,7 +330,7 @@ class SessionHub:
                     raise
                 live = None  # another worker runs it
         session_id = live.session_id if live is not None else wanted or ""
-        return Connection(session_id, live, after)
+        return Connection(session_id, live, after, new=not wanted)
 
     async def listen(self, connection: Connection, outbox: Outbox) -> None:
         """Send the session's frames to ``outbox`` from now on, ``session_ready`` first.
@@ -319,6 +348,7 @@ class SessionHub:
             connection.follower = self.cluster.follow(
                 connection.session_id, outbox, connection.after
             )
+        self.drain.opened(connection)
 
     async def disconnect(self, connection: Connection) -> None:
         """Stop sending to a client that left.
@@ -328,6 +358,7 @@ class SessionHub:
         dropped may come back to it meanwhile): connections that come and go without a word
         leave nothing behind.
         """
+        self.drain.closed(connection)
         live = connection.live
         if live is not None and connection.outbox is not None:
             live.outboxes.discard(connection.outbox)
@@ -481,6 +512,7 @@ class SessionHub:
             await self.leases.claim_async(session_id)
             # Gone from disk first, so that nobody can load it again while its run stops.
             await self.store.run_calls().delete(session_id)
+            self.leases.forget(session_id)
             live = self._live.pop(session_id, None)
             self._idle.pop(session_id, None)
         if live is None:
@@ -496,11 +528,12 @@ class SessionHub:
         self.agent.end_session(live.session)
 
     async def shutdown(self) -> None:
-        """Stop every run (their state is saved) before the process exits.
+        """Drain (``Drain``: runs finish, or are cut, saved and told), then let go of everything.
 
-        A question still waiting is lost to the restart: its clients are told
-        (``server_restarted``, again when they reconnect) and its history gets a note.
+        A question still waiting when its run is cut is lost to the restart: its clients are
+        told (``server_restarted``, again when they reconnect) and its history gets a note.
         """
+        await self.drain.finish()
         if self._cleaner is not None:
             self._cleaner.cancel()
             await asyncio.wait({self._cleaner})
@@ -511,15 +544,7 @@ class SessionHub:
         if self._releasing:
             await asyncio.wait(set(self._releasing.values()))
         lives = list(self._live.values())
-        lost = {live.session_id: self.clarify.lose_pending(live) for live in lives}
-        await asyncio.gather(*(self._stop_run(live) for live in lives))
         for live in lives:
-            if lost[live.session_id] and note_lost_questions(
-                live.session.history, lost[live.session_id]
-            ):
-                with contextlib.suppress(HostError):  # its run's end released the lease
-                    await self.leases.claim_async(live.session_id)
-                    await self.saver.save_async(live, stop=False)
             live.closed = True
             self.agent.end_session(live.session)
         self._live.clear()
@@ -606,11 +631,14 @@ class SessionHub:
             UnknownSession: the session was deleted.
             SessionOwned: another server process runs the session now.
             AnswerRefused: ``approvals`` names a call that does not wait for approval.
+            HostError: the server is stopping (``server_stopping``).
         """
         if live.closed:
             raise UnknownSession(live.session_id)
         if live.running:
             raise Busy(live.session_id)
+        if self.drain.begun:
+            raise stopping_error()
         if approvals:
             check_waiting(live.session.history, approvals, with_text=bool(text))
         if not claimed:
@@ -618,8 +646,9 @@ class SessionHub:
         self._idle.pop(live.session_id, None)
         live.failure = None
         live.ended = False
+        observe = self.metrics.watch_run()
         live.run = asyncio.create_task(
-            run_live(self.agent, self.clients, self.saver, live, text, approvals)
+            run_live(self.agent, self.clients, self.saver, live, text, approvals, observe)
         )
         live.run.add_done_callback(lambda _: self.release(live))
         return live.run
@@ -703,10 +732,15 @@ class SessionHub:
             pending_approvals=[q.approval for q in saved if q.approval is not None],
         )
 
-    async def tell_lost_questions(self, connection: Connection) -> None:
-        """Tell the session's clients which of its questions a restart ended (once)."""
-        if connection.live is not None:
-            await self.clarify.tell_lost(connection.live)
+    async def tell_lost(self, connection: Connection) -> None:
+        """Tell the session's clients what a restart ended, once: its questions, its run."""
+        live = connection.live
+        if live is None or connection.new:  # a session just started lost nothing
+            return
+        await self.clarify.tell_lost(live)
+        with contextlib.suppress(StorageUnavailable):  # the history's note says it anyway
+            if await self.store.run_calls().take_interrupted(live.session_id):
+                live.publish(interrupted_frame(live.session_id, INTERRUPTED_REASON))
 
 
 __all__ = ["Connection", "HostConfig", "LiveSession", "SessionHub", "SessionView", "check_config"]

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from neta.errors import HostError
+from neta.hosting.store import StoredQuestion
 from neta.messages import Message
 from neta.runtime.agent import AgentSession, RunResult
 
@@ -38,9 +39,13 @@ class LiveSession:
         failure: why the current or last run could not be saved, if it could not.
         sink: where the session's frames go instead of ``outboxes`` (the bus of a host with
             several workers, whose connections read them from there).
+        delivery: waits until the frames given to ``sink`` so far are on their way to every
+            client (raises ``StorageUnavailable`` when they cannot be).
         saving: the session's latest save in progress, if any (each waits for the one before).
         ended: the current run's turn is over and only its last save remains: it can no
             longer be cancelled, and its clients hear of its end once that save is done.
+        stopping: set when the server, stopping, cuts the current run: the questions that
+            run waited on, lost to the stop (it ends ``interrupted``, with their notes).
     """
 
     session: AgentSession
@@ -52,8 +57,10 @@ class LiveSession:
     version: int = 0
     failure: HostError | None = None
     sink: Callable[[dict[str, Any]], None] | None = None
+    delivery: Callable[[], Awaitable[None]] | None = None
     saving: asyncio.Task[None] | None = None
     ended: bool = False
+    stopping: list[StoredQuestion] | None = None
 
     @property
     def session_id(self) -> str:
@@ -78,6 +85,16 @@ class LiveSession:
         for outbox in list(self.outboxes):
             outbox.put(frame)
 
+    async def delivered(self) -> None:
+        """Wait until the frames published so far are on their way to every client.
+
+        Raises:
+            StorageUnavailable: they cannot be sent (the bus is unreachable); the session's
+                clients that could be told were.
+        """
+        if self.delivery is not None:
+            await self.delivery()
+
     def todo_items(self) -> list[dict[str, object]]:
         """The session's todo items as plain data (none without a todo store)."""
         todo_store = self.session.context.todo_store
@@ -89,7 +106,8 @@ class Connection:
     """A client connection to a session (``SessionHub.connect``).
 
     ``live`` is the session in memory here, or ``None`` when another worker runs it (several
-    workers); the connection's frames then come from the bus.
+    workers); the connection's frames then come from the bus. ``new`` says the connection
+    started the session (nothing of it was ever lost to a restart).
     """
 
     session_id: str
@@ -97,3 +115,4 @@ class Connection:
     after: str | None
     outbox: Outbox | None = None
     follower: asyncio.Task[None] | None = None
+    new: bool = False

@@ -17,11 +17,12 @@ c→s  cancel_run         {}: cancel the session's run
 c→s  ping               {}: answered with pong
 s→c  session_ready      {sessionId, pendingClarify: [{requestId, question, choices}],
                         pendingApprovals: [APPROVAL]}
-s→c  run_started, text_delta, tool_call_start, tool_result, todo_update,
-     permission_decision, run_finished:
+s→c  run_started, text_delta, tool_call_start, tool_output, tool_progress, tool_result,
+     todo_update, permission_decision, provider_retry, model_fallback, run_finished:
                         the runtime's events (neta.events) without type and session_id;
                         run_finished {outcome}: completed | awaiting_input | max_turns |
-                        cancelled | error | interrupted (its worker died: several workers)
+                        cancelled | error | interrupted (the server stopped, or the
+                        process running it died, before it finished)
 s→c  clarify_request    {requestId, question, choices}
 s→c  clarify_resolved   {requestId, outcome}: answered | timed_out | cancelled | server_restarted
 s→c  approval_request   APPROVAL: a tool call waits for a person's yes or no
@@ -76,6 +77,7 @@ MAX_TEXT_CHARS = 200_000
 
 HTTP_STATUS: dict[str, int] = {
     "frame_too_large": 413,
+    "body_timeout": 408,
     "invalid_json": 400,
     "unknown_type": 400,
     "invalid_frame": 422,
@@ -91,6 +93,7 @@ HTTP_STATUS: dict[str, int] = {
     "session_deleted": 404,
     "storage_unavailable": 503,
     "owner_unreachable": 503,
+    "server_stopping": 503,
     "internal": 500,
 }
 """Every error code a client can get, and the HTTP status that means the same."""

@@ -7,7 +7,8 @@ of state happens here and synchronously, so whichever comes first (an answer, th
 cancel) wins and the others find the question closed. A closed question leaves a small
 tombstone (its session and how it ended; not its text or answer) for a while, so that a
 duplicate answer gets ``already_resolved`` and a late one ``expired`` instead of
-``unknown_request``.
+``unknown_request``. An answer from another session gets ``unknown_request``, as for an id
+nobody asked: whether another session's question exists is not told, on any worker.
 """
 
 from __future__ import annotations
@@ -91,6 +92,10 @@ class QuestionRegistry:
         """Whether ``request_id`` is a question asked here (pending, or closed not long ago)."""
         return request_id in self._pending or request_id in self._closed
 
+    def pending_count(self) -> int:
+        """How many questions wait for their answer, of every session."""
+        return len(self._pending)
+
     def pending_for(self, session_id: str) -> list[Question]:
         """The questions ``session_id`` is waiting on, oldest first."""
         return [q for q in self._pending.values() if q.session_id == session_id]
@@ -102,7 +107,7 @@ class QuestionRegistry:
         (``answer_from_text``: words that are no choice deny the call, and the model reads them).
 
         Raises:
-            AnswerRefused: ``unknown_request``, ``forbidden`` (another session's question; it
+            AnswerRefused: ``unknown_request`` (no such question, or another session's: it
                 stays pending), ``already_resolved``, ``expired`` or ``invalid_answer`` (an
                 empty answer, a choice not offered, a choice for a question that is no
                 approval).
@@ -114,11 +119,9 @@ class QuestionRegistry:
             asked = None
         if asked is None:
             closed = self._closed.get(request_id)
-            if closed is None:
-                raise AnswerRefused(f"no question has id {request_id!r}", code="unknown_request")
-            owner, state = closed
-            if owner != session_id:
-                raise AnswerRefused("this question belongs to another session", code="forbidden")
+            if closed is None or closed[0] != session_id:
+                raise _unknown(request_id)
+            state = closed[1]
             if state == "answered":
                 raise AnswerRefused("this question was already answered", code="already_resolved")
             if state == "server_restarted":
@@ -126,7 +129,7 @@ class QuestionRegistry:
                 raise AnswerRefused(message, code="expired")
             raise AnswerRefused(f"this question is closed ({state})", code="expired")
         if asked.session_id != session_id:
-            raise AnswerRefused("this question belongs to another session", code="forbidden")
+            raise _unknown(request_id)
         given = _checked(asked, answer)
         self._retire(asked, "answered")
         asked.future.set_result(given)
@@ -173,6 +176,11 @@ class QuestionRegistry:
 
     def __len__(self) -> int:
         return len(self._pending)
+
+
+def _unknown(request_id: str) -> AnswerRefused:
+    """The refusal of an answer to a question the answering session never asked."""
+    return AnswerRefused(f"no question has id {request_id!r}", code="unknown_request")
 
 
 def _checked(asked: Question, answer: Answer) -> Answer:

@@ -1,9 +1,10 @@
 """``run_live``: one run of a hosted session, saved as it goes, its end told after the last save.
 
-Every event the run emits goes to the session's clients. The session is saved at the run's
-checkpoints (before each model call and before a turn's tools run: ``AgentSession.checkpoint``,
-set by the hub) and when it ends. A run that did not save its state ends as an error, and
-memory goes back to what is on disk.
+Every event the run emits goes to the session's clients. The session is saved when the run
+starts (marking it going, in the store), at the run's checkpoints (before each model call and
+before a turn's tools run: ``AgentSession.checkpoint``, set by the hub) and when it ends (the
+mark cleared in the same save). A run that did not save its state ends as an error, and memory
+goes back to what is on disk. A run the stopping server cuts ends ``interrupted``, noted.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any, Literal
 
 from neta.errors import HostError
 from neta.events import RunFinished
+from neta.hosting.interrupted import STOPPED_REASON, note_stopped
 from neta.hosting.live import LiveSession
 from neta.hosting.protocol import ApprovalAnswers, event_frame
 from neta.hosting.save_points import SessionSaver
@@ -27,8 +29,13 @@ _log = logging.getLogger("neta.hosting")
 
 
 def _as_saved(event: RunFinished, live: LiveSession) -> RunFinished:
-    """``event`` as the session's saves allow: an error if the run's state could not be saved."""
+    """``event`` as the session's saves allow: an error if the run's state could not be saved.
+
+    A run cancelled because the server stops was interrupted.
+    """
     if live.failure is None:
+        if live.stopping is not None and event.outcome == "cancelled":
+            return event.model_copy(update={"outcome": "interrupted", "reason": STOPPED_REASON})
         return event
     reason = f"stopped: {live.failure}"
     if (event.outcome, event.reason) == ("error", reason):
@@ -43,11 +50,15 @@ async def run_live(
     live: LiveSession,
     text: str,
     approvals: ApprovalAnswers | None = None,
+    observe: Callable[[Any], None] | None = None,
 ) -> RunResult:
     """Run ``text`` in ``live``'s session with ``agent``; its events go to the session's clients.
 
-    A cancelled run ends with outcome ``cancelled``, one that raised with outcome ``error``; a
-    run whose session could not be saved ends with outcome ``error`` (``live.failure``).
+    ``observe`` sees each event as the clients get it (the host's metrics).
+
+    A cancelled run ends with outcome ``cancelled`` (``interrupted`` when the server stopped
+    it: ``live.stopping``), one that raised with outcome ``error``; a run whose session could not
+    be saved ends with outcome ``error`` (``live.failure``).
     """
     events: list[Any] = []
     ending: list[RunFinished] = []  # told once the run's end is saved (see ``finally``)
@@ -61,8 +72,11 @@ async def run_live(
             ending.append(event)
         else:
             live.publish(event_frame(live.session_id, event))
+            if observe is not None:
+                observe(event)
 
     try:
+        await saver.save_async(live, run="going")
         with clients.active():
             return await agent.run(
                 text, session=live.session, on_event=forward, approvals=approvals
@@ -71,6 +85,9 @@ async def run_live(
         # only the hub cancels runs, and it waits for them to end: no one else to tell
         if live.failure is not None:
             return _ended(live, events, forward, "error", f"stopped: {live.failure}")
+        if live.stopping is not None:
+            note_stopped(live.session.history, live.stopping)
+            return _ended(live, events, forward, "interrupted", STOPPED_REASON)
         return _ended(live, events, forward, "cancelled", "the run was cancelled")
     except Exception as exc:  # a plugin or provider bug must not leave clients waiting
         _log.exception("run of session %s failed", live.session_id)
@@ -83,20 +100,24 @@ async def run_live(
         try:
             if live.failure is None:
                 with contextlib.suppress(HostError):
-                    await saver.save_async(live, stop=False)
+                    await saver.save_async(live, stop=False, run="ended")
             if live.failure is not None:
                 # memory goes back to what is on disk: no client reads a turn that was lost
                 live.session.history[:] = live.saved
+                await saver.end_unsaved_run(live)
         finally:
             for event in ending:  # a last save that failed makes the run's end an error
-                live.publish(event_frame(live.session_id, _as_saved(event, live)))
+                told = _as_saved(event, live)
+                live.publish(event_frame(live.session_id, told))
+                if observe is not None:
+                    observe(told)
 
 
 def _ended(
     live: LiveSession,
     events: list[Any],
     forward: Callable[[Any], None],
-    outcome: Literal["cancelled", "error"],
+    outcome: Literal["cancelled", "error", "interrupted"],
     reason: str,
 ) -> RunResult:
     """The result of a run that did not return, announced if the runtime did not."""

@@ -60,6 +60,33 @@ ToolDefinition = dict[str, Any]
 
 
 @dataclass(frozen=True)
+class OutputSchema:
+    """The shape a run's final answer must have (``Agent.run(output_type=...)``).
+
+    Attributes:
+        name: the answer's name, and the name of the tool the model gives it with.
+        schema: the answer's JSON Schema (of an object).
+        description: what the answer is, for the model.
+        tool: the same as a tool in the OpenAI ``tools`` format, which the request's
+            ``tools`` end with.
+    """
+
+    name: str
+    schema: dict[str, Any]
+    description: str = ""
+    tool: ToolDefinition = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        function = {"name": self.name, "description": self.description, "parameters": self.schema}
+        object.__setattr__(self, "tool", {"type": "function", "function": function})
+
+    def response_format(self) -> dict[str, Any]:
+        """The answer as a Chat Completions ``response_format`` (a JSON schema, not strict)."""
+        spec = {"name": self.name, "description": self.description, "schema": self.schema}
+        return {"type": "json_schema", "json_schema": {**spec, "strict": False}}
+
+
+@dataclass(frozen=True)
 class ModelRequest:
     """What the runtime sends a provider each turn.
 
@@ -73,11 +100,17 @@ class ModelRequest:
             when the runtime sends it; copy it to keep it past the turn).
         tools: the available tools in the OpenAI ``tools`` format.
         model: the model name (providers may ignore it).
+        output: when the run wants a typed answer, its shape; ``tools`` then ends with
+            ``output.tool``, the tool the model gives its final answer with. A provider whose
+            API takes a schema for the answer itself (OpenAI's ``response_format``) may send
+            ``output.schema`` so instead, and leave that tool out: the runtime takes as the
+            answer either a reply whose text is the JSON or a call of that tool.
     """
 
     messages: Sequence[Message]
     tools: list[ToolDefinition] = field(default_factory=list)
     model: str = ""
+    output: OutputSchema | None = None
 
     @property
     def tool_names(self) -> list[str]:

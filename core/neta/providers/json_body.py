@@ -12,6 +12,9 @@ callers to replace a message or tool definition, never to change one in place); 
 an object's JSON holds the object too, so its identity cannot pass to another object meanwhile.
 A provider forgets its conversation's pieces when a run ends (``forget``): a session waiting for
 its next message should not hold its history twice.
+
+The API takes only text in a tool message, so a tool result's images go in a user message of
+their own after the turn's last tool result (``tool_images``).
 """
 
 from __future__ import annotations
@@ -23,12 +26,13 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from neta.messages import Message
+from neta.messages import Message, image_url_parts
 
 SHARED_TOOLS = 1024
 """The most tool definitions whose JSON the process keeps (then it starts over)."""
 
 _tools: dict[int, tuple[object, bytes]] = {}
+_Kept = tuple[Message, bytes, bytes | None]  # the message, its JSON, its images' message's JSON
 
 
 def dumps(value: Any) -> bytes:
@@ -64,7 +68,7 @@ class BodyEncoder:
     def __init__(self) -> None:
         self.encoded = 0
         """How many pieces were encoded rather than reused (for tests and benchmarks)."""
-        self._kept: dict[int, tuple[object, bytes]] = {}
+        self._kept: dict[int, _Kept] = {}
 
     def body(
         self,
@@ -74,9 +78,19 @@ class BodyEncoder:
         extra: Mapping[str, Any] | None = None,
     ) -> bytes:
         """The JSON body: ``model``, ``messages``, ``tools`` (when any) and ``extra``'s keys."""
-        used: dict[int, tuple[object, bytes]] = {}
+        used: dict[int, _Kept] = {}
+        encoded: list[bytes] = []
+        images: list[bytes] = []  # of the tool results just encoded: sent once they end
+        for message in messages:
+            _, text, after = self._message(message, used)
+            if message.role != "tool":
+                encoded += images
+                images.clear()
+            encoded.append(text)
+            if after is not None:
+                images.append(after)
         parts = [b'{"model":', dumps(model), b',"messages":[']
-        parts.append(b",".join(self._message(m, used) for m in messages))
+        parts.append(b",".join([*encoded, *images]))
         parts.append(b"]")
         if tools:
             parts.append(b',"tools":[')
@@ -92,14 +106,15 @@ class BodyEncoder:
         """Drop the kept JSON of the conversation's messages (the tools' stays shared)."""
         self._kept = {}
 
-    def _message(self, message: Message, used: dict[int, tuple[object, bytes]]) -> bytes:
+    def _message(self, message: Message, used: dict[int, _Kept]) -> _Kept:
         key = id(message)
         kept = self._kept.get(key)  # it holds the message: the id is that message's
         if kept is None:
-            kept = (message, dumps(message.to_openai()))
+            after = tool_images(message)
+            kept = (message, dumps(message.to_openai()), None if after is None else dumps(after))
             self.encoded += 1
         used[key] = kept
-        return kept[1]
+        return kept
 
     def _tool(self, tool: Mapping[str, Any]) -> bytes:
         key = id(tool)
@@ -110,3 +125,14 @@ class BodyEncoder:
             kept = _tools[key] = (tool, dumps(tool))
             self.encoded += 1
         return kept[1]
+
+
+def tool_images(message: Message) -> dict[str, Any] | None:
+    """The user message that shows a tool result's images, or ``None`` for a message without."""
+    if message.role != "tool" or not message.images:
+        return None
+    said = f"The images of the {message.name or 'tool'} result ({message.tool_call_id}):"
+    return {
+        "role": "user",
+        "content": [{"type": "text", "text": said}, *image_url_parts(message.images)],
+    }

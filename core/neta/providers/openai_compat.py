@@ -76,6 +76,9 @@ class OpenAIProvider:
             runtime's retry policy retries every provider, cut-off replies included, and emits
             a retry event for each).
         timeout: seconds the server may stay silent, per read (``--model-timeout``).
+        image_input: whether the model takes images (``image_url`` parts); a server whose
+            model takes text only is told ``False`` (``provider_options``), and its model
+            reads each image's placeholder instead.
     """
 
     def __init__(
@@ -87,8 +90,10 @@ class OpenAIProvider:
         stream: bool = True,
         max_retries: int = 0,
         timeout: float = DEFAULT_READ_TIMEOUT,
+        image_input: bool = True,
     ) -> None:
         base_url, api_key = openai_endpoint(base_url, api_key)
+        self.image_input = image_input
         self.model = model or os.environ.get("OPENAI_MODEL") or DEFAULT_MODEL
         self.chosen = bool(model or os.environ.get("OPENAI_MODEL"))  # else the default
         self.stream = stream
@@ -127,8 +132,12 @@ class OpenAIProvider:
         """
         model = request.model or self.model
         extra = _STREAMED if self.stream else None
+        tools = request.tools
+        if request.output is not None:  # the API's own structured output, not the output tool
+            extra = {**(extra or {}), "response_format": request.output.response_format()}
+            tools = [t for t in tools if t["function"]["name"] != request.output.name]
         try:
-            body = self._encoder.body(model, request.messages, request.tools, extra)
+            body = self._encoder.body(model, request.messages, tools, extra)
         except (ValueError, TypeError) as exc:  # NaN, a lone surrogate, an object JSON lacks
             raise ProviderError(
                 f"the request cannot be sent as JSON: {_short(str(exc))}",

@@ -212,9 +212,16 @@ class StreamedReply:
 
 
 def usage_of(raw: Any) -> Usage:
-    """Token counts from a Chat Completions ``usage`` (what is not a whole number counts 0)."""
+    """Token counts from a Chat Completions ``usage`` (what is not a whole number counts 0).
+
+    The prompt tokens read from the prompt cache (``prompt_tokens_details.cached_tokens``) are
+    ``cache_read_tokens``, part of ``input_tokens`` as they are of ``prompt_tokens``; the API
+    does not report cache writes.
+    """
     return Usage(
-        input_tokens=_count(raw, "prompt_tokens"), output_tokens=_count(raw, "completion_tokens")
+        input_tokens=_count(raw, "prompt_tokens"),
+        output_tokens=_count(raw, "completion_tokens"),
+        cache_read_tokens=_count(_field(raw, "prompt_tokens_details"), "cached_tokens"),
     )
 
 

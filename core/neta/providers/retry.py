@@ -6,16 +6,20 @@ API asked it to wait (``retry_after``, from ``Retry-After``). It does not retry 
 runtime wraps every provider in a ``RetryingProvider``, which waits (exponential backoff with
 jitter, or exactly what ``Retry-After`` says) and tries again, a bounded number of times, and
 tells the run before each wait so hosts can show it. A failure that no retry can fix (a bad
-key, an unknown model) ends the run at once.
+key, an unknown model) ends the run at once, and so does a connection refused by a loopback
+address (``refused_on_loopback``): no server listens there, and none will a second later.
 """
 
 from __future__ import annotations
 
 import asyncio
 import email.utils
+import errno
+import ipaddress
 import random
 import time
-from collections.abc import Callable, Mapping
+import urllib.parse
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
 
 from neta.errors import ConfigError, ProviderError
@@ -61,7 +65,7 @@ class RetryPolicy:
 
     def wait_before_retry(self, error: ProviderError, failed: int) -> float | None:
         """Seconds to wait before trying again after ``failed`` tries, or ``None``: give up."""
-        if not error.retryable or failed >= self.max_tries:
+        if not error.retryable or failed >= self.max_tries or refused_on_loopback(error):
             return None
         if error.retry_after is not None:
             if error.retry_after > self.max_retry_after:
@@ -158,6 +162,38 @@ def _final(error: ProviderError, failed: int, policy: RetryPolicy) -> ProviderEr
         model=error.model,
         url=error.url,
     )
+
+
+def refused_on_loopback(error: ProviderError) -> bool:
+    """Whether ``error`` is a connection refused by this machine (``localhost``, 127.x, ::1).
+
+    The provider's URL (``error.url``) says where it connected; the refusal is in what the
+    error was raised from (``ConnectionRefusedError``, ``ECONNREFUSED``).
+    """
+    host = urllib.parse.urlsplit(error.url or "").hostname
+    if host is None:
+        return False
+    if host != "localhost" and not host.endswith(".localhost"):
+        try:
+            if not ipaddress.ip_address(host).is_loopback:
+                return False
+        except ValueError:  # a name: it may point anywhere
+            return False
+    return any(
+        isinstance(cause, ConnectionRefusedError)
+        or (isinstance(cause, OSError) and cause.errno == errno.ECONNREFUSED)
+        for cause in _causes(error)
+    )
+
+
+def _causes(error: BaseException) -> Iterator[BaseException]:
+    """What ``error`` was raised from or during, innermost last (each once)."""
+    seen: set[int] = set()
+    cause = error.__cause__ or error.__context__
+    while cause is not None and id(cause) not in seen:
+        seen.add(id(cause))
+        yield cause
+        cause = cause.__cause__ or cause.__context__
 
 
 def retryable_status(status: int) -> bool:

@@ -90,8 +90,11 @@ class Script(BaseModel):
 class ScriptedProvider:
     """Replays ``script`` one turn per request and records every request in ``received``.
 
-    Each recorded request holds a copy of its messages, as they were when it was made.
+    Each recorded request holds a copy of its messages, as they were when it was made. It
+    plays a model without image input: the runtime sends it each image as its placeholder.
     """
+
+    image_input = False
 
     def __init__(self, script: Script | dict[str, Any] | list[dict[str, Any]]) -> None:
         if isinstance(script, list):

@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import datetime as dt
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Unpack
+from typing import Unpack, cast
 
 from neta.catalog import ToolSchema
-from neta.errors import ConfigError
-from neta.events import Event, ProviderRetry
+from neta.errors import ConfigError, OutputValidationError
+from neta.events import Event, ModelFallback, ProviderRetry
 from neta.host_settings import TRUST_OPTION
+from neta.images import ImagePart, fit_images
 from neta.messages import Message, close_interrupted_calls
 from neta.permissions import (
     ApprovalAnswer,
@@ -25,6 +27,14 @@ from neta.permissions import (
 from neta.plugins import NetaPluginManager, create_plugin_manager
 from neta.providers.base import Provider, ToolDefinition
 from neta.providers.client_pool import ClientPool, active_pool
+from neta.providers.fallback import (
+    FallbackNotice,
+    FallbackProvider,
+    ModelEntry,
+    fallback_models,
+    model_label,
+)
+from neta.providers.image_input import TextOnlyProvider, takes_images
 from neta.providers.registry import create_provider, resolve_model_name
 from neta.providers.retry import RetryingProvider, RetryNotice, RetryPolicy
 from neta.runtime.attempt import Checkpoint, run_attempt, safe_event_sink
@@ -40,13 +50,17 @@ from neta.runtime.limits import (
     RunLimits,
 )
 from neta.runtime.metering import Meter, MeteredProvider
+from neta.runtime.output import Output, OutputType, prepared
 from neta.runtime.prompt_builder import build_system_prompt
 from neta.runtime.reply_check import (
     DEFAULT_MAX_CALLS_PER_REPLY,
     DEFAULT_MAX_REPLY_CHARS,
     repair_history,
 )
-from neta.runtime.run_result import RunResult
+from neta.runtime.run_result import OutputT, RunResult
+from neta.runtime.run_scope import entered, run_scope
+from neta.runtime.run_stream import DEFAULT_STREAM_BUFFER, RunStream
+from neta.runtime.usage_limits import UsageLimits
 from neta.sandbox import SandboxPolicy, sandbox_policy
 from neta.session import ClarifyFn, EntryKind, SessionCapabilities, SessionContext
 from neta.session_tools import BoundTool, build_session_tools, resolve_session_toolsets
@@ -79,6 +93,8 @@ class AgentSession:
     session there); what it raises ends the run before anything else happens."""
     meter: Meter = field(default_factory=Meter)
     """What the session's model calls cost so far, its sub-agents' apart (a cancelled run's too)."""
+    usage_limits: UsageLimits | None = None
+    """What the session may spend over all its runs (``new_session(usage_limits=...)``)."""
     _sink: EventCallback | None = None
     _lock: asyncio.Lock = field(default_factory=asyncio.Lock)
     _loop: asyncio.AbstractEventLoop | None = None  # the running run's loop
@@ -146,7 +162,12 @@ class Agent:
             takes the provider from a ``provider:model`` name, or, without one, builds
             sessions that can be inspected but not run (``neta toolsets`` does this).
         model: the model name sent to the provider; ``provider:model`` (``openai:gpt-4o``)
-            names the provider too (it must agree with ``provider`` when both are given).
+            names the provider too (it must agree with ``provider`` when both are given). A
+            list names fallback models after the first (``["anthropic:claude-sonnet-4-5",
+            "openai:gpt-4o"]``): when a request to one fails for good, the next is asked
+            (``neta.providers.fallback``; a ``model_fallback`` event says so). A fallback
+            without a ``provider:`` prefix asks the first model's provider;
+            ``provider_options`` go to the first model's provider only.
         toolsets: toolsets requested on top of the defaults.
         preset: when given, exactly these toolsets instead of the defaults.
         deny: toolsets never given (deny wins).
@@ -204,13 +225,16 @@ class Agent:
             ``turn_timeout``, ``max_calls_per_reply`` and ``max_reply_chars`` as one
             ``RunLimits`` (kept as ``Agent.limits``); when given, it wins over those keywords,
             which are then ignored.
+        usage_limits: what each run may spend (tokens, model and tool calls, seconds) before
+            it stops with outcome ``limit``: a ``UsageLimits``; ``run(usage_limits=...)``
+            replaces it for one run.
     """
 
     def __init__(
         self,
         *,
         provider: Provider | str | None = None,
-        model: str = "",
+        model: str | Sequence[str] = "",
         toolsets: Iterable[str] = (),
         preset: Iterable[str] | None = None,
         deny: Iterable[str] = (),
@@ -237,6 +261,7 @@ class Agent:
         trust_workspace: bool | None = None,
         permissions: PermissionsLike = None,
         limits: RunLimits | None = None,
+        usage_limits: UsageLimits | None = None,
     ) -> None:
         self.sandbox = sandbox_policy(sandbox)
         given_rules(permissions)  # a mistake fails here, not at the first tool call
@@ -252,8 +277,10 @@ class Agent:
         if mcp_servers:
             host_options["mcp_servers"] = dict(mcp_servers)
         self.pm.configure_host(Path(workspace).resolve(), host_options)
+        model, *fallbacks = (model,) if isinstance(model, str) else tuple(model) or ("",)
         if provider is None or isinstance(provider, str):
             provider, model = resolve_model_name(provider, model, self.pm)
+        named = provider if isinstance(provider, str) else None
         if isinstance(provider, str):
             options = dict(provider_options or {})
             if model_timeout is not None:
@@ -261,6 +288,16 @@ class Agent:
             provider = create_provider(provider, self.pm, model=model, **options)
         self.provider: Provider | None = provider
         self.model = model
+        self.fallbacks = fallback_models(
+            fallbacks,
+            provider=named or provider,
+            pm=self.pm,
+            options=provider_options or {},
+            timeout=model_timeout,
+        )
+        """The models asked when the first fails for good, in order (``model=[...]``)."""
+        self.model_label = model_label(named, model, provider)
+        """The first model as events name it (``openai:gpt-4o``)."""
         self.requested = tuple(toolsets)
         self.preset = None if preset is None else tuple(preset)
         self.deny = tuple(deny)
@@ -282,6 +319,8 @@ class Agent:
                 strict_schemas=strict_schemas,
             )
         self.limits = limits
+        self.usage_limits = usage_limits
+        """What each run may spend (``Agent.run(usage_limits=...)`` replaces it for one run)."""
         self.system_extras = tuple(system_extras)
         self.compact_after = compact_after
         self.crew_depth = crew_depth
@@ -351,6 +390,7 @@ class Agent:
         history: Iterable[Message] = (),
         provider: Provider | None = None,
         toolsets: Iterable[str] | None = None,
+        usage_limits: UsageLimits | None = None,
         **capabilities: Unpack[SessionCapabilities],
     ) -> AgentSession:
         """Start a session: build its context and tools, and tell the plugins it started.
@@ -362,7 +402,8 @@ class Agent:
         ``toolsets``, when given, are exactly the session's toolsets instead of the agent's
         preset and requested ones (denied ones stay denied; crew children get theirs so).
         A session shallower than ``crew_depth`` gets a ``CrewRunner`` unless a ``crew_runner``
-        is passed (``crew_runner=None`` for none).
+        is passed (``crew_runner=None`` for none). ``usage_limits`` is what the session may
+        spend over all its runs (``AgentSession.usage_limits``).
         """
         capabilities.setdefault("todo_store", InMemoryTodoStore())
         capabilities.setdefault("sandbox", self.sandbox)
@@ -389,6 +430,7 @@ class Agent:
                 denied=self.deny,
             )
             session = AgentSession(context, resolution, {}, list(history), provider)
+            session.usage_limits = usage_limits
             if runner is not None:
                 runner.bind(session)
             context.emit = session.dispatch
@@ -443,6 +485,31 @@ class Agent:
             raise ConfigError("this agent has no model provider; pass provider= to Agent")
         return provider
 
+    def _models_for(
+        self,
+        session: AgentSession,
+        on_retry: Callable[[RetryNotice], None],
+        on_fallback: Callable[[FallbackNotice], None],
+    ) -> Provider:
+        """What a run asks: each model metered and retried, sent images only if it takes them.
+
+        The agent's fallback models follow the first, unless the session has its own provider.
+        """
+
+        def ready(provider: Provider) -> Provider:
+            if not takes_images(provider):
+                provider = TextOnlyProvider(provider)
+            metered = MeteredProvider(provider, session.meter)
+            return RetryingProvider(metered, self.retry, on_retry)
+
+        first = self._provider_for(session)
+        if session.provider is not None or not self.fallbacks:
+            return ready(first)
+        models = [ModelEntry(self.model_label, first, self.model), *self.fallbacks]
+        return FallbackProvider(
+            [dataclasses.replace(m, provider=ready(m.provider)) for m in models], on_fallback
+        )
+
     async def run(
         self,
         message: str,
@@ -450,8 +517,22 @@ class Agent:
         session: AgentSession | None = None,
         on_event: EventCallback | None = None,
         approvals: Mapping[str, ApprovalAnswer | str] | None = None,
-    ) -> RunResult:
+        images: Sequence[ImagePart] = (),
+        output_type: OutputType[OutputT] | None = None,
+        usage_limits: UsageLimits | None = None,
+    ) -> RunResult[OutputT]:
         """Add ``message`` to the session (a new one by default) and run until the model answers.
+
+        ``output_type`` (a pydantic model, a dataclass, a ``TypedDict``, or a JSON Schema of an
+        object as a dict) is what the final answer must be: the model is asked for it through
+        its provider's structured output where it has one, else through the tool
+        ``final_result``, and ``RunResult.output`` holds it, validated. An invalid answer is
+        sent back with what is wrong, ``limits.output_retries`` times at most.
+
+        ``usage_limits`` replaces the agent's for this run; the session's hold too.
+
+        ``images`` go with ``message`` (``ImagePart.from_file``): each is named in its text by
+        its placeholder, and what passes ``MAX_MESSAGE_IMAGE_BYTES`` is left out, saying so.
 
         ``approvals`` answer the calls a previous run left waiting (``RunResult.approvals``),
         by request id: an ``ApprovalAnswer`` or its text (``"allow once"``, ``"deny: why"``).
@@ -459,12 +540,15 @@ class Agent:
         the model goes on. A call left unanswered waits again.
 
         Raises:
-            ConfigError: ``approvals`` names a call that does not wait for approval.
+            ConfigError: ``approvals`` names a call that does not wait for approval, or
+                ``output_type`` cannot be one.
+            OutputValidationError: the model never gave a valid answer of ``output_type``.
 
         One run per session at a time: a second concurrent call waits for the first. Outside a
         host's ``ClientPool`` the run keeps one of its own, so its turns share one model-API
         client, closed when the run ends.
         """
+        output = prepared(output_type) if output_type is not None else None
         session = session if session is not None else self.new_session()
         events: list[Event] = []
         listener = safe_event_sink(on_event) if on_event is not None else None
@@ -488,6 +572,17 @@ class Agent:
                 )
             )
 
+        def falling_back(notice: FallbackNotice) -> None:
+            session.dispatch(
+                ModelFallback(
+                    failed=notice.failed,
+                    model=notice.model,
+                    reason=notice.reason,
+                    message=str(notice.error),
+                    agent_id=agent_id,
+                )
+            )
+
         # a run outside a host still shares one model-API client between its turns
         own_pool = ClientPool() if active_pool() is None else None
         async with session._lock, contextlib.AsyncExitStack() as stack:
@@ -497,6 +592,9 @@ class Agent:
             session._sink = sink
             session._loop = asyncio.get_running_loop()
             spent_before = session.meter.snapshot()  # what runs before this one spent is theirs
+            limits = self.usage_limits if usage_limits is None else usage_limits
+            scope = run_scope(session.meter, spent_before, limits, session.usage_limits)
+            stack.enter_context(entered(scope))
             outcome = "error"
             try:
                 repair_history(session.history, checked=session._checked)
@@ -507,7 +605,8 @@ class Agent:
                         "answer every call that waits for approval before sending a message "
                         f"(waiting: {', '.join(waiting)})"
                     )
-                follow_up = Message(role="user", content=message)
+                text, attached = fit_images(message, images) if images else (message, [])
+                follow_up = Message(role="user", content=text, images=attached)
                 if not resume:
                     close_interrupted_calls(session.history)
                     session.history.append(follow_up)
@@ -519,9 +618,8 @@ class Agent:
                     answers=answers_by_call(approvals, waiting, session.context.workspace),
                     asking=session._asking,
                 )
-                provider = MeteredProvider(self._provider_for(session), session.meter)
                 result = await run_attempt(
-                    provider=RetryingProvider(provider, self.retry, retrying),
+                    provider=self._models_for(session, retrying, falling_back),
                     system_prompt=self.system_prompt(session),
                     history=session.history,
                     tools=session.tools,
@@ -535,7 +633,9 @@ class Agent:
                     gate=gate,
                     resume=resume,
                     follow_up=follow_up if resume and message else None,
-                    checkpoint=session.checkpoint,
+                    checkpoint=scope.paced(session.checkpoint),
+                    output=cast("Output[object] | None", output),
+                    limit_check=scope.limit_check(),
                 )
                 outcome = result.outcome
             except asyncio.CancelledError:
@@ -548,7 +648,7 @@ class Agent:
                 # plugins stop what the run started (the base plugin: a cancelled run's processes)
                 self.pm.notify("neta_run_end", session=session.context, outcome=outcome)
         spent = session.meter.since(spent_before)
-        return RunResult(
+        ended: RunResult[OutputT] = RunResult(
             text=result.text,
             outcome=result.outcome,
             reason=result.reason,
@@ -561,7 +661,57 @@ class Agent:
             approvals=list(gate.pending),
             sub_agent_calls=spent.sub_agent_calls,
             sub_agent_usage=spent.sub_agent_usage,
+            output=cast("OutputT | None", result.output),
+            limit=result.limit,
         )
+        if result.rejected is not None:
+            rejected = result.rejected
+            raise OutputValidationError(
+                rejected.answer, rejected.errors, attempts=rejected.attempts, result=ended
+            )
+        return ended
+
+    def stream(
+        self,
+        message: str,
+        *,
+        session: AgentSession | None = None,
+        approvals: Mapping[str, ApprovalAnswer | str] | None = None,
+        output_type: OutputType[OutputT] | None = None,
+        usage_limits: UsageLimits | None = None,
+        buffer: int = DEFAULT_STREAM_BUFFER,
+    ) -> RunStream[OutputT]:
+        """A run whose events are read as they come, as ``run`` would run it.
+
+        ::
+
+            async with agent.stream("fix the tests", session=session) as run:
+                async for event in run:
+                    ...
+            print(run.result.outcome)
+
+        The run starts as the block is entered; leaving it early cancels the run. At most
+        about ``buffer`` events wait for the reader: a slower reader makes the run wait
+        (``RunStream``).
+
+        Raises:
+            ConfigError: ``buffer`` is below 1.
+        """
+        if buffer < 1:
+            raise ConfigError(f"a stream's buffer holds at least 1 event, not {buffer}")
+        session = session if session is not None else self.new_session()
+
+        async def start(on_event: EventCallback) -> RunResult[OutputT]:
+            return await self.run(
+                message,
+                session=session,
+                on_event=on_event,
+                approvals=approvals,
+                output_type=output_type,
+                usage_limits=usage_limits,
+            )
+
+        return RunStream(start, buffer)
 
     def _refreshed_policy(self, session: AgentSession) -> Policy:
         """The session's policy; after an "allow always", read anew (the answer is kept)."""

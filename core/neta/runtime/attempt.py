@@ -8,6 +8,7 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from neta.errors import ConfigError, ProviderError
 from neta.events import ApprovalRequested, Event, Outcome, RunFinished, RunStarted, TextDelta
@@ -15,8 +16,10 @@ from neta.messages import Message, Usage, close_interrupted_calls, deferred_appr
 from neta.providers.base import Conversation, ModelRequest, Provider, ToolDefinition
 from neta.runtime.gate import Gate
 from neta.runtime.limits import RunLimits
+from neta.runtime.output import InvalidAnswer, Output, RejectedAnswer, answer_results, final_answer
 from neta.runtime.reply_check import check_reply
-from neta.runtime.tool_calls import EventTag, Turn, run_calls
+from neta.runtime.tool_calls import EventTag, Turn, not_run, run_calls
+from neta.runtime.usage_limits import LimitCheck
 from neta.session import EventSink
 from neta.session_tools import BoundTool
 from neta.tools import ToolCall, ToolResult
@@ -41,11 +44,16 @@ class AttemptResult:
     """How a run ended.
 
     Attributes:
-        outcome: ``completed``, ``awaiting_input``, ``max_turns``, ``cancelled`` or ``error``.
+        outcome: ``completed``, ``awaiting_input``, ``max_turns``, ``limit``, ``cancelled``
+            or ``error``.
         text: the final reply (for ``awaiting_input``, the question for the user).
         reason: why it ended, in words (empty when the model simply finished).
         turns: how many times the model was asked.
         usage: tokens summed over the turns that reported them.
+        limit: the usage limit reached (outcome ``limit``).
+        output: the validated answer of a run with an output type that completed.
+        rejected: the last answer of a run with an output type that never gave a valid one
+            (outcome ``error``).
     """
 
     outcome: Outcome
@@ -53,6 +61,9 @@ class AttemptResult:
     reason: str = ""
     turns: int = 0
     usage: Usage = field(default_factory=Usage)
+    limit: str = ""
+    output: object = None
+    rejected: RejectedAnswer | None = None
 
 
 def safe_event_sink(on_event: Callable[[Event], object]) -> EventSink:
@@ -110,6 +121,8 @@ async def run_attempt(
     resume: Sequence[ToolCall] = (),
     follow_up: Message | None = None,
     checkpoint: Checkpoint | None = None,
+    output: Output[object] | None = None,
+    limit_check: LimitCheck | None = None,
 ) -> AttemptResult:
     """Run the model and its tool calls on ``history`` until it answers without calling a tool.
 
@@ -138,6 +151,16 @@ async def run_attempt(
     ``history`` as it then stands (a host saves the session there). Whatever it raises ends
     the run as any exception does, before the model is asked or any tool runs: nothing
     happens that the saved history does not show.
+
+    ``output``: the final answer must have that type. The request carries its schema and
+    offers its tool; a reply that calls the tool (or, without any call, whose text is the
+    JSON) is the answer: valid, it ends the run (``AttemptResult.output``); invalid, the model
+    is told what is wrong and answers again, ``limits.output_retries`` times at most, then
+    the run ends with outcome ``error`` and the answer in ``AttemptResult.rejected``.
+
+    ``limit_check`` is called before each model call and before a reply's tool calls run; the
+    usage limit it reports, if any, ends the run there with outcome ``limit`` (the calls that
+    did not run answered so).
     """
     on_event = safe_event_sink(on_event)
     tag: EventTag = {"session_id": session_id, "agent_id": agent_id}
@@ -147,6 +170,10 @@ async def run_attempt(
             bound.schema.openai_tool(strict=limits.strict_schemas) for bound in tools.values()
         ]
     offered = list(offered_tools)
+    wanted = output.schema if output is not None else None
+    if wanted is not None:
+        offered.append(wanted.tool)
+    answers = 0
     system = (Message(role="system", content=system_prompt),)
     names = list(tools)
     first = history[-1].content if history and history[-1].role == "user" else ""
@@ -155,9 +182,9 @@ async def run_attempt(
     turns = 0
     used_ids = {call.id for message in history for call in message.tool_calls}
 
-    def finish(outcome: Outcome, text: str = "", reason: str = "") -> AttemptResult:
+    def finish(outcome: Outcome, text: str = "", reason: str = "", **ending: Any) -> AttemptResult:
         on_event(RunFinished(outcome=outcome, text=text, reason=reason, turns=turns, **tag))
-        return AttemptResult(outcome, text, reason, turns, usage)
+        return AttemptResult(outcome, text, reason, turns, usage, **ending)
 
     def on_text(piece: str) -> None:
         on_event(TextDelta(text=piece, **tag))
@@ -178,6 +205,7 @@ async def run_attempt(
                     name=call.name,
                     is_error=result.is_error,
                     permission=gate.decided.pop(call.id, None) if gate else None,
+                    images=list(result.images),
                 )
             )
 
@@ -200,12 +228,14 @@ async def run_attempt(
                     "max_turns",
                     reason=f"stopped after {limits.max_turns} turns without a final answer",
                 )
+            if limit_check is not None and (crossing := limit_check(True)) is not None:
+                return finish("limit", reason=crossing.reason, limit=crossing.limit)
             turns += 1
             if before_turn is not None:
                 before_turn(history)
             if checkpoint is not None:
                 await checkpoint()
-            request = ModelRequest(Conversation(system, history), offered, model)
+            request = ModelRequest(Conversation(system, history), offered, model, wanted)
             deadline = asyncio.timeout(limits.turn_timeout)
             try:
                 async with deadline:
@@ -230,9 +260,29 @@ async def run_attempt(
             used_ids.update(call.id for call in reply.calls)
             asking = len(history)  # where the reply stands: deferred approvals are named by it
             history.append(reply.message)
+            answer = final_answer(reply) if output is not None else None
+            if answer is not None:
+                assert output is not None
+                answers += 1
+                try:
+                    value, problem = answer.value(output), ""
+                except InvalidAnswer as exc:
+                    value, problem = None, str(exc)
+                given_up = bool(problem) and answers > limits.output_retries
+                if answer.call is not None or not given_up:  # a call is always answered
+                    history.extend(answer_results(reply.calls, answer.call, problem))
+                if not problem:
+                    return finish("completed", text=answer.text, output=value)
+                if given_up:
+                    rejected = RejectedAnswer(answer.text, problem, answers)
+                    return finish("error", reason=rejected.reason, rejected=rejected)
+                continue
             if not reply.calls:
                 note = "; ".join(n for n in (stop_note, reply.note) if n)
                 return finish("completed", text=reply.message.content or "", reason=note)
+            if limit_check is not None and (crossing := limit_check(False)) is not None:
+                history.extend(not_run(reply.calls, crossing.reason))
+                return finish("limit", reason=crossing.reason, limit=crossing.limit)
             turn = Turn(
                 tools, limits, thread_gate, on_event, tag, stop_note, reply.refused, gate,
                 reply.arguments,

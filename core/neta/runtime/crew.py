@@ -137,8 +137,10 @@ class CrewRunner(Generic[_Session]):
     list. It gets the toolsets it asks for (default: ``CHILD_TOOLSETS``) that the parent has,
     plus every toolset that requires the ``crew_parent`` capability (the child-only ones). Its
     events reach the parent's run tagged with ``agent_id`` = the child's id and re-addressed to
-    the parent's session, so hosts show them in the conversation the user watches. What its
-    model calls cost is added to the parent's ``meter`` when it ends, however it ends.
+    the parent's session, so hosts show them in the conversation the user watches. Its run is
+    a run inside the parent's (``neta.runtime.run_scope``): what its model calls cost counts on
+    the parent's ``meter`` as it is spent, however it ends, and the parent's usage limits hold
+    for it too.
 
     Args:
         agent: the agent that builds and runs the children.
@@ -208,7 +210,6 @@ class CrewRunner(Generic[_Session]):
             return child.failed(exc)
         finally:
             if session is not None:
-                parent.meter.add_sub_agent(session.meter)  # however the child ended
                 self.agent.end_session(session)
         return child.report(history=result.messages, **_judge(result, child.id))
 

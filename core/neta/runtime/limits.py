@@ -18,6 +18,9 @@ DEFAULT_OUTPUT_LIMIT = 30_000
 DEFAULT_TURN_TIMEOUT = 900.0
 """Seconds one model turn (one request and its whole reply) may take before the run ends."""
 
+DEFAULT_OUTPUT_RETRIES = 2
+"""How often an invalid typed answer is sent back to the model before the run fails."""
+
 
 @dataclass(frozen=True)
 class RunLimits:
@@ -49,3 +52,7 @@ class RunLimits:
 
     strict_schemas: bool = False
     """Whether tool schemas are sent in OpenAI strict mode."""
+
+    output_retries: int = DEFAULT_OUTPUT_RETRIES
+    """For a run with an ``output_type``: how often an invalid final answer is sent back to
+    the model with what is wrong, before the run fails with ``OutputValidationError``."""

@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Generic
+
+from typing_extensions import TypeVar
 
 from neta.events import Event, Outcome
 from neta.messages import Message, Usage
 from neta.permissions import ApprovalRequest, Denial
 
+OutputT = TypeVar("OutputT", default=object)
+"""The type of a run's typed answer (``Agent.run(output_type=...)``)."""
+
 
 @dataclass(frozen=True)
-class RunResult:
+class RunResult(Generic[OutputT]):
     """What one ``Agent.run`` produced.
 
     Attributes:
-        text: the final reply (the question, when ``outcome`` is ``awaiting_input``).
+        text: the final reply (the question, when ``outcome`` is ``awaiting_input``; the
+            answer's JSON for a run with an ``output_type``).
         outcome: how the run ended.
         reason: why, in words, when it did not simply complete.
         messages: the session's whole history after the run.
@@ -30,6 +37,10 @@ class RunResult:
         sub_agent_calls: model requests the run's sub-agents (crew children, theirs too) made
             and were answered.
         sub_agent_usage: the tokens those requests reported.
+        output: the validated answer of a run with an ``output_type`` that completed (an
+            instance of it; the checked dict for a JSON Schema); ``None`` otherwise.
+        limit: the usage limit that ended the run (``total_tokens``, ``wall_time``...) when
+            ``outcome`` is ``limit``; empty otherwise.
     """
 
     text: str
@@ -44,6 +55,8 @@ class RunResult:
     approvals: list[ApprovalRequest] = field(default_factory=list)
     sub_agent_calls: int = 0
     sub_agent_usage: Usage = field(default_factory=Usage)
+    output: OutputT | None = None
+    limit: str = ""
 
     @property
     def total_usage(self) -> Usage:

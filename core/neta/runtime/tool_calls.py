@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import time
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -10,6 +11,8 @@ from typing import TypedDict, TypeVar
 
 from neta.errors import ToolError
 from neta.events import ToolCallStart, ToolResultEvent
+from neta.images import fit_images
+from neta.messages import Message
 from neta.runtime.arguments import parse_arguments
 from neta.runtime.gate import Gate
 from neta.runtime.limits import RunLimits
@@ -131,8 +134,11 @@ async def run_one(call: ToolCall, turn: Turn) -> ToolResult:
         report(tool_error("the run was cancelled while this tool ran"))
         raise
     content = truncate_middle(result.content, turn.limits.output_limit)
-    if content is not result.content:
-        result = ToolResult(content, result.is_error, result.end_turn, result.data)
+    if result.images:  # named in the text, within what one message may carry
+        content, kept = fit_images(content, result.images)
+        result = dataclasses.replace(result, content=content, images=tuple(kept))
+    elif content is not result.content:
+        result = dataclasses.replace(result, content=content)
     report(result)
     return result
 
@@ -179,6 +185,23 @@ def _unknown_tool(name: str, available: list[str]) -> str:
     hint = f" {hint[:1].upper()}{hint[1:]}" if hint else ""
     listing = ", ".join(available) if available else "none"
     return f"unknown tool {name!r}.{hint} Available tools: {listing}."
+
+
+def not_run(calls: Sequence[ToolCall], why: str) -> list[Message]:
+    """A result for each of ``calls``, which did not run because of ``why``.
+
+    What keeps a history valid when a run ends before a reply's calls run.
+    """
+    return [
+        Message(
+            role="tool",
+            content=f"Error: not run: {why}",
+            tool_call_id=call.id,
+            name=call.name,
+            is_error=True,
+        )
+        for call in calls
+    ]
 
 
 def tool_error(message: str) -> ToolResult:

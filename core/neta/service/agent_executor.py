@@ -56,7 +56,7 @@ router = APIRouter(prefix="/v1", tags=["sessions"], dependencies=[Depends(author
 _REFUSALS: dict[int | str, dict[str, Any]] = {
     404: {"model": Refusal, "description": "No such session, or no such call waits for approval"},
     409: {"model": Refusal, "description": "Busy, or run by another server process"},
-    503: {"model": Refusal, "description": "The session store cannot write"},
+    503: {"model": Refusal, "description": "The session store cannot write, or the server stops"},
 }
 
 

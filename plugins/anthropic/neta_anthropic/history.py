@@ -4,9 +4,11 @@ Neta keeps a conversation in one shape (system, user, assistant text + tool call
 results) whatever the provider, so a session may change provider between turns. This module
 maps that shape onto the Messages API: system messages become the ``system`` blocks, an
 assistant's tool calls ``tool_use`` blocks, tool results ``tool_result`` blocks of the next
-user turn (``is_error`` set for failures), and turns of the same role are merged, as the API
-wants them to alternate. The system prompt and the tool list carry cache breakpoints: they
-stay the same within a session, so later turns read them from the prompt cache.
+user turn (``is_error`` set for failures), images ``image`` blocks (base64, in the
+``tool_result`` of a tool's images, before the text of a user's), and turns of the same role
+are merged, as the API wants them to alternate. The system prompt and the tool list carry
+cache breakpoints: they stay the same within a session, so later turns read them from the
+prompt cache.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ import json
 from collections.abc import Iterable, Sequence
 from typing import Any
 
-from neta import Message, ToolCall
+from neta import ImagePart, Message, ToolCall
 
 CACHE_BREAKPOINT: dict[str, str] = {"type": "ephemeral"}
 """The ``cache_control`` value that ends a cached prefix."""
@@ -80,15 +82,18 @@ def to_anthropic(messages: Iterable[Message]) -> list[dict[str, Any]]:
 
 def _blocks(message: Message) -> list[dict[str, Any]]:
     if message.role == "tool":
+        result: str | list[dict[str, Any]] = message.content or _EMPTY
+        if message.images:
+            result = [{"type": "text", "text": result}, *map(_image_block, message.images)]
         return [
             {
                 "type": "tool_result",
                 "tool_use_id": message.tool_call_id or "",
-                "content": message.content or _EMPTY,
+                "content": result,
                 "is_error": message.is_error,
             }
         ]
-    blocks: list[dict[str, Any]] = []
+    blocks: list[dict[str, Any]] = [_image_block(image) for image in message.images]
     if message.content:
         blocks.append({"type": "text", "text": message.content})
     for call in message.tool_calls:
@@ -96,6 +101,11 @@ def _blocks(message: Message) -> list[dict[str, Any]]:
             {"type": "tool_use", "id": call.id, "name": call.name, "input": _input(call.arguments)}
         )
     return blocks
+
+
+def _image_block(image: ImagePart) -> dict[str, Any]:
+    source = {"type": "base64", "media_type": image.media_type, "data": image.data}
+    return {"type": "image", "source": source}
 
 
 def _input(arguments: str) -> dict[str, Any]:
@@ -179,12 +189,21 @@ def from_anthropic(
                         tool_call_id=call_id,
                         name=names.get(call_id),
                         is_error=bool(block.get("is_error")),
+                        images=[] if isinstance(result, str) else _images(result),
                     )
                 )
-        text = _text(blocks)
-        if text:
-            history.append(Message(role="user", content=text))
+        text, images = _text(blocks), _images(blocks)
+        if text or images:
+            history.append(Message(role="user", content=text, images=images))
     return history
+
+
+def _images(blocks: Iterable[dict[str, Any]]) -> list[ImagePart]:
+    return [
+        ImagePart(media_type=b["source"]["media_type"], data=b["source"]["data"])
+        for b in blocks
+        if b.get("type") == "image" and b.get("source", {}).get("type") == "base64"
+    ]
 
 
 def _text(blocks: Iterable[dict[str, Any]]) -> str:

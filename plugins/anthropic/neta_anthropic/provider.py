@@ -60,7 +60,7 @@ _ERROR_STATUS = {
 
 
 class AnthropicProvider:
-    """Messages API turns, streamed or whole, with prompt caching.
+    """Messages API turns, streamed or whole, with prompt caching; images go as ``image`` blocks.
 
     Args:
         model: the model name; ``ANTHROPIC_MODEL`` or ``DEFAULT_MODEL`` when empty.
@@ -91,6 +91,8 @@ class AnthropicProvider:
         self.max_tokens = max_tokens
         self.stream = stream
         self.cache = cache
+        self.image_input = True
+        """Claude models take images (the runtime sends them; ``neta.ImagePart``)."""
         self._client_options: dict[str, Any] = {
             "api_key": api_key or _KEYLESS,
             "base_url": self.url,
@@ -130,6 +132,8 @@ class AnthropicProvider:
             params["system"] = system
         if request.tools:
             params["tools"] = tool_definitions(request.tools, cache=self.cache)
+        if request.output is not None:  # the answer comes as a call of the output tool
+            params["tool_choice"] = {"type": "any"}
         try:
             async with self._client() as client:
                 if not self.stream:

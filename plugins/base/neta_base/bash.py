@@ -14,13 +14,14 @@ import os
 import signal
 import subprocess
 from collections import deque
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
 import neta
+from neta.events import ToolOutput
 from neta.sandbox import Confined, SandboxPolicy, confine
 from neta_base import environment, processes
 
@@ -30,6 +31,11 @@ MAX_TIMEOUT = 600
 KEEP_CHARS = 20_000
 """Characters of output kept at each end; the middle of longer output is cut."""
 
+STREAM_CHARS = KEEP_CHARS
+"""Characters of output passed on while the command runs (``tool_output`` events): its start,
+which the result keeps too."""
+
+_STREAM_EVERY = 0.1  # seconds: what the command writes is passed on at most this often
 _TERM_GRACE = 2.0  # seconds between SIGTERM and SIGKILL
 _DRAIN_SECONDS = 1.0  # how long to wait for output once the shell itself has exited
 _SIGNALLED = 128  # exit status 128 + N: ended by signal N (the shells' and bwrap's convention)
@@ -47,6 +53,9 @@ class BashArgs(BaseModel):
 def build(session: neta.SessionContext) -> neta.Tool:
     """The ``bash`` tool for ``session``: commands run in its workspace root."""
 
+    def stream(text: str) -> None:
+        session.emit(ToolOutput(name=SCHEMA.name, text=text))
+
     async def bash(args: BashArgs) -> neta.ToolResult:
         sandboxed = session.sandbox.enabled
         run = await run_command(
@@ -56,6 +65,7 @@ def build(session: neta.SessionContext) -> neta.Tool:
             env=environment.for_session(session),
             sandbox=environment.sandbox_for_session(session) if sandboxed else None,
             session_mark=None if sandboxed else processes.session_mark(session),
+            on_output=stream,
         )
         return run.result(args.timeout)
 
@@ -125,6 +135,7 @@ async def run_command(
     env: dict[str, str] | None = None,
     session_mark: str | None = None,
     sandbox: SandboxPolicy | None = None,
+    on_output: Callable[[str], None] | None = None,
 ) -> CommandRun:
     """Run ``bash -c command`` in ``cwd`` in its own process group; kill it all on timeout.
 
@@ -146,6 +157,8 @@ async def run_command(
             (``NETA_BASH_ENV_ALLOW``) are taken from it, besides the sandbox's allow list.
         session_mark: the session's mark, for the sweep when the session ends (unsandboxed).
         sandbox: the policy that confines the command; ``None`` runs it unconfined.
+        on_output: told what the command writes while it runs: its first ``STREAM_CHARS``
+            characters, gathered (at most every 0.1 s), all of it before this returns.
 
     Raises:
         ToolError: the shell could not be started, or the sandbox is not available here.
@@ -169,11 +182,12 @@ async def run_command(
             processes.note_started(session_mark)
     loop = asyncio.get_running_loop()
     output = _Output(KEEP_CHARS)
+    stream = _Stream(on_output, STREAM_CHARS, _STREAM_EVERY) if on_output is not None else None
     closed: asyncio.Future[None] = loop.create_future()
     read_fd, write_fd = os.pipe()
     try:
         transport, _ = await loop.connect_read_pipe(
-            lambda: _Collector(output, closed), os.fdopen(read_fd, "rb", buffering=0)
+            lambda: _Collector(output, closed, stream), os.fdopen(read_fd, "rb", buffering=0)
         )
     except BaseException:
         os.close(write_fd)
@@ -208,6 +222,8 @@ async def run_command(
             raise
     finally:
         transport.close()
+        if stream is not None:  # what came last, before the result that follows
+            stream.flush()
         if confined is not None and confined.pids is not None:
             confined.pids.release()
     exit_code = process.returncode if process.returncode is not None else -signal.SIGKILL
@@ -259,8 +275,11 @@ class _Output:
         self._tail_size = 0
         self._total = 0
 
-    def feed(self, data: bytes) -> None:
-        self._add(self._decoder.decode(data))
+    def feed(self, data: bytes) -> str:
+        """Take ``data``; the text it completes (a character may straddle two pieces)."""
+        text = self._decoder.decode(data)
+        self._add(text)
+        return text
 
     def text(self) -> str:
         self._add(self._decoder.decode(b"", final=True))
@@ -286,17 +305,52 @@ class _Output:
             self._tail_size -= len(self._tail.popleft())
 
 
-class _Collector(asyncio.Protocol):
-    """Feeds what the command writes into an ``_Output``; resolves ``closed`` at end of file."""
+class _Stream:
+    """Passes on the first ``limit`` characters of the output, gathered for ``every`` s."""
 
-    def __init__(self, output: _Output, closed: asyncio.Future[None]) -> None:
+    def __init__(self, on_output: Callable[[str], None], limit: int, every: float) -> None:
+        self._on_output = on_output
+        self._room = limit
+        self._every = every
+        self._pending: list[str] = []
+        self._timer: asyncio.TimerHandle | None = None
+
+    def add(self, text: str) -> None:
+        if self._room <= 0 or not text:
+            return
+        self._pending.append(text[: self._room])
+        self._room -= len(self._pending[-1])
+        if self._timer is None:
+            self._timer = asyncio.get_running_loop().call_later(self._every, self.flush)
+
+    def flush(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        if self._pending:
+            text = "".join(self._pending)
+            self._pending.clear()
+            self._on_output(text)
+
+
+class _Collector(asyncio.Protocol):
+    """Feeds what the command writes to an ``_Output`` and a ``_Stream``; ends ``closed`` at EOF."""
+
+    def __init__(
+        self, output: _Output, closed: asyncio.Future[None], stream: _Stream | None = None
+    ) -> None:
         self._output = output
         self._closed = closed
+        self._stream = stream
 
     def data_received(self, data: bytes) -> None:
-        self._output.feed(data)
+        text = self._output.feed(data)
+        if self._stream is not None:
+            self._stream.add(text)
 
     def connection_lost(self, exc: Exception | None) -> None:
+        if self._stream is not None:
+            self._stream.flush()
         if not self._closed.done():
             self._closed.set_result(None)
 

@@ -45,6 +45,7 @@ def build(session: neta.SessionContext) -> neta.Tool:
                 "count": outcome.count,
                 "start_line": outcome.start_line,
                 "end_line": outcome.end_line,
+                "diff": outcome.whole_diff,  # for a person, never cut
             },
         )
 

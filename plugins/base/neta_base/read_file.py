@@ -1,4 +1,4 @@
-"""The ``read_file`` tool: a window of a text file's lines, numbered."""
+"""The ``read_file`` tool: a window of a text file's lines, numbered, or an image to look at."""
 
 from __future__ import annotations
 
@@ -30,17 +30,37 @@ class ReadFileArgs(BaseModel):
 def build(session: neta.SessionContext) -> neta.Tool:
     """The ``read_file`` tool for ``session``: paths are confined to its workspace."""
 
-    def read_file(args: ReadFileArgs) -> str:
+    def read_file(args: ReadFileArgs) -> str | neta.ToolResult:
         info = neta.paths.path_stat(args.path, root=session.workspace)
         if info is not None and stat.S_ISDIR(info.st_mode):
             raise neta.ToolError(
                 f"{neta.printable(args.path)} is a directory; use list_dir to see its contents"
             )
+        if info is not None and stat.S_ISREG(info.st_mode) and _is_image(session, args.path):
+            return _image(session, args.path)
         # resolved and read in one step, so the check above only chooses the message
         text = neta.read_text(args.path, max_bytes=MAX_FILE_BYTES, root=session.workspace).text
         return _render_window(text, offset=args.offset, limit=args.limit)
 
     return neta.Tool(name=SCHEMA.name, execute=read_file)
+
+
+def _is_image(session: neta.SessionContext, path: str) -> bool:
+    _, head = neta.paths.read_bytes(path, limit=16, root=session.workspace, head=True)
+    return neta.ImagePart.media_type_of(head) is not None
+
+
+def _image(session: neta.SessionContext, path: str) -> neta.ToolResult:
+    """The image at ``path``, for the model to look at (downscaled past the caps)."""
+    image = neta.ImagePart.from_file(path, root=session.workspace)
+    about = {
+        "name": image.name,
+        "media_type": image.media_type,
+        "bytes": image.size,
+        "width": image.width,
+        "height": image.height,
+    }
+    return neta.ToolResult(content=image.placeholder, images=(image,), data={"image": about})
 
 
 def _render_window(text: str, *, offset: int, limit: int) -> str:
@@ -90,7 +110,8 @@ SCHEMA = neta.ToolSchema(
     toolset="base",
     description=(
         "Read a UTF-8 text file in the workspace. Lines come numbered (number, tab, text); "
-        "use offset and limit to page through long files."
+        "use offset and limit to page through long files. A PNG, JPEG, GIF or WebP image is "
+        "shown to you as an image instead."
     ),
     args=ReadFileArgs,
     guidance=(
@@ -98,7 +119,8 @@ SCHEMA = neta.ToolSchema(
         "when more remain it says which offset to read next. The line numbers and the tab "
         "after them are not part of the file: never copy them into old_string or content. "
         "Lines over 2000 characters are cut, files over 10 MiB are refused, and binary or "
-        "non-UTF-8 files are reported as such rather than shown."
+        "non-UTF-8 files are reported as such rather than shown. Images (PNG, JPEG, GIF, "
+        "WebP) come as images, downscaled when large; offset and limit do not apply to them."
     ),
     when_to_use="Before modifying a file you have not read yet, read it with read_file.",
 )

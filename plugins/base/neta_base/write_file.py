@@ -17,14 +17,23 @@ class WriteFileArgs(BaseModel):
 def build(session: neta.SessionContext) -> neta.Tool:
     """The ``write_file`` tool for ``session``: paths are confined to its workspace."""
 
-    def write_file(args: WriteFileArgs) -> str:
+    def write_file(args: WriteFileArgs) -> neta.ToolResult:
+        before = _text_now(session, args.path)
         written = neta.write_text(
             args.path, args.content, root=session.workspace, make_parents=True
         )
         shown = neta.printable(written.path.relative_to(session.workspace).as_posix())
         verb = "Created" if written.created else "Overwrote"
         note = " (line endings converted to CRLF, as the file had)" if written.crlf else ""
-        return f"{verb} {shown}: {written.size:,} bytes, {_line_count(args.content)} lines{note}."
+        lines = _line_count(args.content)
+        data: dict[str, object] = {"path": shown}
+        if before is not None or written.created:  # what changed, for hosts to show
+            if before and written.crlf:  # the content given is written with the file's CRLF
+                before = before.replace("\r\n", "\n")
+            data["diff"] = neta.text_diff(before or "", args.content, shown, max_lines=None)
+        return neta.ToolResult(
+            content=f"{verb} {shown}: {written.size:,} bytes, {lines} lines{note}.", data=data
+        )
 
     def preview(args: WriteFileArgs) -> str:
         """The diff from the file as it is (empty when it is new) to the content given."""
@@ -40,6 +49,14 @@ def build(session: neta.SessionContext) -> neta.Tool:
         return diff or f"(no change to {shown})"
 
     return neta.Tool(name=SCHEMA.name, execute=write_file, preview=preview)
+
+
+def _text_now(session: neta.SessionContext, path: str) -> str | None:
+    """The file's text before it is written; ``None`` when there is none that can be read."""
+    try:
+        return neta.read_text(path, root=session.workspace).text
+    except neta.ToolError:  # no such file yet, or not one to read: writing says what is wrong
+        return None
 
 
 def _line_count(text: str) -> int:

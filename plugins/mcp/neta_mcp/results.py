@@ -5,7 +5,10 @@ A result is bounded: each image, audio clip or binary resource is saved only up 
 in all (an empty item never); its text, notes included, is cut at ``MAX_TEXT_CHARS``, each
 note at ``MAX_NOTE_CHARS`` and the notes after ``MAX_NOTES``; its structured content is kept
 only within ``MAX_TEXT_CHARS`` characters of JSON. What is left out is said in the text the
-model reads. Saved files are readable by their owner only (0600, in folders of 0700).
+model reads. Saved files are readable by their owner only (0600, in folders of 0700). A saved
+image the model can take (PNG, JPEG, GIF, WebP) is also shown to it, as ``read_file`` shows one:
+held to the image caps (downscaled with Pillow past them), and named in the text by its
+placeholder; one that cannot be shown is saved all the same, and the text says why.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from neta import ToolResult
+from neta import ImagePart, ToolError, ToolResult
 from neta_mcp.naming import tool_name
 
 MAX_ITEM_BYTES = 10 * 2**20
@@ -49,7 +52,8 @@ def to_tool_result(
 
     Text blocks are the content; an image, audio clip or binary resource is saved under
     ``media_dir`` (made with its parent folder, both private) and the model reads a note with
-    its path and type (no provider Neta ships sends images to models yet); structured content
+    its path and type; an image also goes to the model as an image part (``images``), its
+    note starting with its placeholder (``[image: NAME.png 800x600]``); structured content
     is the text when no block carries any, and goes to ``data["structured"]``; ``isError``
     makes an error result. ``notes`` (what the server asked that nobody could answer) follow
     the content. The limits of the module's docstring apply.
@@ -88,9 +92,10 @@ def to_tool_result(
     room = MAX_TEXT_CHARS - sum(len(note) + 1 for note in told)  # notes kept within the limit
     content = _bounded("\n".join(kept), room) or "(the tool returned no content)"
     content = "\n".join([content, *told])
+    images = tuple(media.images)
     if result.is_error:
-        return ToolResult(content=f"Error: {content}", is_error=True, data=data)
-    return ToolResult(content=content, data=data)
+        return ToolResult(content=f"Error: {content}", is_error=True, data=data, images=images)
+    return ToolResult(content=content, data=data, images=images)
 
 
 def _bounded(text: str, limit: int) -> str:
@@ -132,6 +137,7 @@ class _Media:
         self.folder = folder
         self.prefix = tool_name(server)  # a server's name may hold "/" or ".."
         self.saved: list[str] = []
+        self.images: list[ImagePart] = []
         self.total = 0
         self.empty = 0
         self.past_count = 0
@@ -165,7 +171,15 @@ class _Media:
         self.total += len(raw)
         path = self._write(raw, mime)
         self.saved.append(str(path))
-        return f"[{kind} ({mime}, {len(raw)} bytes) saved to {path}]"
+        saved = f"({mime}, {len(raw)} bytes) saved to {path}"
+        if kind != "image":
+            return f"[{kind} {saved}]"
+        try:
+            image = ImagePart.from_bytes(raw, name=path.name)
+        except ToolError as exc:
+            return f"[image {saved}; not shown to the model: {exc}]"
+        self.images.append(image)
+        return f"{image.placeholder} {saved}"
 
     def untold(self) -> list[str]:
         """The notes of the items ``save`` left out without one, each kind counted once."""

@@ -12,6 +12,7 @@ import time
 
 import pytest
 
+from tests.processes import running_with, wait_none_running_with
 from tests.services import require_sandbox
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="needs a POSIX pseudo-terminal")
@@ -137,8 +138,9 @@ def test_ctrl_c_cancels_a_turn_then_a_question_and_at_an_empty_prompt_exits_130(
     require_sandbox()  # its bash call runs in the default sandbox
     # Ctrl-C's three meanings, in one session (each session costs a process)
     ask = {"question": "Which colour?", "choices": ["red", "blue"]}
+    slow = f"sleep 30.{os.getpid()}"  # unique on the command lines of this machine
     turns = [
-        {"tool_calls": [{"name": "bash", "arguments": {"command": "sleep 30"}}]},
+        {"tool_calls": [{"name": "bash", "arguments": {"command": slow}}]},
         {"tool_calls": [{"name": "clarify", "arguments": ask}]},
         {"text": "going on without it"},
         {"text": "still here", "expect": {"last_message_contains": "are you there"}},
@@ -148,10 +150,13 @@ def test_ctrl_c_cancels_a_turn_then_a_question_and_at_an_empty_prompt_exits_130(
     # during a turn: the turn is cancelled (its tool killed), the conversation kept
     term.type("run something slow\r")
     term.expect("→ bash")
-    started = time.monotonic()
+    deadline = time.monotonic() + 20
+    while not running_with(slow):
+        assert time.monotonic() < deadline, "the command never started"
+        time.sleep(0.05)
     term.type(CTRL_C)
     term.expect("Turn cancelled; the conversation so far is kept.")
-    assert time.monotonic() - started < 10
+    assert wait_none_running_with(slow) == []  # killed, not waited out
     term.expect("you>")
     # at the clarify prompt: just the question is cancelled, the run goes on
     term.type("paint it\r")

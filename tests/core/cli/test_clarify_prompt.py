@@ -8,7 +8,6 @@ import pty
 import subprocess
 import sys
 import textwrap
-import time
 
 import pytest
 from rich.console import Console
@@ -109,12 +108,11 @@ def test_terminal_clarify_abandoned_on_a_pipe_does_not_keep_the_process_alive():
         asyncio.run(main())
         """
     )
-    started = time.monotonic()
+    # a process kept alive by the abandoned read never ends: the timeout is for that hang
     done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=15, check=False
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=30, check=False
     )
     assert (done.returncode, done.stdout.strip()) == (0, "timed out"), done.stderr
-    assert time.monotonic() - started < 10
 
 
 def test_terminal_clarify_without_choices_offers_no_list():

@@ -1,4 +1,4 @@
-"""``neta serve`` collects, freezes what start-up made, and collects the young less often."""
+"""``neta serve`` collects, freezes what start-up made, and collects what it makes after."""
 
 import gc
 import json
@@ -8,11 +8,11 @@ import sys
 import uvicorn
 
 from neta.cli import collector
-from neta.cli.collector import SERVER_YOUNG_THRESHOLD
+from neta.cli.collector import SERVER_THRESHOLDS
 from tests.core.cli.cli_runner import neta_in_process
 
 
-def test_a_server_process_freezes_its_objects_and_collects_the_young_less_often():
+def test_a_server_process_freezes_its_objects_and_keeps_pythons_thresholds():
     code = (
         "import gc, json; import neta.cli.app; from neta.cli import collector; "
         "before = gc.get_threshold(); collector.own_process(); "
@@ -24,7 +24,7 @@ def test_a_server_process_freezes_its_objects_and_collects_the_young_less_often(
     )
     frozen, before, after = json.loads(done.stdout)
     assert frozen > 10_000  # the imported modules' objects, at least
-    assert after == [SERVER_YOUNG_THRESHOLD, before[1], before[2]]
+    assert after == before == list(SERVER_THRESHOLDS)
 
 
 def test_serve_settles_the_collector_once_the_app_is_built_and_before_it_serves(
@@ -62,6 +62,40 @@ def test_serve_settles_the_collector_once_the_app_is_built_and_before_it_serves(
     assert done.returncode == 0, done.stdout
     [(frozen, young)] = seen
     assert frozen > 10_000
-    assert young == SERVER_YOUNG_THRESHOLD
-    # main's freeze once the plugins are loaded, then serve's: collect first, then freeze
-    assert steps[-2:] == ["collect", "freeze"]
+    assert young == SERVER_THRESHOLDS[0]
+    # main's freeze once the plugins are loaded, then serve's: collect, freeze, collect
+    assert steps[-3:] == ["collect", "freeze", "collect"]
+
+
+# A session a server drops from memory is a graph of objects referring to each other, old
+# enough by then to be in the collector's oldest generation: only a full collection frees it.
+_OLD_GARBAGE = """
+import gc, json, weakref
+import neta.server
+from neta.cli import collector
+
+class Node:
+    pass
+
+collector.own_process()
+collector.freeze_startup_objects(serving=True)
+nodes = [Node() for _ in range(2000)]
+for a, b in zip(nodes, nodes[1:] + nodes[:1]):
+    a.next = b
+gc.collect(1)  # they lived through the young collections: they are in the oldest generation
+left = weakref.WeakSet(nodes)
+del nodes, a, b
+made = [[] for _ in range(150_000)]  # what the server goes on making meanwhile
+print(json.dumps(len(left)))
+"""
+
+
+def test_a_server_process_frees_old_garbage_as_it_goes_on_allocating():
+    done = subprocess.run(
+        [sys.executable, "-c", _OLD_GARBAGE],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=60,
+    )
+    assert json.loads(done.stdout) == 0  # no explicit collection: the collector's own

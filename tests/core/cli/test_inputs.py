@@ -91,7 +91,7 @@ def test_serve_on_a_busy_port_is_one_clear_error(capsys, tmp_path, script):
         done = run_neta(
             capsys, "serve", "--script", script, "-w", str(tmp_path), "--port", str(port)
         )
-    assert done.code == 1
+    assert done.code == 2  # a failed start
     assert done.stderr == (
         f"Error: port {port} on 127.0.0.1 is already in use (another `neta serve`?); "
         "stop it or pick another with --port\n"

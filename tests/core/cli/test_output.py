@@ -48,8 +48,9 @@ def test_a_todo_update_shows_its_list_once_not_again_in_the_tools_result():
     render(ToolResultEvent(call_id="c1", name="todo", content=listed))
     shown = err.getvalue()
     assert shown.count("write tests") == 1  # the panel
-    assert "✓ Todo list, revision 1: 1 in progress" in shown  # the result's first line
-    # a result with no list shown during its call is previewed whole, as before
+    assert "→ todo" not in shown  # the list alone tells it
+    assert "Todo list" not in shown
+    # a call that wrote no list during its call shows its line and its result whole
     render(ToolCallStart(call_id="c2", name="todo", arguments='{"todos": []}'))
     render(ToolResultEvent(call_id="c2", name="todo", content=listed))
     assert err.getvalue().count("write tests") == 2

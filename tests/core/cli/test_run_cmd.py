@@ -41,9 +41,8 @@ def test_run_reads_a_file_and_prints_the_answer(tmp_path):
     assert done.returncode == 0, done.stderr
     assert "→ read_file path='notes.txt'" in done.stderr
     assert done.stdout == "The secret is 42.\n"  # the answer alone: `> answer.txt` holds it
-    assert re.fullmatch(
-        r"2 turns, 1 tool call, 0 tokens \(0 in, 0 out\), \d+\.\d s", done.stderr.splitlines()[-1]
-    )
+    # the script reports no tokens: the line counts none rather than "0 tokens"
+    assert re.fullmatch(r"2 turns, 1 tool call, \d+\.\d s", done.stderr.splitlines()[-1])
 
 
 def test_run_json_prints_outcome_events_and_usage(tmp_path):

@@ -105,7 +105,7 @@ def test_a_token_on_the_command_line_is_warned_about(tmp_path):
         busy.listen()
         port = busy.getsockname()[1]
         served = neta("serve", "--token", "s3cret", "--port", str(port), "-w", str(tmp_path))
-    assert served.returncode == 1  # the port is taken: it stops there, after the warning
+    assert served.returncode == 2  # the port is taken: it stops there, after the warning
     assert served.stderr.startswith(f"Warning: --token {PS_WARNING}; prefer NETA_TOKEN or ")
     mcp = neta("mcp", "serve", "--token", "s3cret", "--http", "nowhere", "-w", str(tmp_path))
     assert mcp.returncode == 2

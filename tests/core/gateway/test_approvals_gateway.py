@@ -95,6 +95,7 @@ def test_a_denied_edit_leaves_the_file_untouched_and_the_model_reads_the_reason(
 def test_an_approval_answered_from_another_sessions_connection_is_refused_and_stays_pending(
     serve, app_py
 ):
+    """Refused as an unknown request: whether another session's approval exists is not told."""
     server = serve([PATCH, {"text": "Patched."}])
 
     async def scenario():
@@ -106,12 +107,12 @@ def test_an_approval_answered_from_another_sessions_connection_is_refused_and_st
         intruder, other = await open_client(server.ws_url())
         other_id = other["data"]["sessionId"]
         await intruder.send("approval_response", other_id, requestId=rid, choice="allow_once")
-        assert (await intruder.until("error"))["data"]["code"] == "forbidden"
+        assert (await intruder.until("error"))["data"]["code"] == "unknown_request"
         # claiming the asker's session on this connection does not help either
         await intruder.send("approval_response", sid, requestId=rid, choice="allow_once")
         assert (await intruder.until("error"))["data"]["code"] == "forbidden"
         await intruder.send("clarify_response", other_id, requestId=rid, answer="allow once")
-        assert (await intruder.until("error"))["data"]["code"] == "forbidden"
+        assert (await intruder.until("error"))["data"]["code"] == "unknown_request"
         assert app_py.read_text() == BEFORE
         assert [q.request_id for q in server.hub.questions.pending_for(sid)] == [rid]
 

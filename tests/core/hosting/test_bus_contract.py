@@ -170,3 +170,26 @@ def test_a_read_of_followed_sessions_sees_theirs_among_many_others(two_workers):
         assert [(sid, f["n"]) for sid, _, f in got] == [("mine", "x")]
 
     two_workers(body)
+
+
+def test_a_batch_says_the_id_before_each_frame_in_its_stream(two_workers):
+    async def body(owner: Bus, other: Bus) -> None:
+        first = await other.publish("s1", {"n": 0})
+        published = await owner.publish_many([("s1", {"n": 1}), ("s2", {"n": 2}), ("s1", {"n": 3})])
+        ids = [event_id for event_id, _ in await owner.read("s1", None, 0)]
+        assert ids == [first, published[0][1], published[2][1]]
+        assert [before for before, _ in published] == [first, None, published[0][1]]
+
+    two_workers(body)
+
+
+def test_a_read_may_skip_what_its_bus_published_but_never_what_another_did(two_workers):
+    async def body(owner: Bus, other: Bus) -> None:
+        follow: dict[str, str | None] = {"s1": None}
+        assert await owner.read_many(follow, 0, skip_own=True) == []  # followed from now on
+        await owner.publish("s1", {"by": "owner"})
+        await other.publish("s1", {"by": "other"})
+        got = await owner.read_many(follow, 1, skip_own=True)
+        assert [f["by"] for _, _, f in got][-1] == "other"
+
+    two_workers(body)

@@ -25,9 +25,9 @@ class CutOnCancel(LocalBus):
                 "the bus cannot receive a command: connection closed"
             ) from None
 
-    async def read_many(self, after, timeout):
+    async def read_many(self, after, timeout, **options):
         try:
-            return await super().read_many(after, timeout)
+            return await super().read_many(after, timeout, **options)
         except asyncio.CancelledError:
             raise StorageUnavailable("the bus cannot read events: connection closed") from None
 

@@ -35,9 +35,9 @@ class FailsOnce(LocalBus):
             self._once("receive")
         return await super().receive(owner, timeout)
 
-    async def read_many(self, after: Any, timeout: float) -> Any:
+    async def read_many(self, after: Any, timeout: float, **options: Any) -> Any:
         self._once("read")
-        return await super().read_many(after, timeout)
+        return await super().read_many(after, timeout, **options)
 
 
 class Collected:

@@ -154,7 +154,8 @@ def test_saving_rewrites_only_what_changed(hub_for):
 
         hub.store.save = spy
         await hub.start_run(live, "second")
-        assert written[0] == (2, ["second"])
+        # the run's mark (nothing else changed), then only the new message
+        assert written[:2] == [(2, []), (2, ["second"])]
         assert hub.store.load(live.session_id).history == live.session.history
         await hub.shutdown()
 
@@ -229,6 +230,24 @@ def test_closed_questions_keep_neither_their_text_nor_their_answer():
             registry.answer(request_id, "s1", "red")
         assert refused.value.code == "already_resolved"
         assert registry.remembered() == 40
+
+    asyncio.run(scenario())
+
+
+def test_another_sessions_question_pending_or_closed_is_refused_as_an_unknown_id():
+    async def scenario():
+        registry = QuestionRegistry()
+        pending = registry.ask("s1", "Which?", None)
+        closed = registry.ask("s1", "And?", None)
+        registry.answer(closed.request_id, "s1", "red")
+        for request_id in (pending.request_id, closed.request_id, "made-up"):
+            with pytest.raises(AnswerRefused) as refused:
+                registry.answer(request_id, "s2", "blue")
+            assert (refused.value.code, str(refused.value)) == (
+                "unknown_request",
+                f"no question has id {request_id!r}",
+            )
+        assert registry.pending_for("s1") == [pending]
 
     asyncio.run(scenario())
 

@@ -18,7 +18,7 @@ from typing import Any
 import httpx
 import pytest
 
-from neta.hosting.cluster.cluster import INTERRUPTED_NOTE, INTERRUPTED_REASON
+from neta.hosting.interrupted import INTERRUPTED_NOTE, INTERRUPTED_REASON
 from tests import http_clients
 from tests.core.hosting.server_harness import ASK, Client, drive, open_client
 from tests.services import (
@@ -252,6 +252,33 @@ class TestTwoWorkers:
             ]
             await on_a.ws.close()
             await on_b.ws.close()
+
+        drive(scenario(), timeout=SCENARIO_SECONDS)
+
+    def test_another_sessions_question_is_an_unknown_request_on_its_worker_and_across(
+        self, workers
+    ):
+        a, b = workers.a, workers.b
+
+        async def scenario() -> None:
+            on_a, on_b, sid, asked = await asked_through_b(a, b, "pick a colour")
+            rid = asked["data"]["requestId"]
+            other_on_a, ready = await open_client(a.ws())  # A holds this session too
+            other = ready["sessionId"]
+            other_on_b, _ = await open_client(b.ws(sessionId=other))
+            refusals = []
+            for client in (other_on_a, other_on_b):  # answered on A itself, and routed to A
+                await client.send("clarify_response", other, requestId=rid, answer="blue")
+                refusals.append((await client.until("error"))["data"])
+            assert (
+                refusals
+                == [{"code": "unknown_request", "message": f"no question has id {rid!r}"}] * 2
+            )
+            await on_b.send("clarify_response", sid, requestId=rid, answer="blue")
+            for client in (on_a, on_b):
+                assert (await client.until("run_finished"))["data"]["text"] == "blue it is"
+            for client in (on_a, on_b, other_on_a, other_on_b):
+                await client.ws.close()
 
         drive(scenario(), timeout=SCENARIO_SECONDS)
 

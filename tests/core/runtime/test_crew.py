@@ -2,7 +2,6 @@
 
 import asyncio
 import re
-import time
 
 import pytest
 
@@ -168,11 +167,10 @@ def test_run_child_with_a_provider_error_reports_failed_instead_of_raising(tmp_p
 
 
 def test_run_child_over_its_timeout_is_timed_out_and_its_tool_is_cancelled(tmp_path):
-    router = Router([], a=[turn(call("sleepy", seconds=30, label="child"), text="Sleeping now.")])
+    # the tool sleeps ten times the timeout: had the timeout come late, it would have ended
+    router = Router([], a=[turn(call("sleepy", seconds=3, label="child"), text="Sleeping now.")])
     agent = agent_for(tmp_path, router, permissions="auto")
-    started = time.monotonic()
     result = run_child(agent, "[a] sleep", toolsets=["kit"], timeout=0.3)
-    assert time.monotonic() - started < 3
     assert result.status == "timed_out"
     assert result.reason == "the sub-agent did not finish within 0.3 s and was stopped"
     assert result.summary == "Sleeping now."

@@ -4,7 +4,6 @@ import asyncio
 import contextlib
 import os
 import threading
-import time
 
 import pytest
 
@@ -52,12 +51,14 @@ def fifo(session):
 
 @pytest.fixture
 def quick():
-    """Run ``function()`` in a daemon thread; fail unless it finishes within ``seconds``.
+    """Run ``function()`` in a daemon thread; fail if it is still blocked after ``seconds``.
 
+    Opening a FIFO that has no other end blocks for ever: the limit only tells such a hang
+    from an answer, however busy the machine, and fails before the test's own timeout would.
     Returns what it returned, or raises what it raised.
     """
 
-    def run(function, seconds=1.0):
+    def run(function, seconds=20.0):
         outcome = {}
 
         def work():
@@ -67,11 +68,9 @@ def quick():
                 outcome["error"] = exc
 
         worker = threading.Thread(target=work, daemon=True)
-        started = time.monotonic()
         worker.start()
         worker.join(seconds)
         assert not worker.is_alive(), f"still blocked after {seconds} s"
-        assert time.monotonic() - started < seconds
         if "error" in outcome:
             raise outcome["error"]
         return outcome["value"]

@@ -64,17 +64,16 @@ def test_run_with_five_calls_on_fifos_leaves_no_thread_inside_a_tool(tmp_path):
         tool_timeout=1.0,
     )
     try:
-        started = time.monotonic()
         result = asyncio.run(agent.run("read the pipes"))
-        elapsed = time.monotonic() - started
         assert result.outcome == "completed"
         results = [e for e in result.events if getattr(e, "type", "") == "tool_result"]
         assert len(results) == 5
-        deadline = time.monotonic() + 2.0
+        # refused at once, each of them: none left to the timeout
+        assert all("not a regular file" in e.content for e in results), results
+        deadline = time.monotonic() + 20  # a thread blocked in open() never leaves
         while threads_in_tool_code() and time.monotonic() < deadline:
             time.sleep(0.05)
         assert threads_in_tool_code() == []
-        assert elapsed < 5.0
     finally:
         for pipe in pipes:  # free any thread the old behaviour left blocked in open()
             with contextlib.suppress(OSError):
@@ -125,7 +124,7 @@ def test_run_with_five_timed_out_calls_leaves_no_thread_inside_the_tool(tmp_path
     timed_out = [e for e in result.events if getattr(e, "type", "") == "tool_result"]
     assert len(timed_out) == 5
     assert all("timed out" in e.content for e in timed_out)
-    deadline = time.monotonic() + 3.0
+    deadline = time.monotonic() + 20  # each leaves half a second after it came in
     while inside and time.monotonic() < deadline:
         time.sleep(0.05)
     assert inside == []

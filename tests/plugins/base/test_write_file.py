@@ -16,7 +16,7 @@ def test_write_file_as_a_function_creates_the_file_and_its_parents(session):
     tool = write_file.build(session)
     out = tool.execute(write_file.WriteFileArgs(path="pkg/sub/mod.py", content="x = 1\ny = 2\n"))
     assert (session.workspace / "pkg" / "sub" / "mod.py").read_bytes() == b"x = 1\ny = 2\n"
-    assert out == "Created pkg/sub/mod.py: 12 bytes, 2 lines."
+    assert out.content == "Created pkg/sub/mod.py: 12 bytes, 2 lines."
 
 
 def test_write_file_through_the_catalog_overwrites_and_says_so(call, session):

@@ -2,7 +2,6 @@
 
 import asyncio
 import json
-import time
 
 import pytest
 
@@ -71,11 +70,9 @@ def test_clarify_function_without_a_callback_or_choices_has_no_choices_line(sess
 
 
 def test_clarify_function_times_out_with_the_decide_yourself_text(session):
-    session.clarify = Asker(delay=30)
+    session.clarify = Asker(delay=2)  # forty times the timeout: a late timeout gets the answer
     session.clarify_timeout = 0.05
-    started = time.monotonic()
     result = run_clarify(session, question="Which one?")
-    assert time.monotonic() - started < 2
     assert result.content == NO_ANSWER
     assert not result.is_error
 
@@ -83,27 +80,28 @@ def test_clarify_function_times_out_with_the_decide_yourself_text(session):
 def test_clarify_function_timeout_does_not_wait_for_a_callback_that_ignores_cancellation(
     session,
 ):
+    seen = []
+
     async def stubborn(question, choices):
         try:
             await asyncio.sleep(30)
         except asyncio.CancelledError:
+            seen.append("cancelled")
             await asyncio.sleep(30)  # a host callback that keeps waiting once cancelled
+        seen.append("returned")
         return "too late"
 
     session.clarify = stubborn
     session.clarify_timeout = 0.05
 
     async def scenario():
-        task = asyncio.create_task(
-            clarify.build(session).invoke(clarify.ClarifyArgs(question="Which one?"))
-        )
-        started = time.monotonic()
-        result = await asyncio.wait_for(asyncio.shield(task), 10)
-        return result, time.monotonic() - started
+        tool = clarify.build(session)
+        result = await tool.invoke(clarify.ClarifyArgs(question="Which one?"))
+        return result, list(seen)
 
-    result, waited = asyncio.run(scenario())
+    result, seen_by_then = asyncio.run(scenario())
     assert result.content == NO_ANSWER
-    assert waited < 5
+    assert seen_by_then == ["cancelled"]  # the callback still waited when the tool went on
 
 
 def test_clarify_function_callback_raising_timeout_error_reads_as_no_answer_in_time(session):
@@ -257,10 +255,9 @@ def test_clarify_timeout_through_the_runtime_lets_the_model_continue(tmp_path):
         tmp_path,
         [ask(), {"text": "Chose SQLite myself.", "expect": {"last_message_contains": NO_ANSWER}}],
     )
-    session = agent.new_session(clarify=Asker(delay=30), clarify_timeout=0.1)
-    started = time.monotonic()
+    # the answer comes at thirty times the timeout: a late timeout would pass it on
+    session = agent.new_session(clarify=Asker(delay=3), clarify_timeout=0.1)
     result = asyncio.run(agent.run("set up a database", session=session))
-    assert time.monotonic() - started < 3
     assert result.outcome == "completed", result.reason
     [event] = [e for e in result.events if isinstance(e, ToolResultEvent)]
     assert event.content == NO_ANSWER

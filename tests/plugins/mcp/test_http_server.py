@@ -135,7 +135,9 @@ def test_progress_notifications_become_tool_progress_events_of_the_run(workspace
     assert {e.session_id for e in progress} == {result.session_id}
 
 
-def test_an_image_is_saved_and_the_model_reads_a_note_with_its_path(workspace, asking, neta_home):
+def test_an_image_is_shown_to_the_model_and_saved_with_its_path_in_the_text(
+    workspace, asking, neta_home
+):
     agent, session = open_session(workspace, asking)
     try:
         result = invoke(session, "snapshot")
@@ -146,7 +148,9 @@ def test_an_image_is_saved_and_the_model_reads_a_note_with_its_path(workspace, a
     assert path.is_relative_to(neta_home)
     assert path.suffix == ".png"
     assert path.read_bytes().startswith(b"\x89PNG")
-    assert result.content.startswith("one picture:\n[image (image/png, ")
+    [image] = result.images  # and the model is shown it
+    assert result.content.startswith(f"one picture:\n[image: {path.name} 1x1] (image/png, ")
+    assert image.data_url().startswith("data:image/png;base64,iVBORw0KGgo")
     assert str(path) in result.content
 
 

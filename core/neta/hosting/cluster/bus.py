@@ -2,11 +2,10 @@
 
 A session runs in one worker at a time, its *owner*; clients may be connected to any worker.
 Who owns a session is the session's lease, kept in the ``Store`` beside the session (so that a
-save and the lease check it needs are one transaction; see ``neta.hosting.store``). The bus
-carries what crosses between the workers:
+save and the lease check it needs are one transaction; see ``neta.hosting.store``), and so
+is which session has a run going (a run whose worker died is found there, whatever became of
+the bus). The bus carries what crosses between the workers:
 
-- **runs**: ``mark_running`` notes the sessions whose run is going, so that a live worker
-  finds the runs of a worker that died and ends them for their clients.
 - **events**: ``publish`` appends a session's frame to its stream and returns the frame's id;
   ids grow in the order frames were published. ``read`` returns the frames after an id a
   client saw last, so a client reconnecting (to any worker) with that id misses nothing and
@@ -28,6 +27,8 @@ from typing import Any, Protocol
 
 Frame = dict[str, Any]
 Command = dict[str, Any]
+Published = list[tuple[str | None, str]]
+"""Each published frame's ``(previous id, id)`` (``Bus.publish_many``)."""
 
 KEEP_EVENTS = 10_000
 """Frames a session's stream keeps for clients that reconnect."""
@@ -51,22 +52,22 @@ def id_key(event_id: str | None) -> tuple[int, int]:
 
 
 class Bus(Protocol):
-    """Run marks, event streams and command inboxes shared by the workers of a host."""
+    """Event streams and command inboxes shared by the workers of a host."""
 
     name: str
     """What the bus is, fit to print (``in-process``, ``Redis redis://host:6379/0``)."""
 
-    async def mark_running(self, session_id: str, running: bool) -> bool:
-        """Note that the session's run started (``True``) or ended; whether that changed it."""
-
-    async def running_sessions(self) -> list[str]:
-        """The sessions whose run started and did not end (their owner may have died)."""
-
     async def publish(self, session_id: str, frame: Frame) -> str:
         """Append ``frame`` to the session's stream; returns its id."""
 
-    async def publish_many(self, items: list[tuple[str, Frame]]) -> None:
-        """``publish`` each ``(session_id, frame)`` in order, in one round trip."""
+    async def publish_many(self, items: list[tuple[str, Frame]]) -> Published:
+        """``publish`` each ``(session_id, frame)`` in order, in one round trip.
+
+        Returns each frame's ``(previous id, id)``: the id of the frame before it in its
+        session's stream (``None``: none), read in the same step as it was appended, and its
+        own. A follower whose last frame is the previous one gets it from its publisher with
+        nothing missed.
+        """
 
     async def read(
         self, session_id: str, after: str | None, timeout: float
@@ -77,11 +78,13 @@ class Bus(Protocol):
         """
 
     async def read_many(
-        self, after: dict[str, str | None], timeout: float
+        self, after: dict[str, str | None], timeout: float, *, skip_own: bool = False
     ) -> list[tuple[str, str, Frame]]:
         """``read`` for several sessions at once: ``(session_id, id, frame)``, each in order.
 
         ``after`` maps each session to the id read last (``None``: from its oldest frame).
+        With ``skip_own``, frames this bus published itself may be left out (its caller handed
+        them over as it published them); frames others published never are.
         """
 
     async def last_id(self, session_id: str) -> str | None:
@@ -104,7 +107,7 @@ class _Stream:
 
 
 class LocalBus:
-    """The bus of a single process: run marks, streams and inboxes in memory."""
+    """The bus of a single process: streams and inboxes in memory."""
 
     name = "in-process"
 
@@ -112,21 +115,7 @@ class LocalBus:
         self._keep = keep_events
         self._streams: dict[str, _Stream] = {}
         self._inboxes: dict[str, asyncio.Queue[Command]] = {}
-        self._running: set[str] = set()
         self._published = asyncio.Event()
-
-    async def mark_running(self, session_id: str, running: bool) -> bool:
-        """Note that the session's run started (``True``) or ended; whether that changed it."""
-        changed = (session_id in self._running) != running
-        if running:
-            self._running.add(session_id)
-        else:
-            self._running.discard(session_id)
-        return changed
-
-    async def running_sessions(self) -> list[str]:
-        """The sessions whose run started and did not end."""
-        return sorted(self._running)
 
     def _stream(self, session_id: str) -> _Stream:
         stream = self._streams.get(session_id)
@@ -145,10 +134,13 @@ class LocalBus:
         self._published = asyncio.Event()
         return event_id
 
-    async def publish_many(self, items: list[tuple[str, Frame]]) -> None:
-        """``publish`` each ``(session_id, frame)`` in order."""
+    async def publish_many(self, items: list[tuple[str, Frame]]) -> Published:
+        """``publish`` each ``(session_id, frame)`` in order; each one's ``(previous id, id)``."""
+        published: Published = []
         for session_id, item in items:
-            await self.publish(session_id, item)
+            before = await self.last_id(session_id)
+            published.append((before, await self.publish(session_id, item)))
+        return published
 
     async def read(
         self, session_id: str, after: str | None, timeout: float
@@ -166,9 +158,12 @@ class LocalBus:
         return [(i, f) for i, f in stream.frames if _seq(i) > after_seq]
 
     async def read_many(
-        self, after: dict[str, str | None], timeout: float
+        self, after: dict[str, str | None], timeout: float, *, skip_own: bool = False
     ) -> list[tuple[str, str, Frame]]:
-        """``read`` for several sessions at once: ``(session_id, id, frame)``, each in order."""
+        """``read`` for several sessions at once: ``(session_id, id, frame)``, each in order.
+
+        The one bus of every "worker" of a process leaves nothing out (``skip_own``).
+        """
         found = self._newer(after)
         if found or timeout <= 0:
             return found

@@ -13,12 +13,12 @@ The owner answers each command with a reply to the sending worker's inbox, so a 
 (a wrong request id, a busy session) reaches the one client that sent the command, as if the
 session ran where that client is; the session's other clients never see it.
 
-When a worker dies, its leases lapse; the next heartbeat of a live worker finds the
-questions and approvals it left waiting, notes them in the history (the restart rule) and
-tells the session's clients ``clarify_resolved`` (``approval_resolved``)
-``{server_restarted}``. A later heartbeat finds the run that worker left going, ends the
-session's history with ``INTERRUPTED_NOTE`` and tells the clients
-``run_finished {outcome: "interrupted"}``.
+When a worker dies, its leases lapse (at once, when it ran on this machine); the next
+heartbeat of a live worker finds the questions and approvals it left waiting, notes them in
+the history (the restart rule) and tells the session's clients ``clarify_resolved``
+(``approval_resolved``) ``{server_restarted}``; then it finds, in the store, the run that
+worker left going, ends the session's history with ``INTERRUPTED_NOTE`` and tells the clients
+``run_finished {outcome: "interrupted"}`` (``neta.hosting.cluster.orphans``).
 """
 
 from __future__ import annotations
@@ -31,28 +31,17 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Protocol
 
-from neta.errors import HostError, StorageUnavailable, UnknownSession
-from neta.events import RunFinished
+from neta.errors import HostError, StorageUnavailable
 from neta.hosting.clarify_bridge import lost_frame
-from neta.hosting.cluster.bus import Bus, Command, Frame, id_key
+from neta.hosting.cluster.bus import Bus, Command, Frame, Published, id_key
 from neta.hosting.cluster.leases import Leases
 from neta.hosting.live import Outbox
 from neta.hosting.protocol import Command as HubCommand
-from neta.hosting.protocol import command_from_json, event_frame
+from neta.hosting.protocol import command_from_json, error_frame
 from neta.hosting.questions import QuestionRegistry
 from neta.hosting.store import Store, StoredQuestion
-from neta.messages import Message, close_interrupted_calls
 
 _log = logging.getLogger("neta.hosting")
-
-INTERRUPTED_REASON = "the server process running this session stopped; what was saved is kept"
-"""The reason of the ``run_finished {outcome: "interrupted"}`` of a run whose worker died."""
-
-INTERRUPTED_NOTE = (
-    "[interrupted] The server running this conversation stopped before this run finished. "
-    "What was done until then is kept above; the request may be only partly done."
-)
-"""The assistant message that ends the history of a run whose worker died."""
 
 _POLL_SECONDS = 2.0
 
@@ -132,12 +121,15 @@ class Cluster:
         self.bus = bus
         self._outgoing: asyncio.Queue[tuple[str, Frame]] = asyncio.Queue()
         self._tasks: list[asyncio.Task[None]] = []
-        self._sweep: asyncio.Task[None] | None = None
-        self._suspects: set[str] = set()
         self._followers: dict[str, set[_Follower]] = {}
         self._wake = asyncio.Event()
         self._replies: dict[str, asyncio.Future[Command]] = {}
         self._working: set[asyncio.Task[None]] = set()
+        self._behind: set[str] = set()  # followed sessions with frames only a read gets
+        self._queued = self._sent = 0  # frames queued and published so far
+        self._waiting: list[tuple[int, asyncio.Future[None]]] = []  # (frames, ``delivered``)
+        self._down: StorageUnavailable | None = None  # why the bus takes no frames now
+        self._told: dict[str, set[str]] = {"publish": set(), "read": set()}
 
     @property
     def me(self) -> str:
@@ -154,28 +146,67 @@ class Cluster:
             ]
             for task in self._tasks:
                 task.add_done_callback(_report_stopped)
+            self._tasks[0].add_done_callback(self._publisher_stopped)
+
+    def _publisher_stopped(self, _: asyncio.Task[None]) -> None:
+        """Frames are no longer published (closing, or a bug): nobody may wait for that."""
+        down = StorageUnavailable("this worker no longer publishes frames to the bus")
+        self._published_none(down, [])
 
     async def close(self) -> None:
         """Publish what is queued, stop the tasks and close the bus."""
         if self._tasks:
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._drained(), 2.0)
-            tasks = [*self._tasks, *self._working, *([self._sweep] if self._sweep else [])]
+                await asyncio.wait_for(self._outgoing.join(), 2.0)
+            tasks = [*self._tasks, *self._working]
             for task in tasks:
                 task.cancel()
             await asyncio.wait(tasks)
             self._tasks = []
         await self.bus.close()
 
-    async def _drained(self) -> None:
-        while not self._outgoing.empty():
-            await asyncio.sleep(0.01)
+    async def flush(self, timeout: float) -> None:
+        """Wait until the frames published here so far reached this worker's own clients.
+
+        Waits ``timeout`` seconds at most (a bus that cannot be reached holds them).
+        """
+        with contextlib.suppress(TimeoutError):
+            async with asyncio.timeout(timeout):
+                await self._outgoing.join()
+                newest = {sid: await self.bus.last_id(sid) for sid in list(self._followers)}
+                while any(
+                    id_key(follower.last) < id_key(last)
+                    for sid, last in newest.items()
+                    for follower in self._followers.get(sid, ())
+                ):
+                    await asyncio.sleep(0.02)
 
     # -- frames ---------------------------------------------------------------------------------
 
     def publish(self, session_id: str, item: Frame) -> None:
         """Send ``item`` to every client of the session, on every worker, in order."""
         self._outgoing.put_nowait((session_id, item))
+        self._queued += 1
+
+    async def delivered(self, session_id: str) -> None:
+        """Wait until the frames published so far are on the bus (a question, before it waits).
+
+        Raises:
+            StorageUnavailable: the bus cannot be reached (the session's clients here are told):
+                the frames wait, and nobody may be waiting for an answer to what they ask.
+        """
+        if self._sent >= self._queued or not self._tasks:  # not started: nothing goes yet
+            return
+        waiter = asyncio.get_running_loop().create_future()
+        if self._down is None:
+            self._waiting.append((self._queued, waiter))
+        else:
+            waiter.set_exception(StorageUnavailable(str(self._down)))
+        try:
+            await waiter
+        except StorageUnavailable as exc:
+            self._tell_down("publish", [session_id], exc)
+            raise
 
     async def _pump(self) -> None:
         """Publish queued frames in order, all that are waiting in one round trip."""
@@ -184,24 +215,67 @@ class Cluster:
             batch = [await self._outgoing.get()]
             while not self._outgoing.empty() and len(batch) < _BATCH:
                 batch.append(self._outgoing.get_nowait())
-            # Whether each session's run is going, as of the batch's end: marked before its
-            # frames are published, unmarked after (so a run is never going unmarked).
-            going: dict[str, bool] = {}
-            for session_id, item in batch:
-                kind = item.get("type")
-                if kind in ("run_started", "run_finished") and item["data"].get("agent_id") is None:
-                    going[session_id] = kind == "run_started"
             while True:
                 try:
-                    for session_id in (sid for sid, on in going.items() if on):
-                        await self.bus.mark_running(session_id, True)
-                    await self.bus.publish_many(batch)
-                    for session_id in (sid for sid, on in going.items() if not on):
-                        await self.bus.mark_running(session_id, False)
+                    published = await self.bus.publish_many(batch)
                     break
                 except StorageUnavailable as exc:  # keep the order: retry this batch first
                     _log.warning("could not publish frames: %s", exc)
+                    self._published_none(exc, [sid for sid, _ in batch])
                     await asyncio.sleep(0.5)
+            self._published(len(batch))
+            self._hand_over(batch, published)
+            for _ in batch:
+                self._outgoing.task_done()
+
+    def _published(self, frames: int) -> None:
+        """Note that ``frames`` more frames are on the bus; wake what waited for them."""
+        self._sent += frames
+        self._down = None
+        self._told["publish"].clear()
+        ready = [w for w in self._waiting if w[0] <= self._sent]
+        self._waiting = [w for w in self._waiting if w[0] > self._sent]
+        for _, waiter in ready:
+            if not waiter.done():
+                waiter.set_result(None)
+
+    def _published_none(self, down: StorageUnavailable, sessions: list[str]) -> None:
+        """The bus took none of a batch: say so to its sessions' clients here, and to waiters."""
+        self._down = down
+        self._tell_down("publish", sessions, down)
+        waiting, self._waiting = self._waiting, []
+        for _, waiter in waiting:
+            if not waiter.done():
+                waiter.set_exception(StorageUnavailable(str(down)))
+
+    def _tell_down(self, doing: str, sessions: list[str], down: StorageUnavailable) -> None:
+        """Tell the clients here of ``sessions`` that the bus failed, straight (not through it).
+
+        Once per session until the bus works again: their frames wait meanwhile.
+        """
+        told = self._told[doing]
+        for session_id in dict.fromkeys(sessions):
+            if session_id in told:
+                continue
+            told.add(session_id)
+            for follower in list(self._followers.get(session_id, ())):
+                follower.outbox.put(error_frame(session_id, down))
+
+    def _hand_over(self, batch: list[tuple[str, Frame]], published: Published) -> None:
+        """Give each frame just published to the followers here that have every frame before it.
+
+        The others (a frame of another worker came between) get it from the reader. Frames
+        this worker published are not read back from the bus.
+        """
+        for (session_id, item), (before, event_id) in zip(batch, published, strict=True):
+            for follower in self._followers.get(session_id, ()):
+                if follower.last == before:
+                    follower.outbox.put({**item, "eventId": event_id})
+                    follower.last = event_id
+                elif id_key(follower.last) < id_key(event_id):
+                    self._behind.add(session_id)
+        if self._behind:
+            self._wake.set()
 
     async def last_id(self, session_id: str) -> str | None:
         """The id of the session's newest frame (a new connection follows from there)."""
@@ -235,25 +309,39 @@ class Cluster:
             if not self._followers:
                 await self._wake.wait()
             self._wake.clear()
-            after = {
-                session_id: min((f.last for f in followers), key=id_key)
-                for session_id, followers in self._followers.items()
-            }
+            behind, self._behind = self._behind & self._followers.keys(), set()
             try:
-                frames = await self.bus.read_many(after, _READ_SECONDS)
+                for session_id in list(behind):
+                    caught_up = await self.bus.read(session_id, self._read_from(session_id), 0)
+                    self._deliver([(session_id, i, item) for i, item in caught_up])
+                    behind.discard(session_id)
+                after = {session_id: self._read_from(session_id) for session_id in self._followers}
+                self._deliver(await self.bus.read_many(after, _READ_SECONDS, skip_own=True))
             except StorageUnavailable as exc:
                 _log.warning("could not read frames: %s", exc)
+                self._behind |= behind
+                self._tell_down("read", list(self._followers), exc)
                 await asyncio.sleep(0.5)
                 continue
             except Exception:  # the reader must go on: without it no client here gets a frame
                 _log.exception("reading the session streams failed")
+                self._behind |= behind
                 await asyncio.sleep(0.5)
                 continue
-            for session_id, event_id, item in frames:
-                for follower in list(self._followers.get(session_id, ())):
-                    if id_key(event_id) > id_key(follower.last):
-                        follower.outbox.put({**item, "eventId": event_id})
-                        follower.last = event_id
+            self._told["read"].clear()
+
+    def _read_from(self, session_id: str) -> str | None:
+        """The id after which the session's followers here miss frames."""
+        lasts = [f.last for f in self._followers.get(session_id, ())]
+        return min(lasts, key=id_key) if lasts else None
+
+    def _deliver(self, frames: list[tuple[str, str, Frame]]) -> None:
+        """Give frames read from the bus to the followers here that do not have them yet."""
+        for session_id, event_id, item in frames:
+            for follower in list(self._followers.get(session_id, ())):
+                if id_key(event_id) > id_key(follower.last):
+                    follower.outbox.put({**item, "eventId": event_id})
+                    follower.last = event_id
 
     # -- commands -------------------------------------------------------------------------------
 
@@ -267,10 +355,10 @@ class Cluster:
                 ``REPLY_SECONDS`` (``owner_unreachable``).
         """
         owner = await self.hub.store.run_calls().owner(session_id)
-        if owner is not None and owner != self.me:
-            await self._ask(owner, {**command, "sessionId": session_id})
-            return True
-        return False
+        if owner is None or owner == self.me or await self.hub.leases.free_if_gone(owner):
+            return False
+        await self._ask(owner, {**command, "sessionId": session_id})
+        return True
 
     async def _ask(self, owner: str, command: Command) -> None:
         """Have ``owner`` carry out ``command``; raise its refusal here."""
@@ -374,53 +462,3 @@ class Cluster:
         for question in lost:
             self.hub.questions.remember(question.request_id, session_id, "server_restarted")
             self.publish(session_id, lost_frame(question))
-
-    def sweep(self) -> None:
-        """Look for runs whose worker died (each heartbeat), and tell their clients."""
-        if self._tasks and (self._sweep is None or self._sweep.done()):
-            self._sweep = asyncio.create_task(self._find_interrupted(), name="neta-bus-sweep")
-
-    async def _find_interrupted(self) -> None:
-        store = self.hub.store.run_calls()
-        try:
-            suspects = set()
-            for session_id in await self.bus.running_sessions():
-                if await store.owner(session_id) is not None:
-                    continue  # its owner is alive
-                suspects.add(session_id)
-                if session_id not in self._suspects:
-                    continue  # a run that just ended is unmarked by then; look again next beat
-                if await store.pending_questions(session_id):
-                    continue  # the restart rule notes its questions first (at a heartbeat)
-                await self._end_interrupted(session_id)
-            self._suspects = suspects
-        except HostError as exc:
-            _log.warning("could not look for interrupted runs: %s", exc)
-
-    async def _end_interrupted(self, session_id: str) -> None:
-        """Note the end of a run whose worker died, and tell the session's clients, once."""
-        store = self.hub.store.run_calls()
-        try:
-            if not await store.acquire(session_id, self.me, self.hub.leases.ttl):
-                return  # taken meanwhile: its new owner runs it
-        except UnknownSession:
-            await self.bus.mark_running(session_id, False)
-            return
-        try:
-            # Only the worker that takes the mark away notes and tells it.
-            if not await self.bus.mark_running(session_id, False):
-                return
-            saved = await store.load(session_id)
-            if saved is not None:
-                history = list(saved.history)
-                close_interrupted_calls(history)
-                history.append(Message(role="assistant", content=INTERRUPTED_NOTE))
-                await store.save(session_id, history, owner=self.me)
-            finished = RunFinished(
-                session_id=session_id, outcome="interrupted", reason=INTERRUPTED_REASON
-            )
-            self.publish(session_id, event_frame(session_id, finished))
-        finally:
-            # nobody held the lease, so nothing of this worker uses the session either
-            with contextlib.suppress(StorageUnavailable):  # it lapses on its own
-                await store.release(session_id, self.me)

@@ -1,9 +1,14 @@
-"""Questions a server process that is gone left waiting: noted in their sessions' history.
+"""What a server process that is gone left behind: its leases, questions and runs.
 
-They can no longer be answered live; their sessions continue REST-style (the next message is
-the answer). A hub looks for them when it starts, and, on a host of several workers, at each
-heartbeat (a worker may have died meanwhile); the sessions' clients are then told
-``clarify_resolved {server_restarted}`` over the bus.
+A hub looks when it starts and at each heartbeat (a worker may have died meanwhile):
+
+1. the leases of a process on this machine that provably runs no more are freed at once
+   (``owner_is_gone``), not waited out;
+2. the questions left waiting in sessions no live lease covers are noted in their history
+   (they can no longer be answered live; the next message is the answer) and their clients are
+   told ``clarify_resolved {server_restarted}`` (over the bus, or when they reconnect);
+3. then the runs those sessions still have marked going end: the history gets
+   ``INTERRUPTED_NOTE`` and the clients ``run_finished {outcome: "interrupted"}``.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from neta.errors import HostError
 from neta.hosting.clarify_bridge import note_lost_questions
 from neta.hosting.cluster.cluster import Cluster
 from neta.hosting.cluster.leases import Leases
+from neta.hosting.interrupted import end_interrupted
 from neta.hosting.session_guards import SessionGuards
 from neta.hosting.store import Store, StoredQuestion
 
@@ -52,11 +58,12 @@ def _by_session(lost: list[StoredQuestion]) -> dict[str, list[StoredQuestion]]:
 
 
 async def adopt_orphans(hub: OrphanHub) -> list[StoredQuestion]:
-    """Note the questions a process that is gone left waiting; return them.
+    """Free a dead process's leases, note its questions, end its runs; return the questions.
 
-    A hub does this when it starts and, on a host of several workers, at each heartbeat. Each
-    session is noted under its guard, so no connection opens it meanwhile.
+    Each session is handled under its guard, holding its lease, so no connection opens it
+    meanwhile.
     """
+    await hub.leases.free_gone_owners()
     calls = hub.store.run_calls()
     lost = await calls.lose_questions()
     for session_id, questions in _by_session(lost).items():
@@ -76,6 +83,27 @@ async def adopt_orphans(hub: OrphanHub) -> list[StoredQuestion]:
             finally:
                 if not hub.in_use(session_id):
                     await hub.leases.release_async(session_id)
-    if hub.cluster is not None:
-        hub.cluster.sweep()  # after the questions' frames: then the runs' ends
+    for session_id in await calls.interrupted_runs():
+        await _end_run(hub, session_id)
     return lost
+
+
+async def _end_run(hub: OrphanHub, session_id: str) -> None:
+    """End the run a dead process left going in the session, once, for every client."""
+    calls = hub.store.run_calls()
+    async with hub.guards.hold(session_id):
+        if await calls.pending_questions(session_id):
+            return  # its questions are noted first (the next look)
+        try:
+            await hub.leases.claim_async(session_id)
+        except HostError:  # taken over meanwhile, or deleted: its new owner decides
+            return
+        try:
+            saved = await calls.load(session_id)
+            if saved is not None and saved.run_owner is not None and not hub.in_use(session_id):
+                await end_interrupted(calls, hub.leases.owner, saved, hub.cluster)
+        except HostError as exc:
+            _log.warning("could not end the interrupted run of %s: %s", session_id, exc)
+        finally:
+            if not hub.in_use(session_id):
+                await hub.leases.release_async(session_id)

@@ -5,11 +5,11 @@ Chosen with ``NETA_REDIS_URL=redis://…`` (needs the ``neta[scale]`` extra). Ke
 - ``neta:events:<session>``: a Redis Stream of the session's frames; the stream's entry ids are
   the frames' ids (they grow with time, so a client resumes after the last one it saw). Each
   stream keeps about ``keep_events`` entries and expires a day after its last frame.
-- ``neta:ring``: a stream of session ids, one entry per session in each published batch: a
-  worker following many sessions waits on this one key and then reads only the streams that
-  changed, instead of sending every followed stream's key with every read.
+- ``neta:ring``: a stream of session ids, one entry per published batch naming its sessions
+  (space-separated) and the publishing bus: a worker following many sessions waits on this one
+  key and then reads only the streams that changed, instead of sending every followed stream's
+  key with every read; it need not read back what it published itself.
 - ``neta:inbox:<owner>``: a list of commands (and replies) for one worker.
-- ``neta:running``: the sessions whose run started and did not end.
 
 Every Redis failure is raised as ``StorageUnavailable``.
 """
@@ -17,15 +17,17 @@ Every Redis failure is raised as ``StorageUnavailable``.
 from __future__ import annotations
 
 import json
+import secrets
 import time
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar, cast
 
 from neta.errors import ConfigError, StorageUnavailable
-from neta.hosting.cluster.bus import KEEP_EVENTS, Command, Frame
-from neta.safe_url import safe_url
+from neta.hosting.cluster.bus import KEEP_EVENTS, Command, Frame, Published
+from neta.safe_url import safe_reason, safe_url
 
 try:
+    import redis
     import redis.asyncio as aioredis
     from redis.exceptions import RedisError
 except ImportError:  # pragma: no cover - depends on the installed extras
@@ -36,7 +38,6 @@ T = TypeVar("T")
 STREAM_TTL_SECONDS = 86_400
 """A session's event stream is forgotten this long after its last frame."""
 
-_RUNNING = "neta:running"
 _RING = "neta:ring"
 
 RING_KEEP = 100_000
@@ -45,9 +46,62 @@ RING_KEEP = 100_000
 RESYNC_SECONDS = 5.0
 """How often a reader reads every stream it follows anyway (a safety net under the ring)."""
 
+_EVENTS = "neta:events:"
+
+# One batch, one round trip, in one atomic step: each frame appended to its session's stream
+# (with the id of the entry before it, so that its publisher can tell which clients have every
+# frame before it), each stream's expiry renewed and the ring told, once, which sessions'.
+# KEYS: the ring, then each session's stream; ARGV: keep, ring keep, expiry, publisher, then
+# (index of the frame's stream in KEYS, frame) pairs.
+_PUBLISH = """
+local keep, ring_keep, ttl, publisher = ARGV[1], ARGV[2], ARGV[3], ARGV[4]
+local last, out = {}, {}
+for at = 5, #ARGV - 1, 2 do
+  local index = tonumber(ARGV[at])
+  local before = last[index]
+  if before == nil then
+    local top = redis.call('XREVRANGE', KEYS[index], '+', '-', 'COUNT', 1)
+    before = top[1] and top[1][1] or ''
+  end
+  local id = redis.call('XADD', KEYS[index], 'MAXLEN', '~', keep, '*', 'f', ARGV[at + 1])
+  last[index] = id
+  out[#out + 1] = before
+  out[#out + 1] = id
+end
+local sessions = {}
+for index = 2, #KEYS do
+  redis.call('EXPIRE', KEYS[index], ttl)
+  sessions[#sessions + 1] = string.sub(KEYS[index], SESSION_START)
+end
+local named = table.concat(sessions, ' ')
+redis.call('XADD', KEYS[1], 'MAXLEN', '~', ring_keep, '*', 's', named, 'p', publisher)
+return out
+""".replace("SESSION_START", str(len(_EVENTS) + 1))
+
+
+CONNECT_SECONDS = 5.0
+"""How long connecting to Redis may take before the bus says it cannot reach it."""
+
 
 def _text(value: bytes | str) -> str:
     return value.decode() if isinstance(value, bytes) else value
+
+
+def ping(url: str, timeout: float = CONNECT_SECONDS) -> None:
+    """Check that the Redis server at ``url`` answers (a host starting on it: no loop yet).
+
+    Raises:
+        StorageUnavailable: it does not (the message names it, without its password).
+    """
+    client = redis.Redis.from_url(url, socket_connect_timeout=timeout, socket_timeout=timeout)
+    try:
+        client.ping()
+    except RedisError as exc:
+        raise StorageUnavailable(
+            f"the bus cannot reach {safe_url(url)}: {safe_reason(exc, url)}"
+        ) from exc
+    finally:
+        client.close()
 
 
 class RedisBus:
@@ -70,9 +124,16 @@ class RedisBus:
         self._keep = keep_events
         # Requests beyond ``max_connections`` wait for a free connection instead of failing.
         pool = aioredis.BlockingConnectionPool.from_url(
-            url, max_connections=max_connections, timeout=10, health_check_interval=10
+            url,
+            max_connections=max_connections,
+            timeout=10,
+            health_check_interval=10,
+            socket_connect_timeout=CONNECT_SECONDS,
         )
         self._redis = aioredis.Redis.from_pool(pool)
+        self._publish = self._redis.register_script(_PUBLISH)
+        self._me = secrets.token_hex(8)  # what the ring says of the frames this bus published
+        self._me_bytes = self._me.encode()
         self._ring_last: str | None = None
         self._synced: set[str] = set()
         self._resync_at = 0.0
@@ -83,51 +144,33 @@ class RedisBus:
         except RedisError as exc:
             raise StorageUnavailable(f"the bus cannot {doing}: {exc}") from exc
 
-    async def mark_running(self, session_id: str, running: bool) -> bool:
-        """Note that the session's run started (``True``) or ended; whether that changed it."""
-        change = self._redis.sadd if running else self._redis.srem
-        changed = await self._call("mark a run", lambda: change(_RUNNING, session_id))
-        return bool(changed)
-
-    async def running_sessions(self) -> list[str]:
-        """The sessions whose run started and did not end."""
-        members: Any = await self._call("read runs", lambda: self._redis.smembers(_RUNNING))
-        return sorted(_text(m) for m in members)
-
     async def publish(self, session_id: str, frame: Frame) -> str:
         """Append ``frame`` to the session's stream; returns its id."""
-        key = f"neta:events:{session_id}"
-        body = json.dumps(frame)
+        return (await self.publish_many([(session_id, frame)]))[0][1]
 
-        async def add() -> Any:
-            async with self._redis.pipeline(transaction=True) as pipe:
-                pipe.xadd(key, {"f": body}, maxlen=self._keep, approximate=True)
-                pipe.expire(key, STREAM_TTL_SECONDS)
-                pipe.xadd(_RING, {"s": session_id}, maxlen=RING_KEEP, approximate=True)
-                return (await pipe.execute())[0]
+    async def publish_many(self, items: list[tuple[str, Frame]]) -> Published:
+        """``publish`` each ``(session_id, frame)`` in order, in one round trip.
 
-        return _text(await self._call("publish an event", add))
-
-    async def publish_many(self, items: list[tuple[str, Frame]]) -> None:
-        """``publish`` each ``(session_id, frame)`` in order, in one round trip."""
-
-        async def add() -> Any:
-            async with self._redis.pipeline(transaction=False) as pipe:
-                for session_id, item in items:
-                    key = f"neta:events:{session_id}"
-                    pipe.xadd(key, {"f": json.dumps(item)}, maxlen=self._keep, approximate=True)
-                    pipe.expire(key, STREAM_TTL_SECONDS)
-                for session_id in dict.fromkeys(sid for sid, _ in items):  # after its frames
-                    pipe.xadd(_RING, {"s": session_id}, maxlen=RING_KEEP, approximate=True)
-                return await pipe.execute()
-
-        await self._call("publish events", add)
+        Returns each frame's ``(previous id, id)``: the id of the entry before it in its
+        session's stream (``None``: none) and its own.
+        """
+        if not items:
+            return []
+        streams = {f"{_EVENTS}{sid}": None for sid, _ in items}
+        index = {key: n for n, key in enumerate(streams, start=2)}  # KEYS[1] is the ring
+        args: list[Any] = [self._keep, RING_KEEP, STREAM_TTL_SECONDS, self._me]
+        for session_id, item in items:
+            args += [index[f"{_EVENTS}{session_id}"], json.dumps(item)]
+        keys = [_RING, *streams]
+        reply: Any = await self._call("publish events", lambda: self._publish(keys=keys, args=args))
+        ids = [_text(value) for value in reply]
+        return [(ids[n] or None, ids[n + 1]) for n in range(0, len(ids), 2)]
 
     async def read(
         self, session_id: str, after: str | None, timeout: float
     ) -> list[tuple[str, Frame]]:
         """The session's frames after id ``after``, oldest first, waiting up to ``timeout``."""
-        key = f"neta:events:{session_id}"
+        key = f"{_EVENTS}{session_id}"
         block = None if timeout <= 0 else max(1, int(timeout * 1000))
         reply: Any = await self._call(
             "read events", lambda: self._redis.xread({key: after or "0-0"}, block=block)
@@ -139,14 +182,14 @@ class RedisBus:
         return frames
 
     async def read_many(
-        self, after: dict[str, str | None], timeout: float
+        self, after: dict[str, str | None], timeout: float, *, skip_own: bool = False
     ) -> list[tuple[str, str, Frame]]:
         """``read`` for several sessions at once: ``(session_id, id, frame)``, each in order.
 
         A session followed for the first time (or every ``RESYNC_SECONDS``) has its stream read
         from ``after``; after that, the read waits on the ring and reads only the streams of
-        the followed sessions it names. May return ``[]`` before ``timeout`` (frames of other
-        sessions came).
+        the followed sessions it names (with ``skip_own``, not for frames this bus published).
+        May return ``[]`` before ``timeout`` (frames of other sessions came).
         """
         if not after:
             return []
@@ -176,29 +219,31 @@ class RedisBus:
         for _, entries in reply or []:
             for ring_id, fields in entries:
                 self._ring_last = _text(ring_id)
-                session_id = _text(fields[b"s"])
-                if session_id in after:
-                    changed[session_id] = after[session_id]
+                if skip_own and fields.get(b"p") == self._me_bytes:
+                    continue
+                for session_id in _text(fields[b"s"]).split():
+                    if session_id in after:
+                        changed[session_id] = after[session_id]
         return await self._read_streams(changed, None) if changed else []
 
     async def _read_streams(
         self, after: dict[str, str | None], block: int | None
     ) -> list[tuple[str, str, Frame]]:
-        streams = {f"neta:events:{sid}": last or "0-0" for sid, last in after.items()}
+        streams = {f"{_EVENTS}{sid}": last or "0-0" for sid, last in after.items()}
         reply: Any = await self._call(
             "read events",
             lambda: self._redis.xread(streams, block=block),  # type: ignore[arg-type]
         )
         frames: list[tuple[str, str, Frame]] = []
         for key, entries in reply or []:
-            session_id = _text(key).removeprefix("neta:events:")
+            session_id = _text(key).removeprefix(_EVENTS)
             for event_id, fields in entries:
                 frames.append((session_id, _text(event_id), json.loads(fields[b"f"])))
         return frames
 
     async def last_id(self, session_id: str) -> str | None:
         """The id of the session's newest frame, or ``None`` if it has none."""
-        key = f"neta:events:{session_id}"
+        key = f"{_EVENTS}{session_id}"
         newest: Any = await self._call("read events", lambda: self._redis.xrevrange(key, count=1))
         return _text(newest[0][0]) if newest else None
 

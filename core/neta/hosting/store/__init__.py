@@ -12,6 +12,13 @@ process that dies stops renewing, and its leases lapse after ``ttl`` seconds. ``
 writes only for the lease holder, so a process that lost its lease cannot overwrite a turn
 another one took.
 
+**Runs.** Which session has a run going is kept here too, beside the session, never only in a
+bus: a run marks its session when it starts (``save(..., run="going")``) and clears the mark
+with its last save (``run="ended"``), in that save's transaction, so a run whose end was saved
+is never taken for one cut short. A mark that outlives its owner's lease is a run whose process
+died (``interrupted_runs``); the process that ends it for its clients saves its note with
+``run="interrupted"`` when none of them could be told yet (``take_interrupted`` tells the next).
+
 **Run calls.** The interface is synchronous (scripts, tests and the start of a process use
 it). A server's calls go through ``run_calls()`` instead, the same operations as coroutines:
 opening, claiming and releasing a session, a run's saves and questions, the lease heartbeat,
@@ -23,7 +30,7 @@ connections, so that the event loop never waits on it.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Literal, Protocol
 
 from neta.messages import Message
 
@@ -38,6 +45,8 @@ class StoredSession:
         history: the conversation.
         todos: the todo list as JSON text, or ``None`` if none was saved.
         version: how many times the session was saved (tells a stale copy from a fresh one).
+        run_owner: the lease owner whose run of the session is going (marked, not yet ended),
+            or ``None``.
     """
 
     session_id: str
@@ -45,6 +54,12 @@ class StoredSession:
     history: list[Message]
     todos: str | None
     version: int = 0
+    run_owner: str | None = None
+
+
+RunMark = Literal["going", "ended", "interrupted"]
+"""What a save says of the session's run: it is ``going`` (the saver's), it ``ended``, or it
+was ``interrupted`` (its process died) and no client has been told yet."""
 
 
 @dataclass(frozen=True)
@@ -95,10 +110,12 @@ class Store(Protocol):
         owner: str,
         start: int = 0,
         todos: str | None = None,
+        run: RunMark | None = None,
     ) -> int:
         """Replace the history from position ``start`` on (and the todo list, unless ``None``).
 
-        Returns the session's new version.
+        ``run`` marks the session's run (``None`` leaves the mark as it is). Returns the
+        session's new version.
 
         Raises:
             SessionOwned: ``owner`` does not hold the session's lease.
@@ -131,6 +148,15 @@ class Store(Protocol):
 
     def release_all(self, owner: str) -> None:
         """Give up every lease ``owner`` holds."""
+
+    def lease_owners(self) -> list[str]:
+        """Every owner holding a live (unexpired) lease."""
+
+    def interrupted_runs(self) -> list[str]:
+        """The sessions whose run is marked going while no live lease covers them."""
+
+    def take_interrupted(self, session_id: str) -> bool:
+        """Whether the session's last run was interrupted untold; it counts as told from now."""
 
     def add_question(self, question: StoredQuestion) -> None:
         """Remember a question that waits for an answer."""
@@ -187,6 +213,7 @@ class RunCalls(Protocol):
         owner: str,
         start: int = 0,
         todos: str | None = None,
+        run: RunMark | None = None,
     ) -> int:
         """``Store.save``."""
 
@@ -216,6 +243,18 @@ class RunCalls(Protocol):
 
     async def owner(self, session_id: str) -> str | None:
         """``Store.owner``."""
+
+    async def release_all(self, owner: str) -> None:
+        """``Store.release_all``."""
+
+    async def lease_owners(self) -> list[str]:
+        """``Store.lease_owners``."""
+
+    async def interrupted_runs(self) -> list[str]:
+        """``Store.interrupted_runs``."""
+
+    async def take_interrupted(self, session_id: str) -> bool:
+        """``Store.take_interrupted``."""
 
     async def close(self) -> None:
         """Release what the calls hold (their connections), in the event loop."""
@@ -259,9 +298,12 @@ class InlineCalls:
         owner: str,
         start: int = 0,
         todos: str | None = None,
+        run: RunMark | None = None,
     ) -> int:
         """``Store.save``."""
-        return self._store.save(session_id, messages, owner=owner, start=start, todos=todos)
+        return self._store.save(
+            session_id, messages, owner=owner, start=start, todos=todos, run=run
+        )
 
     async def load(self, session_id: str) -> StoredSession | None:
         """``Store.load``."""
@@ -298,6 +340,22 @@ class InlineCalls:
     async def owner(self, session_id: str) -> str | None:
         """``Store.owner``."""
         return self._store.owner(session_id)
+
+    async def release_all(self, owner: str) -> None:
+        """``Store.release_all``."""
+        self._store.release_all(owner)
+
+    async def lease_owners(self) -> list[str]:
+        """``Store.lease_owners``."""
+        return self._store.lease_owners()
+
+    async def interrupted_runs(self) -> list[str]:
+        """``Store.interrupted_runs``."""
+        return self._store.interrupted_runs()
+
+    async def take_interrupted(self, session_id: str) -> bool:
+        """``Store.take_interrupted``."""
+        return self._store.take_interrupted(session_id)
 
     async def close(self) -> None:
         """Nothing of its own to release (the store closes with ``Store.close``)."""

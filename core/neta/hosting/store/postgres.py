@@ -12,7 +12,10 @@ gone, a full disk) is raised as ``StorageUnavailable``.
 
 Round trips are what a call costs (a worker saves a session several times per run), so each
 call is one statement (the connections are in autocommit: a single statement is its own
-transaction, without ``BEGIN`` and ``COMMIT`` round trips), a save included.
+transaction, without ``BEGIN`` and ``COMMIT`` round trips), a save included; the run calls
+make the calls of one kind that come together in one (``postgres_batches``). A
+pooled connection the server broke (a restart) is replaced, and a statement safe to make
+twice made again on a fresh one (``postgres_retry``).
 
 The ``Store`` interface is synchronous (the hub opens and claims a session between awaits),
 so this engine uses psycopg's blocking connections from a ``psycopg_pool.ConnectionPool``. The
@@ -29,21 +32,28 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from neta.errors import ConfigError, SessionOwned, StorageUnavailable, UnknownSession
-from neta.hosting.store import RunCalls, StoredQuestion, StoredSession
+from neta.hosting.store import RunCalls, RunMark, StoredQuestion, StoredSession
 from neta.hosting.store import postgres_sql as sql
 from neta.hosting.store.postgres_rows import (
     Row,
+    acquires_params,
+    creates_params,
     question_of,
     question_row,
+    questions_params,
+    releases_params,
     save_params,
+    saves_params,
     session_of,
 )
 from neta.messages import Message
-from neta.safe_url import safe_url
+from neta.safe_url import safe_reason, safe_url
 
 try:
     import psycopg
     from psycopg_pool import ConnectionPool
+
+    from neta.hosting.store.postgres_retry import Statements
 except ImportError:  # pragma: no cover - depends on the installed extras
     psycopg = None  # type: ignore[assignment]
 
@@ -87,16 +97,20 @@ class PostgresStore:
             kwargs={"autocommit": True},
         )
         try:
+            # first one connection of its own: a database that cannot be reached says why
+            # (the pool would only say that it waited for a connection in vain)
+            wait = max(2, round(timeout))  # libpq's connect_timeout: whole seconds, at least 2
+            with psycopg.connect(url, autocommit=True, connect_timeout=wait) as first:
+                self._migrate(first)
             self._pool.open(wait=True, timeout=timeout)
-            self._migrate()
         except (psycopg.Error, TimeoutError) as exc:
             self._pool.close()
             raise StorageUnavailable(
-                f"the session store cannot open {safe_url(url)}: {exc}"
+                f"the session store cannot open {safe_url(url)}: {safe_reason(exc, url)}"
             ) from exc
 
-    def _migrate(self) -> None:
-        with self._pool.connection() as db, db.transaction():
+    def _migrate(self, db: psycopg.Connection[Row]) -> None:
+        with db.transaction():
             db.execute("SELECT pg_advisory_xact_lock(%s)", (sql.MIGRATION_LOCK,))
             db.execute("CREATE TABLE IF NOT EXISTS neta_schema (version INTEGER NOT NULL)")
             row = db.execute("SELECT max(version) FROM neta_schema").fetchone()
@@ -117,18 +131,24 @@ class PostgresStore:
         return int(row[0]) if row and row[0] is not None else 0
 
     @contextmanager
-    def _one(self) -> Iterator[psycopg.Connection[Row]]:
-        """A connection for one statement (autocommit: the statement is its transaction)."""
+    def _one(self) -> Iterator[Statements]:
+        """A connection for one statement (autocommit: the statement is its transaction).
+
+        One the server broke since it was pooled is replaced (``postgres_retry``).
+        """
         try:
-            with self._pool.connection() as db:
-                yield db
+            statements = Statements(self._pool)
+            try:
+                yield statements
+            finally:
+                statements.give_back()
         except (psycopg.Error, TimeoutError) as exc:
             raise StorageUnavailable(f"the session store failed: {exc}") from exc
 
     def create(self, session_id: str, entry: str) -> None:
         """Record a new, empty session."""
         with self._one() as db:
-            db.execute(sql.CREATE_SESSION, (session_id, entry))
+            db.execute(sql.CREATE_SESSION, creates_params([(session_id, entry)]))
 
     def exists(self, session_id: str) -> bool:
         """Whether the session was saved (and not deleted)."""
@@ -150,20 +170,21 @@ class PostgresStore:
         owner: str,
         start: int = 0,
         todos: str | None = None,
+        run: RunMark | None = None,
     ) -> int:
         """Replace the history from position ``start`` on (and the todo list, unless ``None``).
 
-        Returns the session's new version.
+        ``run`` marks the session's run (``Store.save``). Returns the session's new version.
 
         Raises:
             SessionOwned: ``owner`` does not hold the session's lease.
         """
+        params = saves_params([save_params(session_id, messages, owner, start, todos, run)])
         with self._one() as db:
-            row = db.execute(sql.SAVE, save_params(session_id, messages, owner, start, todos))
-            version = row.fetchone()
-        if version is None:
+            saved = db.execute(sql.SAVE, params).fetchone()
+        if saved is None:
             raise SessionOwned(session_id)
-        return int(version[0])
+        return int(saved[1])
 
     def load(self, session_id: str) -> StoredSession | None:
         """The saved session, or ``None`` if there is none."""
@@ -184,12 +205,12 @@ class PostgresStore:
     def add_question(self, question: StoredQuestion) -> None:
         """Remember a question that waits for an answer."""
         with self._one() as db:
-            db.execute(sql.ADD_QUESTION, question_row(question))
+            db.execute(sql.ADD_QUESTION, questions_params([question_row(question)]))
 
     def remove_question(self, request_id: str) -> None:
         """Forget a question (answered, timed out or cancelled)."""
         with self._one() as db:
-            db.execute(sql.REMOVE_QUESTION, (request_id,))
+            db.execute(sql.REMOVE_QUESTION, ([request_id],))
 
     def pending_questions(self, session_id: str) -> list[StoredQuestion]:
         """The session's questions that wait for an answer, oldest first."""
@@ -225,7 +246,8 @@ class PostgresStore:
             UnknownSession: no such session.
         """
         with self._one() as db:
-            if db.execute(sql.ACQUIRE, (owner, ttl, session_id)).fetchone() is not None:
+            taken = db.execute(sql.ACQUIRE, acquires_params([(session_id, owner, ttl)]))
+            if taken.fetchone() is not None:
                 return True
             # Refused, or no such session: only then is it worth a second look.
             known = db.execute(sql.EXISTS, (session_id,)).fetchone()
@@ -236,12 +258,12 @@ class PostgresStore:
     def renew(self, owner: str, ttl: float) -> None:
         """Extend every lease ``owner`` holds by ``ttl`` seconds from now."""
         with self._one() as db:
-            db.execute(sql.RENEW, (ttl, owner))
+            db.execute(sql.RENEW, {"owner": owner, "ttl": ttl})
 
     def release(self, session_id: str, owner: str) -> None:
         """Give up the session's lease, if ``owner`` holds it."""
         with self._one() as db:
-            db.execute(sql.RELEASE, (session_id, owner))
+            db.execute(sql.RELEASE, releases_params([(session_id, owner)]))
 
     def owner(self, session_id: str) -> str | None:
         """Who holds the session's lease now, or ``None``."""
@@ -253,6 +275,21 @@ class PostgresStore:
         """Give up every lease ``owner`` holds."""
         with self._one() as db:
             db.execute(sql.RELEASE_ALL, (owner,))
+
+    def lease_owners(self) -> list[str]:
+        """Every owner holding a live lease."""
+        with self._one() as db:
+            return [str(row[0]) for row in db.execute(sql.LEASE_OWNERS).fetchall()]
+
+    def interrupted_runs(self) -> list[str]:
+        """The sessions whose run is marked going while no live lease covers them."""
+        with self._one() as db:
+            return [str(row[0]) for row in db.execute(sql.INTERRUPTED_RUNS).fetchall()]
+
+    def take_interrupted(self, session_id: str) -> bool:
+        """Whether the session's last run was interrupted untold; told from now on."""
+        with self._one() as db:
+            return db.execute(sql.TAKE_INTERRUPTED, (session_id,)).fetchone() is not None
 
     def run_calls(self) -> RunCalls:
         """The calls a run makes, on the event loop (an async pool on this database)."""

@@ -3,7 +3,9 @@
 psycopg's async connections, from an ``AsyncConnectionPool`` opened in the worker's event loop
 on first use: while the database works, the loop runs the worker's other sessions. The
 statements are the blocking engine's (``neta.hosting.store.postgres_sql``), and so are the answers:
-every database failure is raised as ``StorageUnavailable``.
+every database failure is raised as ``StorageUnavailable``. The calls of one kind its
+sessions make together (made, claimed, saved, asked, settled, let go) go in one statement
+(``neta.hosting.store.postgres_batches``).
 """
 
 from __future__ import annotations
@@ -11,18 +13,26 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from typing import Any
 
 import psycopg
 from psycopg_pool import AsyncConnectionPool
 
 from neta.errors import SessionOwned, StorageUnavailable, UnknownSession
-from neta.hosting.store import StoredQuestion, StoredSession
+from neta.hosting.store import RunMark, StoredQuestion, StoredSession
 from neta.hosting.store import postgres_sql as sql
+from neta.hosting.store.postgres_batches import Batcher
+from neta.hosting.store.postgres_retry import AsyncStatements
 from neta.hosting.store.postgres_rows import (
-    Row,
+    SaveParams,
+    acquires_params,
+    creates_params,
     question_of,
     question_row,
+    questions_params,
+    releases_params,
     save_params,
+    saves_params,
     session_of,
 )
 from neta.messages import Message
@@ -43,6 +53,13 @@ class PostgresRunCalls:
         self._timeout = timeout
         self._pool: AsyncConnectionPool | None = None
         self._opening: asyncio.Future[AsyncConnectionPool] | None = None
+        # calls of one kind that come together go in one statement (``Batcher``)
+        self._saved = Batcher(self._save_many, key=lambda save: save.session_id)
+        self._added = Batcher(self._add_many, key=lambda row: str(row["request_id"]))
+        self._removed = Batcher(self._remove_many, key=str)
+        self._released = Batcher(self._release_many, key=lambda lease: lease[0])
+        self._created = Batcher(self._create_many, key=lambda session: session[0])
+        self._acquired = Batcher(self._acquire_many, key=lambda lease: lease[0])
 
     async def _opened(self) -> AsyncConnectionPool:
         if self._pool is not None:
@@ -70,19 +87,27 @@ class PostgresRunCalls:
         return pool
 
     @asynccontextmanager
-    async def _one(self) -> AsyncIterator[psycopg.AsyncConnection[Row]]:
-        """A connection for one statement (autocommit: the statement is its transaction)."""
+    async def _one(self) -> AsyncIterator[AsyncStatements]:
+        """A connection for one statement (autocommit: the statement is its transaction).
+
+        One the server broke since it was pooled is replaced (``postgres_retry``).
+        """
         try:
-            pool = await self._opened()
-            async with pool.connection() as db:
-                yield db
+            statements = AsyncStatements(await self._opened())
+            try:
+                yield statements
+            finally:
+                await statements.give_back()
         except (psycopg.Error, TimeoutError) as exc:
             raise StorageUnavailable(f"the session store failed: {exc}") from exc
 
     async def create(self, session_id: str, entry: str) -> None:
-        """``Store.create``."""
-        async with self._one() as db:
-            await db.execute(sql.CREATE_SESSION, (session_id, entry))
+        """``Store.create``, with others that come meanwhile (``Batcher``)."""
+        await self._created.call((session_id, entry))
+
+    async def _create_many(self, sessions: list[tuple[str, str]]) -> list[None]:
+        await self._execute(sql.CREATE_SESSION, creates_params(sessions))
+        return [None] * len(sessions)
 
     async def version(self, session_id: str) -> int | None:
         """``Store.version``."""
@@ -126,14 +151,21 @@ class PostgresRunCalls:
         owner: str,
         start: int = 0,
         todos: str | None = None,
+        run: RunMark | None = None,
     ) -> int:
-        """``Store.save`` (one statement: no lock of it outlives it)."""
-        params = save_params(session_id, messages, owner, start, todos)
-        async with self._one() as db:
-            version = await (await db.execute(sql.SAVE, params)).fetchone()
+        """``Store.save``, with the saves of other sessions that come meanwhile (``Batcher``)."""
+        version = await self._saved.call(
+            save_params(session_id, messages, owner, start, todos, run)
+        )
         if version is None:
             raise SessionOwned(session_id)
-        return int(version[0])
+        return version
+
+    async def _save_many(self, saves: list[SaveParams]) -> list[int | None]:
+        async with self._one() as db:
+            rows = await (await db.execute(sql.SAVE, saves_params(saves))).fetchall()
+        versions = {str(sid): int(version) for sid, version in rows}
+        return [versions.get(save.session_id) for save in saves]
 
     async def load(self, session_id: str) -> StoredSession | None:
         """``Store.load``."""
@@ -148,14 +180,20 @@ class PostgresRunCalls:
         return row is not None
 
     async def add_question(self, question: StoredQuestion) -> None:
-        """``Store.add_question``."""
-        async with self._one() as db:
-            await db.execute(sql.ADD_QUESTION, question_row(question))
+        """``Store.add_question``, with others that come meanwhile (``Batcher``)."""
+        await self._added.call(question_row(question))
+
+    async def _add_many(self, questions: list[dict[str, Any]]) -> list[None]:
+        await self._execute(sql.ADD_QUESTION, questions_params(questions))
+        return [None] * len(questions)
 
     async def remove_question(self, request_id: str) -> None:
-        """``Store.remove_question``."""
-        async with self._one() as db:
-            await db.execute(sql.REMOVE_QUESTION, (request_id,))
+        """``Store.remove_question``, with others that come meanwhile (``Batcher``)."""
+        await self._removed.call(request_id)
+
+    async def _remove_many(self, request_ids: list[str]) -> list[None]:
+        await self._execute(sql.REMOVE_QUESTION, (request_ids,))
+        return [None] * len(request_ids)
 
     async def pending_questions(self, session_id: str) -> list[StoredQuestion]:
         """``Store.pending_questions``."""
@@ -164,25 +202,40 @@ class PostgresRunCalls:
         return [question_of(row) for row in rows]
 
     async def acquire(self, session_id: str, owner: str, ttl: float) -> bool:
-        """``Store.acquire``."""
-        async with self._one() as db:
-            taken = await db.execute(sql.ACQUIRE, (owner, ttl, session_id))
-            if await taken.fetchone() is not None:
-                return True
-            known = await (await db.execute(sql.EXISTS, (session_id,))).fetchone()
-        if known is None:
+        """``Store.acquire``, with others that come meanwhile (``Batcher``)."""
+        taken = await self._acquired.call((session_id, owner, ttl))
+        if taken is None:
             raise UnknownSession(session_id)
-        return False
+        return taken
+
+    async def _acquire_many(self, leases: list[tuple[str, str, float]]) -> list[bool | None]:
+        """Whether each lease was taken (``None``: no such session)."""
+        async with self._one() as db:
+            rows = await (await db.execute(sql.ACQUIRE, acquires_params(leases))).fetchall()
+            taken = {str(row[0]) for row in rows}
+            refused = [sid for sid, _, _ in leases if sid not in taken]
+            known: set[str] = set()
+            if refused:  # refused, or no such session: only then is it worth a second look
+                found = await (await db.execute(sql.KNOWN, (refused,))).fetchall()
+                known = {str(row[0]) for row in found}
+        return [True if sid in taken else (False if sid in known else None) for sid, _, _ in leases]
 
     async def renew(self, owner: str, ttl: float) -> None:
         """``Store.renew``."""
         async with self._one() as db:
-            await db.execute(sql.RENEW, (ttl, owner))
+            await db.execute(sql.RENEW, {"owner": owner, "ttl": ttl})
 
     async def release(self, session_id: str, owner: str) -> None:
-        """``Store.release``."""
+        """``Store.release``, with others that come meanwhile (``Batcher``)."""
+        await self._released.call((session_id, owner))
+
+    async def _release_many(self, leases: list[tuple[str, str]]) -> list[None]:
+        await self._execute(sql.RELEASE, releases_params(leases))
+        return [None] * len(leases)
+
+    async def _execute(self, statement: str, params: tuple[Any, ...]) -> None:
         async with self._one() as db:
-            await db.execute(sql.RELEASE, (session_id, owner))
+            await db.execute(statement, params)
 
     async def owner(self, session_id: str) -> str | None:
         """``Store.owner``."""
@@ -190,8 +243,34 @@ class PostgresRunCalls:
             row = await (await db.execute(sql.OWNER, (session_id,))).fetchone()
         return None if row is None else str(row[0])
 
+    async def release_all(self, owner: str) -> None:
+        """``Store.release_all``."""
+        async with self._one() as db:
+            await db.execute(sql.RELEASE_ALL, (owner,))
+
+    async def lease_owners(self) -> list[str]:
+        """``Store.lease_owners``."""
+        async with self._one() as db:
+            rows = await (await db.execute(sql.LEASE_OWNERS)).fetchall()
+        return [str(row[0]) for row in rows]
+
+    async def interrupted_runs(self) -> list[str]:
+        """``Store.interrupted_runs``."""
+        async with self._one() as db:
+            rows = await (await db.execute(sql.INTERRUPTED_RUNS)).fetchall()
+        return [str(row[0]) for row in rows]
+
+    async def take_interrupted(self, session_id: str) -> bool:
+        """``Store.take_interrupted``."""
+        async with self._one() as db:
+            row = await (await db.execute(sql.TAKE_INTERRUPTED, (session_id,))).fetchone()
+        return row is not None
+
     async def close(self) -> None:
-        """Close the pool's connections."""
+        """Close the pool's connections (once the calls asked for are made)."""
+        batchers = (self._saved, self._added, self._removed, self._released)
+        for batched in (*batchers, self._created, self._acquired):
+            await batched.drain()
         pool, self._pool, self._opening = self._pool, None, None
         if pool is not None:
             await pool.close()

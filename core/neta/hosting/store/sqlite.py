@@ -20,7 +20,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from neta.errors import SessionOwned, StorageUnavailable, UnknownSession
-from neta.hosting.store import InlineCalls, RunCalls, StoredQuestion, StoredSession
+from neta.hosting.store import InlineCalls, RunCalls, RunMark, StoredQuestion, StoredSession
 from neta.messages import Message
 
 _SCHEMA = """
@@ -64,6 +64,14 @@ CREATE TABLE IF NOT EXISTS leases (
 CREATE INDEX IF NOT EXISTS leases_by_owner ON leases (owner);
 """
 
+
+_RUN_MARKS: dict[RunMark | None, str] = {
+    None: "",
+    "going": ", run_owner = :owner, run_interrupted = 0",
+    "ended": ", run_owner = NULL",
+    "interrupted": ", run_owner = NULL, run_interrupted = 1",
+}
+"""What a save sets of the session's run mark (``Store.save``'s ``run``)."""
 
 _QuestionRow = tuple[str, str, str, str | None, float, str | None]
 
@@ -113,6 +121,16 @@ class SqliteStore:
             columns = {row[1] for row in self._db.execute(f"PRAGMA table_info({table})")}
             if "approval" not in columns:
                 self._db.execute(f"ALTER TABLE {table} ADD COLUMN approval TEXT")
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(sessions)")}
+        if "run_owner" not in columns:  # written before runs were kept here
+            self._db.execute("ALTER TABLE sessions ADD COLUMN run_owner TEXT")
+            self._db.execute(
+                "ALTER TABLE sessions ADD COLUMN run_interrupted INTEGER NOT NULL DEFAULT 0"
+            )
+        self._db.execute(
+            "CREATE INDEX IF NOT EXISTS sessions_running ON sessions (id) "
+            "WHERE run_owner IS NOT NULL"
+        )
 
     @contextmanager
     def _tx(self) -> Iterator[sqlite3.Connection]:
@@ -161,11 +179,13 @@ class SqliteStore:
         owner: str,
         start: int = 0,
         todos: str | None = None,
+        run: RunMark | None = None,
     ) -> int:
         """Replace a session's history from position ``start`` on, and its todo snapshot.
 
         ``messages`` are the history from ``start``: what was saved before ``start`` stays.
-        ``todos`` of ``None`` leaves the saved todo list as it was. Returns the new version.
+        ``todos`` of ``None`` leaves the saved todo list as it was; ``run`` marks the run
+        (``Store.save``). Returns the new version.
 
         Raises:
             SessionOwned: ``owner`` does not hold the session's lease.
@@ -177,8 +197,9 @@ class SqliteStore:
             if held is None:
                 raise SessionOwned(session_id)
             db.execute(
-                "UPDATE sessions SET updated = ?, version = version + 1 WHERE id = ?",
-                (time.time(), session_id),
+                f"UPDATE sessions SET updated = :now, version = version + 1{_RUN_MARKS[run]} "
+                "WHERE id = :sid",
+                {"now": time.time(), "owner": owner, "sid": session_id},
             )
             db.execute(
                 "DELETE FROM messages WHERE session_id = ? AND seq >= ?", (session_id, start)
@@ -196,7 +217,7 @@ class SqliteStore:
         """The saved session, or ``None`` if there is none."""
         with self._read() as db:
             row = db.execute(
-                "SELECT entry, version FROM sessions WHERE id = ?", (session_id,)
+                "SELECT entry, version, run_owner FROM sessions WHERE id = ?", (session_id,)
             ).fetchone()
             if row is None:
                 return None
@@ -208,7 +229,9 @@ class SqliteStore:
             ).fetchone()
         history = [Message.model_validate_json(body) for (body,) in bodies]
         todos = todo_row[0] if todo_row else None
-        return StoredSession(session_id, row[0], history, todos, version=int(row[1]))
+        return StoredSession(
+            session_id, row[0], history, todos, version=int(row[1]), run_owner=row[2]
+        )
 
     def delete(self, session_id: str) -> None:
         """Forget a session and everything saved with it."""
@@ -327,6 +350,34 @@ class SqliteStore:
         """Give up every lease ``owner`` holds."""
         with self._tx() as db:
             db.execute("DELETE FROM leases WHERE owner = ?", (owner,))
+
+    def lease_owners(self) -> list[str]:
+        """Every owner holding a live lease."""
+        with self._read() as db:
+            rows = db.execute(
+                "SELECT DISTINCT owner FROM leases WHERE expires > ?", (time.time(),)
+            ).fetchall()
+        return sorted(str(row[0]) for row in rows)
+
+    def interrupted_runs(self) -> list[str]:
+        """The sessions whose run is marked going while no live lease covers them."""
+        with self._read() as db:
+            rows = db.execute(
+                "SELECT id FROM sessions WHERE run_owner IS NOT NULL AND id NOT IN "
+                "(SELECT session_id FROM leases WHERE expires > ?)",
+                (time.time(),),
+            ).fetchall()
+        return sorted(str(row[0]) for row in rows)
+
+    def take_interrupted(self, session_id: str) -> bool:
+        """Whether the session's last run was interrupted untold; told from now on."""
+        with self._tx() as db:
+            row = db.execute(
+                "UPDATE sessions SET run_interrupted = 0 "
+                "WHERE id = ? AND run_interrupted = 1 RETURNING 1",
+                (session_id,),
+            ).fetchone()
+        return row is not None
 
     def run_calls(self) -> RunCalls:
         """The calls a run makes: this store's own, inline (a short write to a local file)."""
