@@ -34,27 +34,45 @@ after a stricter one found something, not even to break a tie):
     only blocks sharing at least one line with the search are considered.
 
 Whitespace is never ignored between two words (``foo bar`` is not ``foobar``), lines are never
-joined, and the last two strategies must find exactly one block of the search's line count and
-refuse searches with an elision placeholder (``...``, ``# ... existing code ...``).
+joined, and the last two strategies must find exactly one block and refuse searches with an
+elision placeholder (``...``, ``# ... existing code ...``). Their block may have one line more
+or fewer than the search (a line the model skipped, or wrote though the file lacks it): the
+search is lined up with it, each line facing the file line most like it. They accept a block
+only when it shares text with the search: two lines of text, one verbatim, none of them a line
+the file repeats; braces, blank lines, keywords and one line alone are boilerplate. A block
+found only by supposing a line skipped never outranks one matched line for line.
+
+Where indentation is ignored, the search's own indentation must nest its lines as the file's
+are: a ``}`` binds only the block at its depth, so a match that takes an inner one for the
+outer one is none, and the refusal names the line. A search shifted, re-indented with another
+unit, or copied without its first line's indentation says nothing against a match; one
+indented all alike says nothing at all, and an edit at a closing line the file repeats right
+next to the match is refused.
 
 An edit is applied as the line diff from ``old`` to ``new``: lines it keeps are taken from the
 file, lines it changes or removes must be the file's up to whitespace (and typographic
 characters, which the changed line keeps where the edit leaves them), added lines get the
 file's indentation through one mapping from ``old``'s, taken from the lines the file verifiably
-has (tabs stay tabs); where no one shift maps it, a changed line keeps its own line's
-indentation and an added line takes the one its neighbours agree on, or is refused. Added lines
-never copy a line of ``old`` the file does not have, and go only between two lines the file
-verifiably has. Trailing whitespace ``old`` has and the file lacks is garbling, not written
+has (tabs stay tabs, and a file indented with tabs gets tabs for added lines indented with
+spaces); where no one shift maps it, a changed line keeps its own line's indentation and an
+added line takes the one its neighbours agree on, or is refused. Added lines never copy a line
+of ``old`` the file does not have, and go only between two lines the file verifiably has. A
+file line the search skipped stays where it is; an edit that would put text on one side or the
+other of it (added lines right where it stands, also across blank lines, or next to blank
+lines the search claims and the file lacks) is refused, naming it, and so is one that comes
+out otherwise on another equally good lining-up. A line the search has and the file lacks is
+never written. Trailing whitespace ``old`` has and the file lacks is garbling, not written
 back. ``\t`` and ``\n`` escapes in ``new`` that stand where ``old`` and the file have a real tab
 or line break are decoded; a one-line ``new`` of escapes that cannot be read so is refused.
 ``replace_all`` refuses to make a file more than ten times larger (past 1 MiB) or larger than
-64 MiB; the ambiguity message counts places as ``replace_all`` would replace them. A match of
-whole
-lines is replaced by whole lines: a final newline that only one of ``old`` and ``new`` has
-neither joins two lines nor adds a blank one. A ``new`` that abbreviates lines of ``old`` with
-a placeholder comment is refused, since it would delete them. The BOM, the line endings (an
-edited region takes the ending of its first line) and the presence of a final newline are
-kept. Refusals raise ``MatchError`` subclasses whose message tells the model what to do next.
+64 MiB; the ambiguity message counts places as ``replace_all`` would replace them, and says
+when they are one stretch of repeated text. A match of whole lines is replaced by whole lines:
+a final newline that only one of ``old`` and ``new`` has neither joins two lines nor adds a
+blank one. A ``new`` that abbreviates lines of ``old`` with a placeholder comment is refused,
+since it would delete them. The BOM, the line endings (an edited region takes the ending of its
+first line) and the presence of a final newline are kept, except that at the end of a file
+without one, the line breaks ``new`` ends with where ``old`` had none are written. Refusals
+raise ``MatchError`` subclasses whose message tells the model what to do next.
 """
 
 from __future__ import annotations
@@ -72,6 +90,7 @@ from neta.fuzzy_match._messages import (
     already_applied,
     ambiguous,
     elided_in_new,
+    nested_unlike,
     no_match,
     placeholder,
 )
@@ -237,7 +256,7 @@ def fuzzy_replace(content: str, old: str, new: str, replace_all: bool = False) -
     ctx = Context(index, not replace_all, None if replace_all else _AMBIGUITY_LIMIT)
     found = first_found(ctx, old_text, _ORDER)
     if found is None:
-        raise _not_found(doc, index, old_text, new_text)
+        raise _not_found(doc, ctx, old_text, new_text)
     if found.incomplete or (len(found.starts) > 1 and (found.fuzzy or not replace_all)):
         lines = [first_line(doc, found, start) for start in found.starts]
         capped = len(lines) >= _AMBIGUITY_LIMIT
@@ -247,12 +266,21 @@ def fuzzy_replace(content: str, old: str, new: str, replace_all: bool = False) -
     if found.strategy != "escape_normalized":
         region = doc.text[slice(*span(doc, found, found.starts[0]))]
         new_text = decode_stray_escapes(region, found.search, new_text)
-    edits = edits_of(doc, found, new_text)
+    try:
+        edits = edits_of(doc, found, new_text)
+    except NoMatchError:
+        applied = _applied(doc, index, old_text, new_text) if found.fuzzy else None
+        if applied is not None:
+            raise applied from None  # the line old has and the file lacks is the one it removes
+        raise
     if replace_all:
         growth = sum(len(text) - (end - start) for start, end, text in edits)
         check_output_size(len(content), len(content) + growth, len(edits))
-    tail = edits[-1][2] if edits[-1][1] == len(doc.text) else ""
-    edited = doc.keep_final_newline(doc.splice(edits), tail)
+    at_end = edits[-1][1] == len(doc.text)
+    tail = edits[-1][2] if at_end else ""
+    # Line breaks new ends with where old ended without one are the model's to write.
+    ends = len(new_text) - len(new_text.rstrip("\n")) if at_end and old_text[-1:] != "\n" else 0
+    edited = doc.keep_final_newline(doc.splice(edits), tail, ends)
     if edited == content:
         raise InvalidEditError(
             "new_string differs from old_string only where the file already agrees with it "
@@ -334,15 +362,27 @@ def _elision(old: str, new: str) -> tuple[str, int] | None:
     return None
 
 
-def _not_found(doc: Document, index: LineIndex, old: str, new: str) -> MatchError:
+def _not_found(doc: Document, ctx: Context, old: str, new: str) -> MatchError:
+    applied = _applied(doc, ctx.index, old, new)
+    if applied is not None:
+        return applied
+    elided = [line for line in old.split("\n") if is_placeholder(line)]
+    if elided:
+        return InvalidEditError(placeholder(elided[0]))
+    nested = [miss for miss in ctx.near_misses if miss.reason == "nesting"]
+    if nested:
+        return NoMatchError(nested_unlike(doc, old, nested[0]))
+    thin = [miss for miss in ctx.near_misses if miss.reason == "boilerplate"]
+    return NoMatchError(no_match(ctx.index, old, thin[0] if thin else None))
+
+
+def _applied(doc: Document, index: LineIndex, old: str, new: str) -> InvalidEditError | None:
+    """The refusal of an edit whose new text is in the file already, if it is."""
     if new.strip() and _adds_text(old, new):
         applied = first_found(Context(index, limit=1), new, PRESENCE)
         if applied is not None:
             return InvalidEditError(already_applied(first_line(doc, applied, applied.starts[0])))
-    elided = [line for line in old.split("\n") if is_placeholder(line)]
-    if elided:
-        return InvalidEditError(placeholder(elided[0]))
-    return NoMatchError(no_match(index, old))
+    return None
 
 
 def _adds_text(old: str, new: str) -> bool:

@@ -49,7 +49,12 @@ class Reindent:
     """Maps indentation as old_string wrote it to indentation as the file has it."""
 
     def __init__(
-        self, old_lines: Sequence[str], block: Sequence[str], verified: Sequence[bool]
+        self,
+        old_lines: Sequence[str],
+        block: Sequence[str],
+        verified: Sequence[bool],
+        *,
+        tabs: bool = False,
     ) -> None:
         written = [
             offset
@@ -69,8 +74,21 @@ class Reindent:
             for offset in same or written
         ]
         self.identity = all(ours == theirs for _, ours, theirs in self._pairs)
-        self._tabs = any(line.startswith("\t") for line in block)
+        # The file's style, or the block's when the file's was not told.
+        self._tabs = tabs or any(line.startswith("\t") for line in block)
         self._uniform = self._uniform_shift()
+        # Re-indented with another unit (2 columns for the file's 4): one column of old is
+        # ``_scale`` of the file's.
+        self._scale = 1.0
+        if self._uniform is None and self._pairs:
+            indents = {(ours, theirs) for _, ours, theirs in self._pairs}
+            scaled = scaled_map(indents)
+            # Twice the columns is a unit half the file's; half of them takes three depths to
+            # tell from a first line copied without its indentation.
+            depths = len({ours for ours, _ in indents})
+            if scaled is not None and (scaled[2] > 1 or depths >= 3):
+                tab, shift, self._scale = scaled
+                self._uniform = tab, shift
         self.uniform = self._uniform is not None or not self._pairs
         # The matched lines by their indentation in the search, in search order; where all of
         # them map it to one indentation of the file, one of them stands for all.
@@ -94,7 +112,7 @@ class Reindent:
         if not extra:
             return ""
         tab = self._tab()
-        columns = width(extra, tab)
+        columns = round(width(extra, tab) * self._scale)
         if base.endswith("\t") or (not base and self._tabs):
             return "\t" * (columns // tab) + " " * (columns % tab)
         return " " * columns
@@ -108,10 +126,15 @@ class Reindent:
 
     def shifted(self, line: str, anchor: int) -> str:
         """``line`` re-indented by the one shift relating old to the file (``uniform``)."""
-        if self.identity or not line:
+        if not line:
             return line
         indent = indent_of(line)
         body = line[len(indent) :]
+        if self.identity:
+            if self._tabs and indent and not indent.strip(" "):
+                # Spaces where the file indents with tabs: tabs, as the file writes them.
+                return self.columns(width(indent, self._tab()), "") + body
+            return line
         # Indented like a matched search line (or deeper): start from that file line's own
         # indentation, so a new line and its sibling are indented byte for byte alike.
         known = self._known.get(indent)
@@ -126,7 +149,7 @@ class Reindent:
                 self._known[indent] = mapped
             return mapped + body
         tab, shift = self._uniform or (_TAB_SIZES[0], 0)
-        return self.columns(max(0, width(indent, tab) + shift), "") + body
+        return self.columns(max(0, round(width(indent, tab) * self._scale) + shift), "") + body
 
     def file_indent(self, offset: int) -> str:
         """The indentation of the file's line facing old's line at ``offset``."""
@@ -147,6 +170,27 @@ def uniform_shift(indents: Iterable[tuple[str, str]]) -> tuple[int, int] | None:
         shifts = {width(theirs, tab) - width(ours, tab) for ours, theirs in pairs}
         if len(shifts) == 1:
             return tab, shifts.pop()
+    return None
+
+
+SCALES = (2.0, 0.5)
+"""How many of the file's columns one column of old may stand for, besides one."""
+
+
+def scaled_map(indents: Iterable[tuple[str, str]]) -> tuple[int, int, float] | None:
+    """``(tab, shift, scale)`` when the file's indentation is ``scale`` times old's plus a shift.
+
+    Only for old indented at two depths or more (else any scale fits); one is tried first.
+    """
+    pairs = sorted(set(indents))
+    if len({ours for ours, _ in pairs}) < 2:
+        return None
+    for tab in _TAB_SIZES:
+        widths = [(width(ours, tab), width(theirs, tab)) for ours, theirs in pairs]
+        ours_base, theirs_base = widths[0]
+        for scale in SCALES:
+            if all(theirs - theirs_base == scale * (ours - ours_base) for ours, theirs in widths):
+                return tab, round(theirs_base - scale * ours_base), scale
     return None
 
 

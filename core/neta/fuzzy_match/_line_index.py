@@ -57,6 +57,7 @@ class LineIndex:
         self._joined: dict[KeyKind, str] = {}
         self._lines_by_key: dict[KeyKind, dict[str, list[int]]] = {}
         self._token_counts: dict[str, int] = {}
+        self._lines_by_token: dict[str, list[int]] = {}
 
     def _file_kind(self, kind: KeyKind) -> KeyKind:
         # Folding leaves ASCII alone, so an ASCII file's folded keys are its WS keys: share them.
@@ -112,6 +113,28 @@ class LineIndex:
             for line, line_key in enumerate(self.keys(kind)):
                 by_key.setdefault(line_key, []).append(line)
         return by_key.get(key, [])
+
+    def count_key(self, kind: KeyKind, line: str, limit: int) -> int:
+        """How many lines have the key ``line`` has, counting no further than ``limit + 1``.
+
+        Where the lines are not indexed by key, only the lines holding ``line``'s text as
+        written are looked at (a line written with other spacing is not counted).
+        """
+        key = _KEY_OF[kind](line)
+        if self._file_kind(kind) in self._lines_by_key:
+            return min(len(self.lines_with_key(kind, key)), limit + 1)
+        body = line.strip()
+        if not body:
+            return min(self.keys(kind).count(key), limit + 1)
+        text, starts = self.doc.text, self.doc.line_starts
+        key_at = self.key_getter(kind)
+        count = 0
+        position = text.find(body)
+        while position != -1 and count <= limit:
+            number = bisect_right(starts, position) - 1
+            count += key_at(number) == key
+            position = text.find(body, starts[number + 1])
+        return count
 
     def windows(
         self,
@@ -210,6 +233,14 @@ class LineIndex:
 
     def lines_with_token(self, token: str, limit: int | None = None) -> list[int]:
         """The 0-based lines containing ``token`` (at most ``limit`` of them)."""
+        if limit is None:
+            found = self._lines_by_token.get(token)
+            if found is None:
+                found = self._lines_by_token[token] = self._find_token(token, None)
+            return found
+        return self._find_token(token, limit)
+
+    def _find_token(self, token: str, limit: int | None) -> list[int]:
         text = self.doc.text
         line_starts = self.doc.line_starts
         lines: list[int] = []

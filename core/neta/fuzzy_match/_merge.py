@@ -6,6 +6,12 @@ must equal the file's up to whitespace (and typographic characters), else the ed
 Lines it adds are re-indented to the file's indentation, keeping their relative nesting; they
 may not repeat a search line the file lacks (that would write the stale copy after all), and
 they go only where a line the file has places them.
+
+Each line of ``old`` faces one line of the block (or none, when the file lacks it), in order;
+a block line no line of ``old`` faces was skipped by the model. It stays where it is, after
+the line of ``old`` before it, and an edit that would have to put new text on one side of it
+or the other (an added line next to it, a change around it) is refused: which side the model
+meant cannot be told.
 """
 
 from __future__ import annotations
@@ -17,7 +23,7 @@ from rapidfuzz import fuzz
 from neta.fuzzy_match._diff import Opcode
 from neta.fuzzy_match._indent import Reindent, UnclearIndentError, indent_of, uniform_shift
 from neta.fuzzy_match._inline import keep_file_chars
-from neta.fuzzy_match._text import key_fold, key_ws
+from neta.fuzzy_match._text import carries_text, key_fold, key_ws
 
 _PAIRING_BUDGET = 400
 """The largest ``old * new`` lines of one changed stretch paired by similarity."""
@@ -34,17 +40,20 @@ class StaleLineError(Exception):
     """An edit that relies on a line the file does not have (internal: becomes NoMatchError).
 
     Attributes:
-        offsets: 0-based positions, in the matched block and in ``old``, of the lines at fault.
+        offsets: 0-based positions in ``old`` of the lines at fault.
         reason: ``"changed"`` (the edit rewrites or removes them), ``"repeated"`` (new_string
             repeats them as new lines), ``"placed"`` (they are all that locate an insertion,
-            or an insertion lies next to them) or ``"indent"`` (they disagree on how an added
-            line between them is indented).
+            or an insertion lies next to them), ``"indent"`` (they disagree on how an added
+            line between them is indented) or ``"skipped"`` (the block has lines ``old``
+            skips right where the edit writes, listed in ``skipped``).
+        skipped: 0-based positions in the block of the lines ``old`` skips, for ``"skipped"``.
     """
 
-    def __init__(self, offsets: Sequence[int], reason: str) -> None:
+    def __init__(self, offsets: Sequence[int], reason: str, skipped: Sequence[int] = ()) -> None:
         super().__init__(offsets, reason)
         self.offsets = list(offsets)
         self.reason = reason
+        self.skipped = list(skipped)
 
 
 def merge(
@@ -52,60 +61,159 @@ def merge(
     new_lines: Sequence[str],
     block: Sequence[str],
     opcodes: Sequence[Opcode],
+    facing: Sequence[int | None] | None = None,
+    *,
+    tabs: bool = False,
 ) -> list[str]:
     """The lines that replace ``block``, the file's lines that ``old_lines`` matched.
+
+    ``facing`` says which block line each line of ``old_lines`` faces (None: none); by
+    default the one at its own offset. ``tabs``: the file indents with tabs, so lines new
+    indents with spaces alone are indented with tabs.
 
     Raises:
         StaleLineError: a line the diff rewrites or removes differs from the file's; an added
             line repeats a line of ``old_lines`` that differs from the file's; an added line
-            is not between two lines the file verifiably has; or its indentation cannot be
-            told.
+            is not between two lines the file verifiably has; its indentation cannot be told;
+            or it, or a change, lies where the block has a line ``old_lines`` skips.
     """
+    if facing is None:
+        facing = range(len(old_lines))
+    faced = [block[at] if at is not None else "" for at in facing]
     verified = [
-        theirs == ours or theirs.strip() == ours.strip() or key_fold(theirs) == key_fold(ours)
-        for theirs, ours in zip(block, old_lines, strict=True)
+        at is not None
+        and (theirs == ours or theirs.strip() == ours.strip() or key_fold(theirs) == key_fold(ours))
+        for theirs, ours, at in zip(faced, old_lines, facing, strict=True)
     ]
+    after = _skipped_after(facing, len(block))
     # A block the search matched line for line (up to whitespace) needs none of the checks.
-    checked = not all(verified)
+    checked = not all(verified) or any(after)
     stale = _stale_keys([key_fold(line) for line in old_lines], verified) if checked else {}
     steps: list[_Step] = []
     for tag, old_from, old_to, new_from, new_to in opcodes:
         if tag == "equal":
             steps += [(new_from + k, old_from + k, True) for k in range(old_to - old_from)]
             continue
-        if checked:
-            _check_hunk(old_lines, new_lines, verified, stale, (old_from, old_to, new_from, new_to))
         paired = _pairing(old_lines[old_from:old_to], new_lines[new_from:new_to])
-        steps += [
+        hunk = [
             (new_from + k, None if at is None else old_from + at, False)
             for k, at in enumerate(paired)
         ]
-    reindent = Reindent(old_lines, block, verified)
+        if checked:
+            # A line old skips where the edit writes is named first: it is what to fix.
+            _check_skipped(after, old_from, old_to, hunk)
+            if old_from == old_to:
+                for gap in _sliding(old_lines, new_lines[new_from:new_to], old_from):
+                    if after[gap]:
+                        raise StaleLineError([max(gap - 1, 0)], "skipped", after[gap])
+            _check_hunk(old_lines, new_lines, verified, stale, (old_from, old_to, new_from, new_to))
+        steps += hunk
+    reindent = Reindent(old_lines, faced, verified, tabs=tabs)
     try:
-        written = _indented(old_lines, new_lines, block, steps, reindent)
+        written = _indented(old_lines, new_lines, faced, steps, reindent)
     except UnclearIndentError as exc:
         raise StaleLineError(exc.offsets, "indent") from None
     # Trailing whitespace old has where the file has none is garbling, and new has it too.
     garbled = any(
         same and ours.strip() and ours != ours.rstrip() and theirs == theirs.rstrip()
-        for ours, theirs, same in zip(old_lines, block, verified, strict=True)
+        for ours, theirs, same in zip(old_lines, faced, verified, strict=True)
     )
-    merged = []
+    merged: list[str] = [block[skipped] for skipped in after[0]]
+    flushed = 0  # the lines of old whose skipped block lines are written already
     for (_, at, kept), line in zip(steps, written, strict=True):
+        if at is not None:
+            # Lines old skips after lines the edit removes stay where they are.
+            for offset in range(flushed, at):
+                merged += [block[skipped] for skipped in after[offset + 1]]
+            flushed = max(flushed, at)
         if at is not None and kept:
-            merged.append(block[at])
-            continue
-        if at is not None and verified[at] and block[at].strip() != old_lines[at].strip():
+            if facing[at] is not None:  # a line the file lacks is not written back
+                merged.append(faced[at])
+        elif at is not None and verified[at] and faced[at].strip() != old_lines[at].strip():
             # A changed line keeps the file's characters where the edit keeps old's.
             indent = indent_of(line)
-            body = keep_file_chars(block[at].strip(), old_lines[at].strip(), line[len(indent) :])
-            line = indent + body
-        merged.append(line.rstrip() if garbled else line)
+            body = keep_file_chars(faced[at].strip(), old_lines[at].strip(), line[len(indent) :])
+            merged.append(_trimmed(indent + body, garbled))
+        else:
+            merged.append(_trimmed(line, garbled))
+        if at is not None and at >= flushed:
+            merged += [block[skipped] for skipped in after[at + 1]]
+            flushed = at + 1
+    for offset in range(flushed, len(old_lines)):
+        merged += [block[skipped] for skipped in after[offset + 1]]
     return merged
 
 
+def _trimmed(line: str, garbled: bool) -> str:
+    return line.rstrip() if garbled else line
+
+
+def _skipped_after(facing: Sequence[int | None], size: int) -> list[list[int]]:
+    """For each gap of old, the block lines no line of old faces that stand there.
+
+    Gap ``g`` is the one after line ``g - 1`` of old (gap 0: before its first line). The lines
+    after the block line that a line of old faces, up to the next one faced, are the lines the
+    model skipped there; a line of old facing none has none after it.
+    """
+    after: list[list[int]] = [[] for _ in range(len(facing) + 1)]
+    faced = [(offset, at) for offset, at in enumerate(facing) if at is not None]
+    for (offset, at), (_, following) in zip(faced, [*faced[1:], (None, size)], strict=True):
+        after[offset + 1] = list(range(at + 1, following))
+    after[0] = list(range(faced[0][1] if faced else size))
+    return after
+
+
+def _check_skipped(
+    after: Sequence[Sequence[int]],
+    old_from: int,
+    old_to: int,
+    hunk: Sequence[_Step],
+) -> None:
+    """Refuse a changed stretch that would put text on one side of a line old skips.
+
+    The lines it changes or removes must face adjacent block lines, and a line it adds must
+    not stand where old skips a line: before or after that line, the model did not say.
+    """
+    for gap in range(old_from + 1, old_to):
+        if after[gap]:
+            raise StaleLineError([gap - 1, gap], "skipped", after[gap])
+    gap = old_from  # the gap of old just before each step of the stretch
+    for _, at, _ in hunk:
+        if at is not None:
+            gap = at + 1
+        elif after[gap]:
+            raise StaleLineError([max(gap - 1, 0)], "skipped", after[gap])
+
+
+def _sliding(old_lines: Sequence[str], added: Sequence[str], gap: int) -> list[int]:
+    """Every gap of old where lines added at ``gap`` could as well go.
+
+    Added lines that end (or start) with the line of old next to them can move across it:
+    ``x`` and a blank line added after a blank line are a blank line and ``x`` added before
+    it; ``x`` and ``f(a)`` added after ``f(a)`` are ``f(a)`` and ``x`` added before it. The
+    diff picks one; the model may have meant either. Not across a brace or keyword line
+    (boilerplate): there the diff's choice closes the block first, and it stays.
+    """
+    gaps = [gap]
+    for step in (-1, 1):
+        moved = [key_ws(line) for line in added]
+        at = gap
+        while moved:
+            neighbour = at - 1 if step < 0 else at
+            if not 0 <= neighbour < len(old_lines):
+                break
+            edge = -1 if step < 0 else 0
+            line = old_lines[neighbour]
+            if key_ws(line) != moved[edge] or (line.strip() and not carries_text(line)):
+                break
+            moved = [moved[-1], *moved[:-1]] if step < 0 else [*moved[1:], moved[0]]
+            at += step
+            gaps.append(at)
+    return gaps
+
+
 def shifted_whole(
-    old_lines: Sequence[str], new_lines: Sequence[str], block: Sequence[str]
+    old_lines: Sequence[str], new_lines: Sequence[str], block: Sequence[str], *, tabs: bool = False
 ) -> list[str] | None:
     """``new_lines`` re-indented, when re-indenting ``old_lines`` alike gives ``block`` exactly.
 
@@ -141,7 +249,7 @@ def shifted_whole(
         known = mapping.get(indent)
         if known is None:
             if not reindent:
-                reindent.append(Reindent(old_lines, block, [True] * len(block)))
+                reindent.append(Reindent(old_lines, block, [True] * len(block), tabs=tabs))
             known = mapping[indent] = reindent[0].shifted(indent + "x", 0)[:-1]
         return known + body
 
@@ -206,11 +314,15 @@ def _indented(
             faced.append(reindent.file_indent(at) + line.lstrip(" \t"))
         else:
             faced.append(None)
-    # ... and an added line is placed by its neighbours' indentation, which must agree.
-    return [
-        _between(new_lines, steps, faced, position, reindent) if line is None else line
-        for position, line in enumerate(faced)
-    ]
+    # ... and an added line is placed by its neighbours' indentation, which must agree. (A kept
+    # line is written as the file has it, or not at all where the file lacks it.)
+    written = []
+    for position, (indented, (_, _, kept)) in enumerate(zip(faced, steps, strict=True)):
+        if indented is not None:
+            written.append(indented)
+        else:
+            written.append("" if kept else _between(new_lines, steps, faced, position, reindent))
+    return written
 
 
 def _between(

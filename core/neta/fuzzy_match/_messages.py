@@ -12,8 +12,10 @@ from collections.abc import Sequence
 
 from rapidfuzz import fuzz, process
 
+from neta.fuzzy_match._indent import indent_of, width
 from neta.fuzzy_match._line_index import KeyKind, LineIndex
-from neta.fuzzy_match._strategies import Found
+from neta.fuzzy_match._merge import StaleLineError
+from neta.fuzzy_match._strategies import Found, NearMiss
 from neta.fuzzy_match._text import Document, key_fold, key_ws, split_lines, visible
 
 _SHOWN_LINES = 6
@@ -138,12 +140,28 @@ def ambiguous(
             f"old_string matches {count} places (strategy {found.strategy}), starting at lines "
             f"{where}. {advice}"
         )
-    places = "1 place" if len(separate) == 1 else f"{len(separate)} places"
+    if len(separate) == 1:
+        # Every occurrence counted starts inside the first: one stretch of repeated text.
+        stretch = (
+            f"the first {len(lines)} of them (counting stopped there) all overlap the first"
+            if capped
+            else "every occurrence overlaps the first"
+        )
+        replaced = (
+            "" if capped else f" replace_all would replace 1 of them, the first (line {lines[0]})."
+        )
+        return (
+            f"old_string occurs {count} times (strategy {found.strategy}), starting at lines "
+            f"{where}, and {stretch}: they are one stretch of repeated text, not separate "
+            f"places.{replaced} The file was not changed. Include a line before or after the "
+            "repeated text in old_string so that it matches only the place you mean."
+        )
+    at_least = "at least " if capped else ""
     return (
-        f"old_string matches {places} (strategy {found.strategy}), starting at lines "
-        f"{_places(separate)}, and its occurrences overlap: counting every starting position "
-        f"gives {count}. replace_all would replace {len(separate)} of them, the leftmost where "
-        f"two overlap. {advice}"
+        f"old_string matches {at_least}{len(separate)} places (strategy {found.strategy}), "
+        f"starting at lines {_places(separate)}, and its occurrences overlap: counting every "
+        f"starting position gives {count}. replace_all would replace {at_least}"
+        f"{len(separate)} of them, the leftmost where two overlap. {advice}"
     )
 
 
@@ -158,32 +176,135 @@ _STALE_REASONS = {
     "file (its indentation maps to the file's differently for each), so neither the added "
     "line's indentation nor the block it belongs to can be told. Copy old_string with the "
     "file's indentation, or include the lines around the addition as the file has them",
+    "skipped": "the file has a line that old_string skips right where your edit writes, so "
+    "whether the new text goes before or after it cannot be told. Include that line in "
+    "old_string (and in new_string where it belongs)",
 }
 
 
-def stale_line(doc: Document, found: Found, start: int, offsets: Sequence[int], reason: str) -> str:
-    """The message for a fuzzy block whose lines at ``offsets`` the edit cannot rely on.
+def stale_line(
+    doc: Document,
+    found: Found,
+    start: int,
+    error: StaleLineError,
+    facing: Sequence[int | None] | None = None,
+) -> str:
+    """The message for a fuzzy block whose lines at ``error.offsets`` the edit cannot rely on.
 
-    ``reason`` is a ``StaleLineError`` reason: ``"changed"``, ``"repeated"`` or ``"placed"``.
+    ``facing`` says which block line (relative to ``start``) each search line faces; by
+    default the one at its own offset.
     """
     search = found.search.split("\n")
     shown: list[str] = []
-    for offset in offsets[:_SHOWN_LINES]:
-        theirs, ours = doc.lines[start + offset], search[offset]
+    for offset in error.offsets[:_SHOWN_LINES]:
+        at = offset if facing is None else facing[offset]
+        ours = search[offset]
+        if at is None:
+            shown += [f"- old_string's line {offset + 1} (the file has no such line there)"]
+            shown += [f"    old_string: {_clip(ours, 0)}"]
+            continue
+        theirs = doc.lines[start + at]
         if theirs == ours:
-            shown += [f"- line {start + offset + 1} (the same in the file and old_string)"]
+            shown += [f"- line {start + at + 1} (the same in the file and old_string)"]
             shown += [f"    file:       {_clip(theirs, 0)}"]
         else:
-            shown += _pair(f"line {start + offset + 1}", theirs, ours)
+            shown += _pair(f"line {start + at + 1}", theirs, ours)
+    for at in error.skipped[:_SHOWN_LINES]:
+        shown += [f"- line {start + at + 1} (old_string skips it)"]
+        shown += [f"    file:       {_clip(doc.lines[start + at], 0)}"]
+    end = found.end_of(start)
     return "\n".join(
         [
             f"old_string matched only approximately (strategy {found.strategy}, lines "
-            f"{start + 1}-{start + found.size}), and {_STALE_REASONS[reason]}. The file was not "
+            f"{start + 1}-{end}), and {_STALE_REASONS[error.reason]}. The file was not "
             "changed.",
             *shown,
             _RETRY,
         ]
     )
+
+
+def unplaced_margin(doc: Document, found: Found, lines: tuple[int, int], line: int) -> str:
+    """The message for text added next to a blank line of the search the file lacks there.
+
+    ``lines`` are the first (0-based) and the line after the last that the search matched.
+    """
+    start, end = lines
+    where = "before" if line < start else "after"
+    return "\n".join(
+        [
+            f"old_string matched lines {start + 1}-{end} (strategy "
+            f"{found.strategy}) once its blank lines {where} them were set aside, but the file "
+            f"has line {line + 1} where old_string has a blank line, and new_string adds text "
+            "right there: whether the file's line goes before or after the new text cannot be "
+            "told. The file was not changed.",
+            f"- line {line + 1} (old_string has a blank line here)",
+            f"    file:       {_clip(doc.lines[line], 0)}",
+            "Include that line in old_string (and in new_string where it belongs), or leave "
+            "the blank lines out of both.",
+        ]
+    )
+
+
+def repeated_edge(doc: Document, found: Found, start: int, inside: int, outside: int) -> str:
+    """The message for an edit at a block's edge line that the file repeats just outside it."""
+    where = "after" if outside > inside else "before"
+    return "\n".join(
+        [
+            f"old_string matched lines {start + 1}-{found.end_of(start)} (strategy "
+            f"{found.strategy}) with its indentation ignored, and your edit changes or adds "
+            f"text at line {inside + 1}; but the file has the same line again right {where} "
+            f"it (line {outside + 1}), and old_string reads as well onto that one, past a line "
+            "it would skip: which of the two it means, and so where the edit goes, cannot be "
+            "told. The file was not changed.",
+            f"    file:       {_clip(doc.lines[inside], 0)}",
+            f"    file:       {_clip(doc.lines[outside], 0)}",
+            "Copy old_string with the file's own indentation, and include every line it spans.",
+        ]
+    )
+
+
+def nested_unlike(doc: Document, search: str, miss: NearMiss) -> str:
+    """The message for a search found only where a line of it is nested unlike the search's."""
+    lines = search.split("\n")
+    assert miss.offset is not None
+    assert miss.line is not None
+    assert miss.reference is not None
+    assert miss.reference_line is not None
+    ours = _columns(lines[miss.offset]) - _columns(lines[miss.reference])
+    theirs = _columns(doc.lines[miss.line]) - _columns(doc.lines[miss.reference_line])
+    shown: list[str] = []
+    for offset, line in ((miss.reference, miss.reference_line), (miss.offset, miss.line)):
+        shown += [
+            f"- line {line + 1}, old_string's line {offset + 1}",
+            f"    file:       {_clip(doc.lines[line], 0)}",
+            f"    old_string: {_clip(lines[offset], 0)}",
+        ]
+    return "\n".join(
+        [
+            "old_string was not found as written. With indentation ignored it matches lines "
+            f"{miss.start + 1}-{miss.end} (strategy {miss.strategy}), but there line "
+            f"{miss.line + 1} is nested unlike old_string's line {miss.offset + 1}: old_string "
+            f"indents it {_relative(ours)} its line {miss.reference + 1}, the file "
+            f"{_relative(theirs)} line {miss.reference_line + 1}. So it belongs to another "
+            "block: a closing line would close the wrong one, and text added next to it would "
+            "land at the wrong depth. The file was not changed.",
+            *shown,
+            "Copy old_string with the file's own indentation, and include every line it spans "
+            "(a closing line among several is easily skipped).",
+        ]
+    )
+
+
+def _columns(line: str) -> int:
+    """The columns a line is indented by, tabs counted as 4."""
+    return width(indent_of(line), 4)
+
+
+def _relative(columns: int) -> str:
+    if not columns:
+        return "as deep as"
+    return f"{abs(columns)} columns {'deeper than' if columns > 0 else 'shallower than'}"
 
 
 def already_applied(line: int) -> str:
@@ -216,13 +337,23 @@ def elided_in_new(line: str, dropped: int) -> str:
     )
 
 
-def no_match(index: LineIndex, search: str) -> str:
-    """The message for a search no strategy found: where the closest text is and how it differs."""
+def no_match(index: LineIndex, search: str, resembling: NearMiss | None = None) -> str:
+    """The message for a search no strategy found: where the closest text is and how it differs.
+
+    ``resembling`` is a block a similarity strategy set aside for sharing only boilerplate
+    with the search, which the message names.
+    """
     lines, _ = split_lines(search)
     head = (
         "old_string was not found in the file, not even ignoring whitespace, indentation, "
         "escaping or typographic quotes. The file was not changed."
     )
+    if resembling is not None:
+        head += (
+            f" Lines {resembling.start + 1}-{resembling.end} resemble it, but share no more "
+            "with it than braces, blank lines, keywords, lines the file repeats and one line "
+            "of text: too little to tell they are the place you mean."
+        )
     closest = _closest_block(index, lines)
     written = [line for line in lines if line.strip()]
     if len(written) == 1 and (closest is None or closest[1] < 90.0):

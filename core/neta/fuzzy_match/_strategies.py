@@ -10,12 +10,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from functools import partial
 
 from neta.errors import InvalidEditError, NoMatchError
+from neta.fuzzy_match._align import Alignment
 from neta.fuzzy_match._inline import fragment_pattern
 from neta.fuzzy_match._line_index import KeyKind, LineIndex
+from neta.fuzzy_match._nesting import nesting_conflict
 from neta.fuzzy_match._text import (
     Document,
     ascii_for,
@@ -48,6 +50,10 @@ class Found:
             ``size`` is that of the search).
         restyle: write the replacement onto each match keeping the file's characters where
             it keeps the search's (matches inside a line, found up to spacing or typography).
+        aligned: ``by_lines`` matches of another length than the search: how the search's
+            lines face the file's, by the match's first line (``ends`` says where each ends).
+        margins: the blank lines the search had before and after the lines matched (which
+            ``adapt_new`` drops from the replacement too).
     """
 
     starts: list[int]
@@ -61,10 +67,39 @@ class Found:
     strategy: str = ""
     ends: dict[int, int] | None = None
     restyle: bool = False
+    aligned: dict[int, Alignment] | None = None
+    margins: tuple[int, int] = (0, 0)
 
     def end_of(self, start: int) -> int:
         """Where the match at ``start`` ends: an offset, or (``by_lines``) the line after it."""
         return self.ends[start] if self.ends is not None else start + self.size
+
+
+@dataclass(frozen=True)
+class NearMiss:
+    """A block a strategy found and set aside, kept to explain the refusal if nothing else is.
+
+    Attributes:
+        strategy: the strategy that found it.
+        start: its first line (0-based).
+        end: the line after its last.
+        reason: ``"nesting"`` (a line of the search faces a line nested otherwise than the
+            search's structure says) or ``"boilerplate"`` (all it shares with the search is
+            braces, blank lines, keywords and at most one line of text).
+        offset: the search line at fault (0-based), if one is.
+        line: the file line it faces (0-based), if it faces one.
+        reference: ``"nesting"``: the search line it was compared with.
+        reference_line: the file line that one faces.
+    """
+
+    strategy: str
+    start: int
+    end: int
+    reason: str
+    offset: int | None = None
+    line: int | None = None
+    reference: int | None = None
+    reference_line: int | None = None
 
 
 @dataclass(frozen=True)
@@ -75,11 +110,13 @@ class Context:
         index: the line keys of the document searched.
         overlapping: whether matches overlapping an earlier one count (else left first wins).
         limit: stop collecting matches after this many.
+        near_misses: blocks strategies found and set aside (filled in as they search).
     """
 
     index: LineIndex
     overlapping: bool = True
     limit: int | None = None
+    near_misses: list[NearMiss] = field(default_factory=list)
 
     @property
     def doc(self) -> Document:
@@ -180,9 +217,43 @@ def _by_lines(
     if not lines:
         return None
     starts = ctx.index.windows(kind, lines, overlapping=ctx.overlapping, limit=ctx.limit)
+    if kind in (KeyKind.WS, KeyKind.FOLD):
+        starts = _nested_alike(ctx, lines, starts)
     if not starts:
         return None
     return Found(starts, len(lines), True, "\n".join(lines), trailing, adapt_new)
+
+
+def _nested_alike(ctx: Context, lines: list[str], starts: list[int]) -> list[int]:
+    """The places whose lines are nested as the search's are (their indentation was ignored).
+
+    A place where a search line faces one of the file's nested otherwise (an inner ``}`` for
+    the search's outer one) is set aside as a near miss.
+    """
+    if len(lines) < 2:
+        return starts
+    return [start for start in starts if not _nested_unlike(ctx, lines, start)]
+
+
+def _nested_unlike(ctx: Context, lines: list[str], first: int) -> bool:
+    """Whether the file's lines from ``first`` nest unlike ``lines``; if so, a near miss."""
+    block = ctx.doc.lines[first : first + len(lines)]
+    conflict = nesting_conflict(lines, block, range(len(lines)), lambda: ctx.doc.indent_unit)
+    if conflict is None:
+        return False
+    ctx.near_misses.append(
+        NearMiss(
+            strategy="",
+            start=first,
+            end=first + len(lines),
+            reason="nesting",
+            offset=conflict.offset,
+            line=first + conflict.offset,
+            reference=conflict.reference,
+            reference_line=first + conflict.reference,
+        )
+    )
+    return True
 
 
 def exact(ctx: Context, search: str) -> Found | None:
@@ -268,8 +339,11 @@ def trimmed_boundary(ctx: Context, search: str) -> Found | None:
     r"""Leading and trailing blank lines and spaces of the search dropped.
 
     Inside a line the trimmed text must not start or end within an identifier, so
-    ``"  foo  "`` never matches in ``foobar``; and on a side where the search had a line break
-    it must start or end its line, so ``"\nreturn x\n"`` never matches in ``return x + 1``.
+    ``"  foo  "`` never matches in ``foobar``; on a side where the search had a line break
+    it must start or end its line, so ``"\nreturn x\n"`` never matches in ``return x + 1``;
+    and text spanning lines that the search indents starts its line (``"    )\n)"`` is no
+    line's last ``)``). Its first line must be nested as its others say, and text added next
+    to blank lines it claims around it goes only where the file has them.
     """
     core = search.strip()
     if core == search or not core:
@@ -277,9 +351,13 @@ def trimmed_boundary(ctx: Context, search: str) -> Found | None:
     lead = search[: len(search) - len(search.lstrip())]
     trail = search[len(search.rstrip()) :]
     # A line break around the text says where its line starts or ends: never mid-line there.
+    # So does indentation before text that spans lines: its first line is a whole line.
+    line_start = "\n" in lead or ("\n" in core and lead != "")
     starts = _text_starts(
-        ctx, core, whole_words=True, line_start="\n" in lead, line_end="\n" in trail
+        ctx, core, whole_words=True, line_start=line_start, line_end="\n" in trail
     )
+    if "\n" in core:
+        starts = _first_line_nested_alike(ctx, lead[lead.rfind("\n") + 1 :] + core, starts)
     if starts:
         # Spaces the search has after its text, where every match ends its line in the file,
         # are garbling, and new's lines carry it too: it is not written back.
@@ -299,7 +377,7 @@ def trimmed_boundary(ctx: Context, search: str) -> Found | None:
             garbled=garbled,
             indent=None if indent_from is None else (indent_from, indent_to),
         )
-        return Found(starts, len(core), False, core, False, adapt)
+        return Found(starts, len(core), False, core, False, adapt, margins=_margins(lead, trail))
     lines = search.split("\n")
     blank_lead = _count_blank(lines)
     blank_trail = _count_blank(reversed(lines))
@@ -307,7 +385,34 @@ def trimmed_boundary(ctx: Context, search: str) -> Found | None:
         return None  # only spaces around the text: indent_flexible already compared these lines
     trimmed = "\n".join(lines[blank_lead : len(lines) - blank_trail])
     adapt = partial(_drop_blank_lines, lead=blank_lead, trail=blank_trail)
-    return _by_lines(ctx, trimmed, KeyKind.WS, adapt)
+    found = _by_lines(ctx, trimmed, KeyKind.WS, adapt)
+    return None if found is None else replace(found, margins=_margins(lead, trail))
+
+
+def _margins(lead: str, trail: str) -> tuple[int, int]:
+    """The blank lines a search claims before and after its text.
+
+    The line break next to the text only says where its line starts or ends (as an exact
+    match reads it); each further one is a blank line.
+    """
+    return max(0, lead.count("\n") - 1), max(0, trail.count("\n") - 1)
+
+
+def _first_line_nested_alike(ctx: Context, search: str, starts: list[int]) -> list[int]:
+    """The places where the search's first line is nested as its others say.
+
+    Its further lines matched verbatim, indentation and all; its first line was matched
+    without its indentation, so it could be any ``}`` of the file, not the one the search's
+    indentation makes it. A place that starts mid-line says nothing about that line.
+    """
+    doc = ctx.doc
+    lines = search.split("\n")
+    return [
+        start
+        for start in starts
+        if doc.text[doc.line_starts[doc.line_of(start)] : start].strip()
+        or not _nested_unlike(ctx, lines, doc.line_of(start))
+    ]
 
 
 def _count_blank(lines: Iterable[str]) -> int:
@@ -464,7 +569,12 @@ PRESENCE: tuple[Strategy, ...] = (
 def first_found(ctx: Context, search: str, strategies: Sequence[Strategy]) -> Found | None:
     """What the first of ``strategies`` that finds anything found, named after that strategy."""
     for strategy in strategies:
+        missed = len(ctx.near_misses)
         found = strategy(ctx, search)
+        ctx.near_misses[missed:] = [
+            replace(miss, strategy=miss.strategy or strategy.__name__)
+            for miss in ctx.near_misses[missed:]
+        ]
         if found is not None:
             return replace(found, strategy=strategy.__name__)
     return None

@@ -13,6 +13,7 @@ from bisect import bisect_right
 from collections.abc import Sequence
 from functools import cached_property
 from itertools import accumulate
+from math import gcd
 
 _BOM = "\ufeff"
 
@@ -38,6 +39,9 @@ _ELISION_WORDS = re.compile(
     r"\b(?:existing|rest|unchanged|remaining|omitted|same|previous|other|more|code|etc)\b",
     re.IGNORECASE,
 )
+_SPACE_INDENT = re.compile(r"^( +)(?=[^\s])", re.MULTILINE)
+"""The spaces indenting a line that has text after them (not a tab)."""
+
 _VISIBLE = str.maketrans({" ": "\u00b7", "\t": "\u2192", "\u00a0": "\u237d", "\r": "\u240d"})
 
 
@@ -83,6 +87,23 @@ class Document:
     def is_ascii(self) -> bool:
         """Whether ``text`` is all ASCII."""
         return self.text.isascii()
+
+    @cached_property
+    def indents_with_tabs(self) -> bool:
+        """Whether more of the indented lines start with a tab than with a space."""
+        text = self.text
+        tabs = text.count("\n\t") + text.startswith("\t")
+        return tabs > text.count("\n ") + text.startswith(" ")
+
+    @cached_property
+    def indent_unit(self) -> int:
+        """The columns every indentation written with spaces is a multiple of (0: none)."""
+        unit = 0
+        for spaces in {len(run) for run in _SPACE_INDENT.findall(self.text)}:
+            unit = gcd(unit, spaces)
+            if unit == 1:
+                break
+        return unit
 
     @cached_property
     def folds_to_itself(self) -> bool:
@@ -145,24 +166,30 @@ class Document:
         parts.append(self.content[done:])
         return "".join(parts)
 
-    def keep_final_newline(self, edited: str, tail: str) -> str:
+    def keep_final_newline(self, edited: str, tail: str, ends: int = 0) -> str:
         r"""``edited`` with a final newline exactly when the original content had one.
 
         ``tail`` is what the edit put at the end of the text (``\n`` endings; empty when it
         deleted the end). Without a final newline the file loses the line breaks ``tail`` ends
         with, and when nothing but line breaks is left of it, the one before it too: the
         separator of a deleted last line. Lines the edit did not touch are never removed.
+
+        ``ends`` is how many line breaks the replacement ends with where the text it replaces
+        ended without one: the model wrote them, so the end of a file without a final
+        newline gets them (a final newline, then blank lines), as the replacement says.
         """
         had = self.text.endswith("\n")
-        if not edited or edited == self.bom or had == edited.endswith("\n"):
+        if not edited or edited == self.bom or (had == edited.endswith("\n") and not ends):
             return edited
         if had:
-            return edited + self.eol_at(self.line_count - 1)
+            return edited if edited.endswith("\n") else edited + self.eol_at(self.line_count - 1)
         breaks = len(tail) - len(tail.rstrip("\n")) + (0 if tail.strip("\n") else 1)
         for _ in range(breaks):
             if not edited.endswith("\n"):
                 break
             edited = edited[:-2] if edited.endswith("\r\n") else edited[:-1]
+        if ends and tail.strip("\n"):
+            edited += self.eol_at(self.line_count - 1) * ends
         return edited
 
 
@@ -267,3 +294,27 @@ def names_elision(line: str) -> bool:
 def visible(text: str) -> str:
     """``text`` with spaces shown as ``·``, tabs as ``→``, NBSP as ``⍽`` and CR as ``␍``."""
     return text.translate(_VISIBLE)
+
+
+_WORD = re.compile(r"\w+")
+
+_KEYWORDS = frozenset(
+    _WORD.findall(
+        """
+        and as async await begin break case catch continue def default do done elif else end
+        err error esac except false fi finally fn for func function if in is let loop new nil
+        none not null ok or pass raise return self super then this throw true try undefined var
+        void while yield
+        """
+    )
+)
+"""Words that say nothing about where a line is: a line of only these is boilerplate."""
+
+
+def carries_text(key: str) -> bool:
+    """Whether a line (its key) says where it is: it has a word other than a common keyword.
+
+    Braces, blank lines, ``return``, ``} else {``, ``if err != nil {`` are boilerplate: they
+    recur everywhere, so sharing them with a block says nothing about the place.
+    """
+    return any(word.lower() not in _KEYWORDS for word in _WORD.findall(key))

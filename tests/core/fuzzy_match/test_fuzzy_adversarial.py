@@ -140,12 +140,20 @@ REFUSALS = [
         id="stale-line-repeated-by-new",
     ),
     pytest.param(
+        "def a():\n    x = 1\n    start(x)\n    stop(x)\n    zzz = 9\n    www = 8\n",
+        "    start(x)\n    stop(x)\n    foo(bar)\n    baz(qux)",
+        "    start(x)\n    stop(x)\n    foo(bar)\n    NEW()\n    baz(qux)",
+        NoMatchError,
+        "the lines around the place where new_string adds or removes text are not the file's",
+        id="insert-between-lines-the-file-does-not-have",
+    ),
+    pytest.param(
         "def a():\n    x = 1\n}\n}\n    zzz = 9\n    www = 8\n",
         "}\n}\n    foo(bar)\n    baz(qux)",
         "}\n}\n    foo(bar)\n    NEW()\n    baz(qux)",
         NoMatchError,
-        "the lines around the place where new_string adds or removes text are not the file's",
-        id="insert-between-lines-the-file-does-not-have",
+        "was not found in the file",
+        id="block-sharing-only-braces-is-no-match",
     ),
     pytest.param(
         "result = self.foo()\n",

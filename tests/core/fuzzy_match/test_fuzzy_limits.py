@@ -70,3 +70,34 @@ def test_replace_all_that_grows_a_small_file_a_little_is_allowed():
     replaced = fuzzy_replace("a\n", "a", "b" * 200, replace_all=True)
 
     assert replaced.content == "b" * 200 + "\n"
+
+
+def test_ambiguity_message_of_one_stretch_of_repeated_text_never_says_it_matches_one_place():
+    # 11 starting positions, each inside the first occurrence: replace_all would replace 1.
+    with pytest.raises(AmbiguousMatchError) as caught:
+        fuzzy_replace("x\n" * 50, "x\n" * 40, "y\n")
+
+    message = str(caught.value)
+    assert "old_string occurs 11 times" in message
+    assert "every occurrence overlaps the first" in message
+    assert "replace_all would replace 1 of them, the first (line 1)" in message
+    assert "matches 1 place" not in message
+
+
+def test_ambiguity_message_stopped_counting_says_at_least_for_both_counts():
+    with pytest.raises(AmbiguousMatchError) as caught:
+        fuzzy_replace("}\n" * 2000, "}\n}\n}", "]")
+
+    message = str(caught.value)
+    assert "old_string matches at least 334 places" in message
+    assert "replace_all would replace at least 334 of them" in message
+
+
+def test_ambiguity_message_stopped_counting_inside_one_stretch_claims_no_count_for_replace_all():
+    with pytest.raises(AmbiguousMatchError) as caught:
+        fuzzy_replace("x\n" * 3000, "x\n" * 1500, "y\n")
+
+    message = str(caught.value)
+    assert "old_string occurs at least 1000 times" in message
+    assert "counting stopped there" in message
+    assert "replace_all would replace" not in message

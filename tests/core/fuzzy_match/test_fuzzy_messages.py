@@ -21,8 +21,10 @@ TOTAL = (
 )
 
 JOBS = (
-    "try:\n    run_job(1)\nexcept Error:\n    pass\ntry:\n    run_job(2)\nexcept Error:\n    pass\n"
+    "try:\n    run_job(1)\nexcept JobError as error:\n    log_failure(error)\n"
+    "try:\n    run_job(2)\nexcept JobError as error:\n    log_failure(error)\n"
 )
+JOB_3 = "try:\n    run_job(3)\nexcept JobError as error:\n    log_failure(error)"
 
 
 def refusal(content: str, old: str, new: str, *, replace_all: bool = False) -> MatchError:
@@ -93,7 +95,7 @@ def test_ambiguous_message_with_many_places_lists_the_first_ten():
 
 
 def test_ambiguous_fuzzy_message_does_not_offer_replace_all():
-    error = refusal(JOBS, "try:\n    run_job(3)\nexcept Error:\n    pass", "x")
+    error = refusal(JOBS, JOB_3, "x")
 
     assert isinstance(error, AmbiguousMatchError)
     assert "set replace_all" not in str(error)
@@ -101,7 +103,7 @@ def test_ambiguous_fuzzy_message_does_not_offer_replace_all():
 
 
 def test_ambiguous_fuzzy_message_with_replace_all_says_it_only_applies_to_exact_matches():
-    error = refusal(JOBS, "try:\n    run_job(3)\nexcept Error:\n    pass", "x", replace_all=True)
+    error = refusal(JOBS, JOB_3, "x", replace_all=True)
 
     assert "replace_all only applies to exact matches" in str(error)
 

@@ -7,7 +7,6 @@ import pytest
 from neta.fuzzy_match import (
     AmbiguousMatchError,
     InvalidEditError,
-    MatchError,
     NoMatchError,
     fuzzy_replace,
 )
@@ -116,14 +115,20 @@ def test_fuzzy_replace_typography_the_edit_changes_is_written_as_new_has_it():
     )
 
 
-def test_fuzzy_replace_block_anchor_refuses_a_last_anchor_nested_unlike_old():
+def test_fuzzy_replace_block_anchor_never_uses_a_last_anchor_nested_unlike_old():
     # old's last line sits one level deeper than its first; the block one line up has it level
-    # with the first, and the real line follows it: inserting there lands in the wrong block.
+    # with the first, and the real line follows it: inserting there would land in the wrong
+    # block. The block that holds the real line, with the line old skipped, is the one used.
     content = (
         "def f():\n    total.delta()\n        if count > 1:\n    if total > 3:\n"
         "        if total > 3:\n            pass\n"
     )
     old = "total.delta()\nif total > 3:\n    if total > 3:"
     new = "total.delta()\nif total > 3:\n    if total > 3:\n    inserted_line()"
-    with pytest.raises(MatchError):
-        fuzzy_replace(content, old, new)
+
+    replacement = fuzzy_replace(content, old, new)
+
+    assert replacement.content == content.replace(
+        "        if total > 3:\n", "        if total > 3:\n        inserted_line()\n"
+    )
+    assert (replacement.start_line, replacement.end_line) == (2, 5)

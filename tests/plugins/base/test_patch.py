@@ -120,6 +120,38 @@ def test_patch_that_would_write_a_stale_line_is_refused_and_untouched(call, sess
     assert snapshot(path) == before
 
 
+def test_patch_adding_lines_where_old_skips_a_line_is_refused_naming_it(call, session):
+    path = aged(
+        session.workspace / "hosts.py",
+        b'def allowed(hostname):\n    if hostname.endswith(".internal"):\n'
+        b"        return False\n    return True\n",
+    )
+    before = snapshot(path)
+    old = 'def allowed(hostname):\n    if hostname.endswith(".internal"):\n    return True\n'
+    new = old.replace("    return True", "    log(hostname)\n    return True")
+    with pytest.raises(neta.fuzzy_match.NoMatchError) as caught:
+        call("patch", path="hosts.py", old_string=old, new_string=new)
+    assert "line 3 (old_string skips it)" in str(caught.value)
+    assert snapshot(path) == before
+
+
+def test_patch_closing_brace_matched_at_another_depth_is_refused_and_untouched(call, session):
+    path = aged(
+        session.workspace / "store.go",
+        b"func load() {\n\tif ok {\n\t\treturn\n\t}\n}\n",
+    )
+    before = snapshot(path)
+    with pytest.raises(neta.fuzzy_match.NoMatchError) as caught:
+        call(
+            "patch",
+            path="store.go",
+            old_string="\t\treturn\n}",
+            new_string="\t\treturn\n}\n\nfunc save() {\n}",
+        )
+    assert "line 4 is nested unlike" in str(caught.value)
+    assert snapshot(path) == before
+
+
 def test_patch_guidance_warns_against_placeholders_in_new_string():
     assert "never abbreviate" in patch.SCHEMA.guidance
 
