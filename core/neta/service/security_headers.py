@@ -16,15 +16,20 @@ HEADERS = {
     "Content-Security-Policy": CONTENT_SECURITY_POLICY,
     "X-Content-Type-Options": "nosniff",
     "Referrer-Policy": "no-referrer",
+    "Cache-Control": "no-store",
 }
-"""What every HTTP response carries, unless the route set the header itself."""
+"""What every HTTP response carries, unless the route set the header itself.
+
+``no-store``: a session's history holds what its tools read, and a token given as
+``?token=`` leaves no ``Authorization`` header to keep shared caches from keeping a copy. The
+console's files, which hold no secret, set their own."""
 
 
 class SecurityHeaders:
     """ASGI middleware: ``HEADERS`` on every HTTP response that does not set them itself.
 
     Every response, not only HTML: a browser told not to sniff, and given a policy, cannot be
-    made to run a JSON body as a page.
+    made to run a JSON body as a page, and no browser or proxy keeps a copy of one.
     """
 
     def __init__(self, app: ASGIApp) -> None:

@@ -1,6 +1,8 @@
 // Unified diffs: shown as lines coloured by their first character, and found in a reply's
 // text when the model wrote one without a ``` fence (it would read as list bullets).
 
+import { visible } from "./visible.js";
+
 function el(tag, className, text) {
   const node = document.createElement(tag);
   if (className) node.className = className;
@@ -17,7 +19,7 @@ export function renderDiff(text) {
     else if (line.startsWith("@@")) kind = "hunk";
     else if (line.startsWith("+")) kind = "add";
     else if (line.startsWith("-")) kind = "del";
-    const row = el("span", `diff-line diff-${kind}`, line);
+    const row = el("span", `diff-line diff-${kind}`, visible(line));
     pre.append(row);
   }
   return pre;

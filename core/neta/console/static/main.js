@@ -115,7 +115,7 @@ async function onReady(data, attached) {
   const asked = Array.isArray(data.pendingApprovals) ? data.pendingApprovals : [];
   approvals.keepOnly(new Set(asked.map((a) => a.requestId)));
   for (const request of asked) {
-    chat.cards.waiting(request.callId);
+    chat.cards.waiting(request.callId, request.agentId);
     approvals.ask(request);
   }
   ready = true;
@@ -154,7 +154,8 @@ function handle(frame) {
       break;
     case "tool_result":
       if (data.name !== "clarify") {
-        chat.cards.finish(data.call_id, data.name, String(data.content ?? ""), Boolean(data.is_error), data.duration_ms);
+        const content = String(data.content ?? "");
+        chat.cards.finish(data.call_id, data.name, content, Boolean(data.is_error), data.duration_ms, data.agent_id);
       }
       break;
     case "todo_update":
@@ -169,7 +170,7 @@ function handle(frame) {
       break;
     case "approval_request":
       chat.endReply();
-      chat.cards.waiting(data.callId);
+      chat.cards.waiting(data.callId, data.agentId ?? data.agent_id);
       approvals.ask(data);
       break;
     case "approval_resolved":

@@ -1,12 +1,20 @@
 // Tool calls as collapsible cards: name, arguments, result; diffs coloured; errors marked.
+// A call is known by its agent and its id: a sub-agent numbers its calls on its own, and may
+// reuse an id its parent used. What a card shows is text (visible.js), never HTML.
 
 import { renderDiff } from "./diff.js";
+import { visible } from "./visible.js";
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
   if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
+  if (text !== undefined) node.textContent = visible(text);
   return node;
+}
+
+// The key of a call's card: a sub-agent's call ids are its own.
+function keyOf(callId, agentId) {
+  return agentId ? `${agentId}\u0000${callId}` : String(callId);
 }
 
 function parseArgs(raw) {
@@ -56,7 +64,8 @@ export class ToolCards {
 
   // A card for a call; `agentId` marks a crew sub-agent's call.
   start(callId, name, rawArgs, agentId = null) {
-    if (this.cards.has(callId)) return this.cards.get(callId); // seen in the history already
+    const key = keyOf(callId, agentId);
+    if (this.cards.has(key)) return this.cards.get(key); // seen in the history already
     const args = parseArgs(rawArgs);
     const card = el("details", "tool-card");
     card.dataset.tool = name;
@@ -74,19 +83,19 @@ export class ToolCards {
     argsBlock.append(el("pre", "", shown ? JSON.stringify(shown, null, 2) : String(rawArgs ?? "")));
     card.append(argsBlock);
     const entry = { card, state, args, name };
-    this.cards.set(callId, entry);
+    this.cards.set(key, entry);
     this.addItem(card);
     return entry;
   }
 
   // A call waiting for the user's approval (its card, if shown, says so until it ends).
-  waiting(callId) {
-    const entry = this.cards.get(callId);
+  waiting(callId, agentId = null) {
+    const entry = this.cards.get(keyOf(callId, agentId));
     if (entry && entry.card.dataset.state === "running") entry.state.textContent = "awaiting approval…";
   }
 
-  finish(callId, name, content, isError, durationMs = null) {
-    const entry = this.cards.get(callId) ?? this.start(callId, name, "{}");
+  finish(callId, name, content, isError, durationMs = null, agentId = null) {
+    const entry = this.cards.get(keyOf(callId, agentId)) ?? this.start(callId, name, "{}", agentId);
     const { card, state, args } = entry;
     if (card.dataset.state !== "running") return;
     card.dataset.state = isError ? "error" : "done";
