@@ -56,6 +56,7 @@ __all__ = [
     "UnknownSession",
     "WorkspaceError",
     "os_reason",
+    "quoted_id",
 ]
 
 
@@ -268,7 +269,7 @@ class Busy(HostError):
     code = "busy"
 
     def __init__(self, session_id: str) -> None:
-        super().__init__(f"session {session_id!r} already has a run in progress")
+        super().__init__(f"session {quoted_id(session_id)} already has a run in progress")
         self.session_id = session_id
 
 
@@ -282,7 +283,7 @@ class UnknownSession(HostError):
     code = "unknown_session"
 
     def __init__(self, session_id: str, message: str | None = None) -> None:
-        super().__init__(message or f"no session {session_id!r}")
+        super().__init__(message or f"no session {quoted_id(session_id)}")
         self.session_id = session_id
 
 
@@ -306,7 +307,7 @@ class SessionOwned(HostError):
 
     def __init__(self, session_id: str) -> None:
         super().__init__(
-            f"session {session_id!r} is in use by another server process on the same "
+            f"session {quoted_id(session_id)} is in use by another server process on the same "
             "NETA_HOME; try again when its run has ended"
         )
         self.session_id = session_id
@@ -341,6 +342,21 @@ _OS_REASONS = {
     errno.ENOSPC: "no space left on the device",
     errno.EROFS: "the file system is read-only",
 }
+
+
+_ID_SHOWN = 64
+"""How much of an id a client sent is said back in a refusal (see ``quoted_id``)."""
+
+
+def quoted_id(value: str) -> str:
+    """An id a client sent, quoted for a message about it: cut short when it is long.
+
+    An id nobody issued can be anything a client sends; a refusal names it without echoing
+    a megabyte back.
+    """
+    if len(value) <= _ID_SHOWN:
+        return repr(value)
+    return f"{value[:_ID_SHOWN]!r}… ({len(value)} characters)"
 
 
 def os_reason(exc: OSError) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from neta.errors import HostError, SessionOwned, StorageUnavailable
+from neta.errors import HostError, SessionOwned, StorageUnavailable, quoted_id
 from neta.hosting.hub import Connection, SessionHub
 from neta.hosting.protocol import (
     ClientFrame,
@@ -142,7 +142,7 @@ async def _handle(
     incoming: ClientFrame = parse_frame(payload, hub.config.max_frame_bytes)
     session_id = connection.session_id
     if incoming.session_id not in (None, session_id):
-        message = f"this connection belongs to session {session_id!r}"
+        message = f"this connection belongs to session {quoted_id(session_id)}"
         raise HostError(message, code="forbidden")
     if isinstance(incoming, Ping):
         outbox.put(frame("pong", session_id, {}))

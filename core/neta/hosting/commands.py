@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Awaitable
 from typing import Protocol
 
-from neta.errors import AnswerRefused, HostError, SessionOwned, UnknownSession
+from neta.errors import AnswerRefused, HostError, SessionOwned, UnknownSession, quoted_id
 from neta.hosting.cluster.cluster import Cluster
 from neta.hosting.cluster.leases import Leases
 from neta.hosting.drain import Drain, stopping_error
@@ -139,7 +139,7 @@ async def _carry_out_here(hub: CommandHub, session_id: str, command: Command) ->
         return
     live = await _here(hub, session_id)
     if isinstance(command, AnswerQuestion | Approve) and live is None:
-        raise AnswerRefused(f"no question {command.request_id!r} waits")
+        raise AnswerRefused(f"no question {quoted_id(command.request_id)} waits")
     if live is not None:
         await _act_on(hub, live, command)
     elif isinstance(command, Cancel):

@@ -19,7 +19,7 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from neta.errors import AnswerRefused
+from neta.errors import AnswerRefused, quoted_id
 from neta.permissions import ApprovalAnswer, Choice, answer_from_text
 
 State = Literal["pending", "answered", "timed_out", "cancelled", "server_restarted"]
@@ -180,7 +180,7 @@ class QuestionRegistry:
 
 def _unknown(request_id: str) -> AnswerRefused:
     """The refusal of an answer to a question the answering session never asked."""
-    return AnswerRefused(f"no question has id {request_id!r}", code="unknown_request")
+    return AnswerRefused(f"no question has id {quoted_id(request_id)}", code="unknown_request")
 
 
 def _checked(asked: Question, answer: Answer) -> Answer:

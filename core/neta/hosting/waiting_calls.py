@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from neta.errors import AnswerRefused
+from neta.errors import AnswerRefused, quoted_id
 from neta.messages import Message, waiting_approvals
 
 
@@ -31,7 +31,8 @@ def check_waiting(
     if unknown:
         listed = f" (waiting: {', '.join(waiting)})" if waiting else " (none waits)"
         raise AnswerRefused(
-            f"no tool call with id {unknown[0]!r} waits for approval in this session{listed}",
+            f"no tool call with id {quoted_id(unknown[0])} waits for approval in this session"
+            f"{listed}",
             code="unknown_request",
         )
     if with_text and set(waiting) - given:

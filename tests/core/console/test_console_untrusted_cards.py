@@ -38,6 +38,8 @@ SCRIPTS = {
         {"text": "Done."},
     ],
     "bidi": [_call("call_0", "list_dir", path=f"src{RLO}txt.exe"), {"text": "Listed."}],
+    "reply": [{"text": f"Said: run `{COMMAND}` now."}],
+    "question": [_call("call_0", "clarify", question=f"May I run {COMMAND}?")],
 }
 
 
@@ -128,3 +130,12 @@ def test_a_bidi_override_in_a_diff_is_shown_escaped(page):
     )
     assert "touch pwned" in shown
     assert RLO not in shown
+
+
+@pytest.mark.parametrize(("keyword", "shown"), [("reply", "Said:"), ("question", "May I run")])
+def test_a_bidi_override_in_the_agents_reply_or_question_is_shown_escaped(page, keyword, shown):
+    driver = _run(page, f"{keyword} go", shown)
+    text = driver.execute_script("return document.getElementById('messages').textContent")
+    assert "touch pwned" in text
+    assert "\\u202e" in text
+    assert RLO not in text, "the page shows a live right-to-left override"

@@ -181,3 +181,31 @@ def test_no_client_of_another_session_can_answer_a_rest_call_waiting_for_approva
         assert (workspace / "beta.txt").read_text() == "beta"
         assert not (workspace / "alpha.txt").exists()  # alpha's call still waits
         assert http.get(f"/v1/sessions/{alpha}").json()["running"] is False
+
+
+def test_an_unknown_id_however_long_is_named_briefly_in_the_refusal(serve):
+    """An id nobody issued comes back in the error shortened: a client sending 200,000
+    characters does not get them echoed (over REST and over WebSocket)."""
+    server = serve([{"text": "hi"}], token=TOKEN)
+    huge = "q" * 200_000
+    with http_clients.client(base_url=server.http, headers=BEARER, timeout=30) as http:
+        sid = http.post("/v1/sessions").json()["sessionId"]
+        approval = {"approvals": {huge: {"choice": "deny"}}}
+        answers = [
+            (http.post(f"/v1/sessions/{sid}/messages", json=approval), "unknown_request", huge),
+            (http.get(f"/v1/sessions/{huge[:20_000]}"), "unknown_session", huge[:20_000]),
+        ]
+        for answer, code, sent in answers:
+            assert (answer.status_code, answer.json()["code"]) == (404, code)
+            assert len(answer.content) < 1000
+            assert f"{len(sent)} characters" in answer.json()["detail"]
+
+    async def over_websocket():
+        client, _ = await open_client(server.ws_url(token=TOKEN))
+        await client.send("clarify_response", requestId=huge, answer="x")
+        error = await client.until("error")
+        assert error["data"]["code"] == "unknown_request"
+        assert len(error["data"]["message"]) < 500
+        await client.ws.close()
+
+    drive(over_websocket())

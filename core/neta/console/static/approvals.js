@@ -5,6 +5,7 @@
 
 import { firstSeen, timeLeft } from "./clarify.js";
 import { renderDiff } from "./diff.js";
+import { visible } from "./visible.js";
 
 const OUTCOMES = {
   timed_out: "Timed out: not run",
@@ -22,7 +23,7 @@ const DECIDED = {
 function el(tag, className, text) {
   const node = document.createElement(tag);
   if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
+  if (text !== undefined) node.textContent = visible(text);
   return node;
 }
 

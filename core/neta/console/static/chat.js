@@ -1,12 +1,14 @@
 // The conversation column: user and assistant messages, notices, tool cards and questions.
+// What a model wrote is shown as text, with bidirectional overrides escaped (visible.js).
 
 import { renderMarkdown } from "./markdown.js";
 import { ToolCards } from "./tools.js";
+import { visible } from "./visible.js";
 
 function el(tag, className, text) {
   const node = document.createElement(tag);
   if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
+  if (text !== undefined) node.textContent = visible(text);
   return node;
 }
 
@@ -37,14 +39,14 @@ export class Chat {
   user(text) {
     this.endReply();
     const bubble = el("div", "msg msg-user");
-    bubble.textContent = text;
+    bubble.textContent = visible(text);
     this.add(bubble, "item-user");
   }
 
   assistant(text) {
     this.endReply();
     const bubble = el("div", "msg msg-assistant");
-    bubble.append(renderMarkdown(text));
+    bubble.append(renderMarkdown(visible(text)));
     this.add(bubble, "item-assistant");
   }
 
@@ -65,7 +67,7 @@ export class Chat {
   }
 
   flush() {
-    if (this.reply) this.reply.node.replaceChildren(renderMarkdown(this.reply.text));
+    if (this.reply) this.reply.node.replaceChildren(renderMarkdown(visible(this.reply.text)));
   }
 
   // The streamed message is complete (a tool call or the end of the run follows).

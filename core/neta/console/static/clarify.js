@@ -1,6 +1,8 @@
 // A question from the agent: one button per choice, a free-text answer, a countdown, and
 // afterwards what was sent and how the question ended (clarify_resolved).
 
+import { visible } from "./visible.js";
+
 const OUTCOMES = {
   answered: "answered",
   timed_out: "timed out: the agent decides for itself",
@@ -11,7 +13,7 @@ const OUTCOMES = {
 function el(tag, className, text) {
   const node = document.createElement(tag);
   if (className) node.className = className;
-  if (text !== undefined) node.textContent = text;
+  if (text !== undefined) node.textContent = visible(text);
   return node;
 }
 
@@ -96,7 +98,7 @@ export class ClarifyPrompts {
       send: (text) => {
         if (prompt.state !== "pending") return;
         if (!this.answer(requestId, text)) return;
-        sent.textContent = `You answered: ${text}`;
+        sent.textContent = `You answered: ${visible(text)}`;
         sent.hidden = false;
         prompt.setState("sent");
       },
