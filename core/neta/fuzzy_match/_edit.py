@@ -94,9 +94,10 @@ def _edge_readings(
         if run:
             readings.append((start - 1, [*range(run), *range(run + 1, count + 1)]))
     kept = []
+    unit, step = (lambda: doc.indent_unit), (lambda: doc.indent_step)
     for first, facing in readings:
         block = [doc.lines[first + at] if at is not None else "" for at in facing]
-        if nesting_conflict(old_lines, block, range(count), lambda: doc.indent_unit) is None:
+        if nesting_conflict(old_lines, block, range(count), unit, step) is None:
             kept.append((first, facing))
     return kept
 

@@ -11,7 +11,7 @@ line the one its neighbours imply, which must agree. Tabs stay tabs.
 from __future__ import annotations
 
 from bisect import bisect_right
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 _Pair = tuple[int, str, str]
 """A search line's offset, its indentation, and the indentation of the file's line there."""
@@ -160,17 +160,40 @@ class Reindent:
         return width(indent, self._tab())
 
 
-def uniform_shift(indents: Iterable[tuple[str, str]]) -> tuple[int, int] | None:
+def uniform_shift(
+    indents: Iterable[tuple[str, str]], step: Callable[[], int] | None = None
+) -> tuple[int, int] | None:
     """``(tab, shift)`` when one column shift relates each of old's indentations to the file's.
 
-    ``indents`` are ``(old's, the file's)`` pairs; several tab widths are tried.
+    ``indents`` are ``(old's, the file's)`` pairs; several tab widths are tried. Where one
+    side indents with tabs and the other with spaces, ``step`` gives the file's level width:
+    a tab stands for one level, so a narrower or wider tab would nest old's lines otherwise.
     """
     pairs = set(indents)
-    for tab in _TAB_SIZES:
+    tabs: tuple[int, ...] = _TAB_SIZES
+    if step is not None and _tabs_on_one_side(pairs):
+        level = step()
+        if level in _TAB_SIZES:
+            tabs = (level,)
+    for tab in tabs:
+        if any(_spaces_after_tab(indent) >= tab for pair in pairs for indent in pair):
+            continue  # spaces after a tab that make a tab or more: tabs are wider there
         shifts = {width(theirs, tab) - width(ours, tab) for ours, theirs in pairs}
         if len(shifts) == 1:
             return tab, shifts.pop()
     return None
+
+
+def _spaces_after_tab(indent: str) -> int:
+    """How many spaces follow the last tab of ``indent`` (0 without a tab)."""
+    return len(indent) - indent.rindex("\t") - 1 if "\t" in indent else 0
+
+
+def _tabs_on_one_side(pairs: Iterable[tuple[str, str]]) -> bool:
+    """Whether one side indents with tabs only and the other with spaces only."""
+    ours = "".join(indent for indent, _ in pairs)
+    theirs = "".join(indent for _, indent in pairs)
+    return bool(ours and theirs) and {*ours} != {*theirs} and len({*ours}) == len({*theirs}) == 1
 
 
 SCALES = (2.0, 0.5)

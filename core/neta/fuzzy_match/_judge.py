@@ -10,7 +10,7 @@ The lines shared must also be nested as the search's are (see ``_nesting``).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from functools import partial
 
 from rapidfuzz import fuzz
@@ -51,6 +51,8 @@ class Judge:
         self.wanted = wanted
         self.key = ctx.index.key_getter(KeyKind.FOLD)
         self.spent = 0
+        self.unlike: list[Alignment] = []
+        """Alignments refused as nested unlike the search: they may still outrank a place."""
 
     def value(self, offset: int, line: int, depth: tuple[int, int] | None = None) -> int:
         """How well search line ``offset`` and file line ``line`` match, for ``align``.
@@ -107,7 +109,8 @@ class Judge:
             and carries_text(self.wanted[offset])
             and (offset or indent_of(self.lines[0]))
         ]
-        return uniform_shift(pairs) if pairs else None
+        doc = self.ctx.doc
+        return uniform_shift(pairs, lambda: doc.indent_step) if pairs else None
 
     def _nested_alike(self, facing: Sequence[int | None], depth: tuple[int, int]) -> bool:
         """Whether every line facing an equal one is nested as ``depth`` maps the search's."""
@@ -119,9 +122,12 @@ class Judge:
 
     def same(self, alignment: Alignment) -> list[int]:
         """The search lines equal (up to whitespace and typography) to the file line they face."""
+        return self._equal(alignment.facing)
+
+    def _equal(self, facing: Sequence[int | None]) -> list[int]:
         return [
             offset
-            for offset, line in enumerate(alignment.facing)
+            for offset, line in enumerate(facing)
             if line is not None and self.wanted[offset] == self.key(line)
         ]
 
@@ -147,11 +153,37 @@ class Judge:
         ]
         kin = sorted(set(same) | set(alike))
         doc = self.ctx.doc
-        conflict = nesting_conflict(self.lines, block, kin, lambda: doc.indent_unit)
+        conflict = nesting_conflict(
+            self.lines, block, kin, lambda: doc.indent_unit, lambda: doc.indent_step
+        )
         if conflict is not None:
             self._miss(alignment, conflict.offset, "nesting", conflict.reference)
+            self.unlike.append(alignment)
             return False
         return True
+
+    def outranked(self, place: Alignment) -> bool:
+        """Whether a block refused as nested unlike matches the search better elsewhere.
+
+        Then the search belongs there, quoted with its indentation off, and ``place`` only
+        shares some of its lines (perhaps lines the file repeats): a refusal, not an edit.
+        """
+        pairs = {
+            (offset, facing[offset]) for facing in place.every for offset in self._equal(facing)
+        }
+        return any(
+            unlike.value > place.value
+            and not pairs
+            & {(offset, unlike.facing[offset]) for offset in self._equal(unlike.facing)}
+            for unlike in self.unlike
+        )
+
+    def lined_up(self, alignment: Alignment) -> bool:
+        """Whether every line of text of the search faces a line at least somewhat like it."""
+        return all(
+            line is not None and (not ours or self.value(offset, line) > 0)
+            for offset, (ours, line) in enumerate(zip(self.wanted, alignment.facing, strict=True))
+        )
 
     def has_elsewhere(self, alignment: Alignment) -> bool:
         """Whether a line of text of the search that the block lacks is in the file."""
@@ -260,22 +292,29 @@ def distinct(judge: Judge, accepted: list[Alignment]) -> list[Alignment]:
         )
         for _, best in places
     ]
-    return competing(distinct)
+    kept = [place for place in distinct if not judge.outranked(place)]
+    return competing(kept, judge.lined_up)
 
 
-def competing(places: list[Alignment]) -> list[Alignment]:
+def competing(
+    places: list[Alignment], lined_up: Callable[[Alignment], bool] = lambda _: True
+) -> list[Alignment]:
     """The places that compete for the search: all of them, unless a gap made some qualify.
 
     A place found only by supposing a line skipped or written (a gap) competes only when it
-    matches better than every place found line for line; and once some place needs a gap, a
-    place that matches a whole line worse than the best one no longer competes.
+    matches better than every place found line for line, or as well as one where a line of
+    the search faces an unrelated line (which is as much a line the file lacks there as one a
+    gap leaves out); and once some place needs a gap, a place that matches a whole line worse
+    than the best one no longer competes.
     """
-    line_for_line = [place.value for place in places if place.positional]
-    best_positional = max(line_for_line, default=None)
+    positional = [place for place in places if place.positional]
+    best = max((place.value for place in positional if lined_up(place)), default=None)
+    loose = max((place.value for place in positional if not lined_up(place)), default=None)
     kept = [
         place
         for place in places
-        if place.positional or best_positional is None or place.value > best_positional
+        if place.positional
+        or ((best is None or place.value > best) and (loose is None or place.value >= loose))
     ]
     if all(place.positional for place in kept):
         return kept

@@ -56,6 +56,7 @@ def nesting_conflict(
     block: Sequence[str],
     same: Iterable[int],
     unit: Callable[[], int] | None = None,
+    step: Callable[[], int] | None = None,
 ) -> NestingConflict | None:
     """The first closing line of the search nested unlike in the file, or None.
 
@@ -66,6 +67,8 @@ def nesting_conflict(
             those (and only non-blank ones) say anything about depth.
         unit: gives the file's indentation unit in columns (0 when unknown); asked only
             when the search may be re-indented with another unit.
+        step: gives the file's commonest indentation step in spaces (0 when unknown); asked
+            only when the search indents with tabs and the file with spaces, or the reverse.
     """
     # The usual case first, on each distinct pair of indentations once: one shift for all.
     distinct: set[tuple[str, str]] = set()
@@ -78,7 +81,7 @@ def nesting_conflict(
             distinct.add((ours[: len(ours) - len(body)], theirs[:indent]))
     if len({ours for ours, _ in distinct}) < 2:
         return None  # flattened (or one line): the search says nothing about depth
-    if uniform_shift(distinct) is not None:
+    if uniform_shift(distinct, step) is not None:
         return None
     pairs = [
         (offset, indent_of(search[offset]), indent_of(block[offset]))
@@ -89,7 +92,7 @@ def nesting_conflict(
     if pairs[0][1] == "":
         pairs = pairs[1:]  # a first line without indentation says nothing about depth
     opening = [pair for pair in pairs if pair[0] not in closing]
-    mapping = _mapping(opening or pairs, unit)
+    mapping = _mapping(opening or pairs, unit, step)
     if mapping is None and opening:
         return None  # its lines that close nothing disagree: the search tells no depth
     if mapping is None:
@@ -125,7 +128,7 @@ def _closing(search: Sequence[str]) -> set[int]:
 
 
 def _mapping(
-    opening: Sequence[_Pair], unit: Callable[[], int] | None
+    opening: Sequence[_Pair], unit: Callable[[], int] | None, step: Callable[[], int] | None
 ) -> tuple[int, int, float] | None:
     """How the search's indentation maps onto the file's, told by its lines that close none.
 
@@ -136,7 +139,7 @@ def _mapping(
     if not opening:
         return None
     indents = {(ours, theirs) for _, ours, theirs in opening}
-    shifted = uniform_shift(indents)
+    shifted = uniform_shift(indents, step)
     if shifted is not None:
         return shifted[0], shifted[1], 1.0
     scaled = scaled_map(indents)

@@ -238,7 +238,10 @@ def _nested_alike(ctx: Context, lines: list[str], starts: list[int]) -> list[int
 def _nested_unlike(ctx: Context, lines: list[str], first: int) -> bool:
     """Whether the file's lines from ``first`` nest unlike ``lines``; if so, a near miss."""
     block = ctx.doc.lines[first : first + len(lines)]
-    conflict = nesting_conflict(lines, block, range(len(lines)), lambda: ctx.doc.indent_unit)
+    doc = ctx.doc
+    conflict = nesting_conflict(
+        lines, block, range(len(lines)), lambda: doc.indent_unit, lambda: doc.indent_step
+    )
     if conflict is None:
         return False
     ctx.near_misses.append(

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_right
+from collections import Counter
 from collections.abc import Sequence
 from functools import cached_property
 from itertools import accumulate
@@ -94,6 +95,21 @@ class Document:
         text = self.text
         tabs = text.count("\n\t") + text.startswith("\t")
         return tabs > text.count("\n ") + text.startswith(" ")
+
+    @cached_property
+    def indent_step(self) -> int:
+        """The commonest number of spaces a line is indented deeper than the line before it."""
+        steps: Counter[int] = Counter()
+        previous = 0
+        for line in self.lines:
+            body = line.lstrip(" ")
+            if not body or body[0].isspace():
+                continue
+            depth = len(line) - len(body)
+            if depth > previous:
+                steps[depth - previous] += 1
+            previous = depth
+        return steps.most_common(1)[0][0] if steps else 0
 
     @cached_property
     def indent_unit(self) -> int:
