@@ -8,12 +8,20 @@ measured in the same process just before: awaiting (or calling) the tool functio
 with arguments already validated. Overhead = loop time per call - baseline per call.
 Goal: at most 0.15 ms overhead per async tool call; history handling linear in the number of
 turns (the growth factor compares the last turns of a 5,000-turn run with its first).
+
+Tracing (``neta.tracing``) is measured last, on one workload: off before anything of
+OpenTelemetry is loaded (the baseline), off with an SDK tracer provider set as the global one
+(an app's own, which Neta leaves alone until ``enable``), and on, with that provider batching
+spans to an exporter that drops them (content left out, then recorded). Each is stated as a
+ratio of the baseline's overhead per call; off must stay at about 1.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import statistics
+import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -22,6 +30,7 @@ from tempfile import TemporaryDirectory
 from pydantic import BaseModel
 
 import neta
+import neta.tracing
 from neta.providers.base import ModelRequest, ModelResponse, TextSink
 from neta.runtime.agent import Agent
 from neta.runtime.prompt_builder import build_system_prompt
@@ -187,6 +196,56 @@ def _best(measure: Callable[[], float]) -> float:
     return min(measure() for _ in range(REPEAT))
 
 
+TRACED_WORKLOAD = ("one async call per turn (1,000 turns)", 1000, 1, 1)
+TRACING_REPEAT = 10
+
+
+def _loop_overhead(turns: int, per_turn: int, runs: int, direct: float) -> float:
+    gc.collect()  # what an earlier measurement left behind is not collected during this one
+    return through_the_loop(turns, per_turn, async_tools=True, runs=runs) - direct
+
+
+def tracing_overhead() -> list[tuple[str, float]]:
+    """Overhead per call with tracing off and on (best of ``TRACING_REPEAT``), in order.
+
+    The baseline is measured first, while nothing has imported OpenTelemetry; the others are
+    interleaved, so that the machine's drift touches them alike.
+    """
+    _, turns, per_turn, runs = TRACED_WORKLOAD
+    direct = _best(lambda: baseline(turns * per_turn * runs, async_tools=True))
+    assert not any(name.startswith("opentelemetry") for name in sys.modules)
+    off = min(_loop_overhead(turns, per_turn, runs, direct) for _ in range(TRACING_REPEAT))
+
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import BatchSpanProcessor, SpanExporter, SpanExportResult
+
+    class Dropped(SpanExporter):
+        def export(self, spans: object) -> SpanExportResult:
+            return SpanExportResult.SUCCESS
+
+    provider = TracerProvider(shutdown_on_exit=False)
+    provider.add_span_processor(BatchSpanProcessor(Dropped()))
+    trace.set_tracer_provider(provider)
+    settings: dict[str, bool | None] = {"off": None, "on": False, "on, content": True}
+    samples: dict[str, list[float]] = {name: [] for name in settings}
+    for _ in range(TRACING_REPEAT):
+        for name, content in settings.items():
+            if content is None:
+                neta.tracing.disable()
+            else:
+                neta.tracing.enable(provider, capture_content=content)
+            samples[name].append(_loop_overhead(turns, per_turn, runs, direct))
+    neta.tracing.disable()
+    provider.shutdown()
+    return [
+        ("off, nothing of OpenTelemetry loaded (baseline)", off),
+        ("off, an SDK provider set globally", min(samples["off"])),
+        ("on: SDK provider, batched, spans dropped", min(samples["on"])),
+        ("on, content recorded", min(samples["on, content"])),
+    ]
+
+
 WORKLOADS: Sequence[tuple[str, int, int, int]] = (
     # label, turns, calls per turn, concurrent runs
     ("one call per turn (1,000 turns)", 1000, 1, 1),
@@ -226,6 +285,11 @@ def main() -> None:
         f"plugin manager with the installed plugins: {scanned:.2f} ms reading the entry points, "
         f"{remembered:.2f} ms with them remembered ({scanned / remembered:.1f}x)"
     )
+    print(f"tracing, {TRACED_WORKLOAD[0]}: overhead per call")
+    measured = tracing_overhead()
+    _, base_overhead = measured[0]
+    for label, overhead in measured:
+        print(f"  {label:<50} {overhead:>6.3f} ms  x{overhead / base_overhead:.2f}")
 
 
 if __name__ == "__main__":

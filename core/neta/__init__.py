@@ -17,8 +17,9 @@ Host apps and tests find the rest of a topic in the module named for it, each wi
 ``__all__`` too: ``neta.errors`` (the whole exception tree), ``neta.catalog`` (the catalog of
 tool schemas), ``neta.toolsets`` (how a session's toolsets are decided), ``neta.plugins`` (the
 plugin manager), ``neta.session`` (the capability names), ``neta.session_tools``,
-``neta.providers.client_pool`` (the client pool a host shares), ``neta.fuzzy_match.patching``
-and ``neta.fuzzy_match.textfile``. Every other module is internal.
+``neta.providers.client_pool`` (the client pool a host shares), ``neta.fuzzy_match.patching``,
+``neta.fuzzy_match.textfile`` and ``neta.tracing`` (OpenTelemetry traces of runs). Every other
+module is internal.
 """
 
 from neta.catalog import ToolSchema

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -12,6 +13,7 @@ from fastapi.encoders import jsonable_encoder
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 
+from neta import tracing
 from neta.console import mount_console
 from neta.errors import HostError
 from neta.gateway.handshake import BEGIN_DRAIN, protocol_options
@@ -35,6 +37,8 @@ def create_app(config: HostConfig | None = None) -> FastAPI:
         # the server's protocols begin the drain when it asks its connections to shut down
         yield {BEGIN_DRAIN: hub.drain.begin}
         await hub.shutdown()
+        if tracing.active() is not None:  # the last runs' spans go before the process ends
+            await asyncio.to_thread(tracing.flush)
 
     app = FastAPI(
         title="Neta",

@@ -47,6 +47,7 @@ from neta.cli.options import (
     TurnTimeoutOpt,
     WorkspaceOpt,
 )
+from neta.cli.otel import OtelOpt, start_exporting
 from neta.cli.output_schema import OutputSchemaOpt, read_output_schema
 from neta.cli.prompt_images import ImageOpt, read_images
 from neta.cli.render import EventRenderer, denial_lines, keep_waiting_notice, terminal_renderer
@@ -151,6 +152,7 @@ def run(
     allow: list[str] = AllowRuleOpt,
     ask: list[str] = AskRuleOpt,
     deny_rule: list[str] = DenyRuleOpt,
+    otel: bool = OtelOpt,
 ) -> None:
     """Run one task and print the final answer on stdout.
 
@@ -171,7 +173,9 @@ def run(
         model_timeout=model_timeout, turn_timeout=turn_timeout, sandbox=sandbox,
         network=network, mode=mode, allow=allow, ask=ask, deny_rule=deny_rule,
     )  # fmt: skip
+    exporting = None
     try:
+        exporting = start_exporting(otel)
         code = _run(
             ctx,
             message,
@@ -188,6 +192,9 @@ def run(
         if as_json:  # a script reads stdout: it gets JSON whatever happened (usage errors: main)
             echo_json(failed_run_json(str(exc)))
         raise
+    finally:
+        if exporting is not None:
+            exporting.shutdown()  # the spans not sent yet go now
     raise typer.Exit(code)
 
 

@@ -37,6 +37,7 @@ from neta.cli.options import (
     TurnTimeoutOpt,
     WorkspaceOpt,
 )
+from neta.cli.otel import OtelOpt, start_exporting
 from neta.cli.secret_file import read_secret_file
 from neta.cli.serve_token import TOKEN_VARIABLE, given_token, serve_token
 from neta.cli.start_failure import start_failures
@@ -139,6 +140,7 @@ def serve(
     allow: list[str] = AllowRuleOpt,
     ask: list[str] = AskRuleOpt,
     deny_rule: list[str] = DenyRuleOpt,
+    otel: bool = OtelOpt,
 ) -> None:
     """Serve agents over WebSocket (/ws) and REST (/v1), described at /openapi.json."""
     import uvicorn
@@ -191,6 +193,8 @@ def serve(
             "(a client's answer must reach the worker running its session)"
         )
     check_port_free(host, port)
+    # each worker process starts its own export (worker_app)
+    settings["otel"] = start_exporting(otel) is not None
     config = _config(settings, pm)
     home = config.home or neta_home()
     with start_failures(describe_store(home, db_url)):  # one line, exit 2
@@ -216,7 +220,7 @@ def serve(
     }
     if workers == 1:
         freeze_startup_objects(serving=True)  # FastAPI, uvicorn and the plugins are loaded
-        uvicorn.run(served, **common)
+        uvicorn.run(served, **common)  # the app sends its last spans as it stops
         return
     # Each worker process builds its own app from these settings (with all installed plugins).
     from neta.cli.worker_supervisor import run_workers
@@ -267,6 +271,8 @@ def worker_app() -> Any:
 
     own_process()  # a worker process uvicorn started for this command
     settings = receive_settings()
+    if settings.get("otel"):
+        start_exporting(True)  # sent when the worker exits
     served = create_app(_config(settings, create_plugin_manager()))
     freeze_startup_objects(serving=True)
     return served

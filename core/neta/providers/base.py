@@ -128,17 +128,25 @@ class ModelResponse:
         usage: tokens used, when the provider reports them.
         finish_reason: why the reply stopped, in Chat Completions terms (``stop``,
             ``tool_calls``, ``length``: cut at the output token limit, ``content_filter``).
+        model: the model that answered, as the API named it (empty when it did not say).
+        id: the API's id of the reply (empty when it gave none).
     """
 
     text: str = ""
     tool_calls: list[ToolCall] = field(default_factory=list)
     usage: Usage | None = None
     finish_reason: str | None = None
+    model: str = ""
+    id: str = ""
 
 
 @runtime_checkable
 class Provider(Protocol):
-    """A model behind an API: one method, one turn."""
+    """A model behind an API: one method, one turn.
+
+    A provider may name itself with a ``name`` attribute (``openai``, ``anthropic``): traces
+    report it as the model's provider (``neta.tracing``).
+    """
 
     async def complete(self, request: ModelRequest, on_text: TextSink) -> ModelResponse:
         """Send ``request``; stream text pieces to ``on_text``; return the whole turn.

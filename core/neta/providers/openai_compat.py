@@ -81,6 +81,9 @@ class OpenAIProvider:
             reads each image's placeholder instead.
     """
 
+    name = "openai"
+    """The provider's name, as traces report it (``gen_ai.provider.name``)."""
+
     def __init__(
         self,
         model: str = "",

@@ -128,6 +128,8 @@ def whole_reply(data: Any, on_text: TextSink) -> ModelResponse:
         tool_calls=calls,
         usage=usage_of(usage) if isinstance(usage, dict) else None,
         finish_reason=REFUSED if refusal else finish_reason,
+        model=_text(data, "model"),
+        id=_text(data, "id"),
     )
 
 
@@ -147,6 +149,8 @@ class StreamedReply:
         self._finish_reason: str | None = None
         self._refused = False
         self._events = 0
+        self._model = ""
+        self._id = ""
 
     def add(self, event: ServerSentEvent) -> None:
         """Take one event of the stream.
@@ -174,6 +178,8 @@ class StreamedReply:
         self._add_chunk(chunk)
 
     def _add_chunk(self, chunk: Any) -> None:
+        self._model = _text(chunk, "model") or self._model
+        self._id = _text(chunk, "id") or self._id
         counted = _field(chunk, "usage")
         if counted:
             self._usage = usage_of(counted)
@@ -208,6 +214,8 @@ class StreamedReply:
             tool_calls=self._calls.finish(),
             usage=self._usage,
             finish_reason=REFUSED if self._refused else self._finish_reason,
+            model=self._model,
+            id=self._id,
         )
 
 

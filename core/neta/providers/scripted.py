@@ -94,6 +94,8 @@ class ScriptedProvider:
     plays a model without image input: the runtime sends it each image as its placeholder.
     """
 
+    name = "scripted"
+    """The provider's name, as traces report it (``gen_ai.provider.name``)."""
     image_input = False
 
     def __init__(self, script: Script | dict[str, Any] | list[dict[str, Any]]) -> None:

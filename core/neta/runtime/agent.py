@@ -9,8 +9,9 @@ import datetime as dt
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Unpack, cast
+from typing import TYPE_CHECKING, Unpack, cast
 
+from neta import tracing
 from neta.catalog import ToolSchema
 from neta.errors import ConfigError, OutputValidationError
 from neta.events import Event, ModelFallback, ProviderRetry
@@ -66,6 +67,9 @@ from neta.session import ClarifyFn, EntryKind, SessionCapabilities, SessionConte
 from neta.session_tools import BoundTool, build_session_tools, resolve_session_toolsets
 from neta.todos import InMemoryTodoStore
 from neta.toolsets import ToolsetResolution, resolve_toolsets
+
+if TYPE_CHECKING:
+    from neta.tracing.spans import RunSpan, Tracing
 
 __all__ = ["Agent", "AgentSession", "EventCallback", "RunResult"]
 
@@ -228,6 +232,8 @@ class Agent:
         usage_limits: what each run may spend (tokens, model and tool calls, seconds) before
             it stops with outcome ``limit``: a ``UsageLimits``; ``run(usage_limits=...)``
             replaces it for one run.
+        name: what traces call the agent (``gen_ai.agent.name``, in the span
+            ``invoke_agent NAME`` of each run; ``neta.tracing``); empty: unnamed.
     """
 
     def __init__(
@@ -262,7 +268,9 @@ class Agent:
         permissions: PermissionsLike = None,
         limits: RunLimits | None = None,
         usage_limits: UsageLimits | None = None,
+        name: str = "",
     ) -> None:
+        self.name = name
         self.sandbox = sandbox_policy(sandbox)
         given_rules(permissions)  # a mistake fails here, not at the first tool call
         self.permissions = permissions
@@ -490,16 +498,19 @@ class Agent:
         session: AgentSession,
         on_retry: Callable[[RetryNotice], None],
         on_fallback: Callable[[FallbackNotice], None],
+        tracer: Tracing | None = None,
     ) -> Provider:
         """What a run asks: each model metered and retried, sent images only if it takes them.
 
         The agent's fallback models follow the first, unless the session has its own provider.
+        With ``tracer``, each call of each model is a span.
         """
 
         def ready(provider: Provider) -> Provider:
+            asked = provider if tracer is None else tracer.traced(provider, session.session_id)
             if not takes_images(provider):
-                provider = TextOnlyProvider(provider)
-            metered = MeteredProvider(provider, session.meter)
+                asked = TextOnlyProvider(asked)
+            metered = MeteredProvider(asked, session.meter)
             return RetryingProvider(metered, self.retry, on_retry)
 
         first = self._provider_for(session)
@@ -552,9 +563,13 @@ class Agent:
         session = session if session is not None else self.new_session()
         events: list[Event] = []
         listener = safe_event_sink(on_event) if on_event is not None else None
+        tracer = tracing.active()  # decided once per run: None, and tracing costs nothing
+        traced: RunSpan | None = None
 
         def sink(event: Event) -> None:
             events.append(event)
+            if traced is not None:
+                traced.event(event)
             if listener is not None:
                 listener(event)
 
@@ -595,6 +610,8 @@ class Agent:
             limits = self.usage_limits if usage_limits is None else usage_limits
             scope = run_scope(session.meter, spent_before, limits, session.usage_limits)
             stack.enter_context(entered(scope))
+            if tracer is not None:
+                traced = stack.enter_context(self._run_span(tracer, session, agent_id))
             outcome = "error"
             try:
                 repair_history(session.history, checked=session._checked)
@@ -619,7 +636,7 @@ class Agent:
                     asking=session._asking,
                 )
                 result = await run_attempt(
-                    provider=self._models_for(session, retrying, falling_back),
+                    provider=self._models_for(session, retrying, falling_back, tracer),
                     system_prompt=self.system_prompt(session),
                     history=session.history,
                     tools=session.tools,
@@ -636,8 +653,17 @@ class Agent:
                     checkpoint=scope.paced(session.checkpoint),
                     output=cast("Output[object] | None", output),
                     limit_check=scope.limit_check(),
+                    tracing=tracer,
                 )
                 outcome = result.outcome
+                if traced is not None:
+                    traced.finished(
+                        outcome,
+                        turns=result.turns,
+                        usage=result.usage,
+                        reason=result.reason,
+                        error=result.error,
+                    )
             except asyncio.CancelledError:
                 outcome = "cancelled"
                 raise
@@ -670,6 +696,19 @@ class Agent:
                 rejected.answer, rejected.errors, attempts=rejected.attempts, result=ended
             )
         return ended
+
+    def _run_span(
+        self, tracer: Tracing, session: AgentSession, agent_id: str | None
+    ) -> contextlib.AbstractContextManager[RunSpan]:
+        """The span of a run of ``session`` (``agent_id``: a crew child's)."""
+        return tracer.run(
+            session_id=session.session_id,
+            agent_name=self.name,
+            agent_id=agent_id,
+            depth=session.context.depth,
+            provider=session.provider or self.provider,
+            model=self.model,
+        )
 
     def stream(
         self,

@@ -8,7 +8,7 @@ import inspect
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from neta.errors import ConfigError, ProviderError
 from neta.events import ApprovalRequested, Event, Outcome, RunFinished, RunStarted, TextDelta
@@ -23,6 +23,9 @@ from neta.runtime.usage_limits import LimitCheck
 from neta.session import EventSink
 from neta.session_tools import BoundTool
 from neta.tools import ToolCall, ToolResult
+
+if TYPE_CHECKING:
+    from neta.tracing.spans import Tracing
 
 AWAITING_APPROVAL = "a tool call awaits approval"
 """The reason a run ends with when a call waits for the next message to approve it."""
@@ -54,6 +57,8 @@ class AttemptResult:
         output: the validated answer of a run with an output type that completed.
         rejected: the last answer of a run with an output type that never gave a valid one
             (outcome ``error``).
+        error: what ended a run with outcome ``error``, when something raised (a provider's
+            failure, the turn's ``TimeoutError``).
     """
 
     outcome: Outcome
@@ -64,6 +69,7 @@ class AttemptResult:
     limit: str = ""
     output: object = None
     rejected: RejectedAnswer | None = None
+    error: BaseException | None = None
 
 
 def safe_event_sink(on_event: Callable[[Event], object]) -> EventSink:
@@ -123,6 +129,7 @@ async def run_attempt(
     checkpoint: Checkpoint | None = None,
     output: Output[object] | None = None,
     limit_check: LimitCheck | None = None,
+    tracing: Tracing | None = None,
 ) -> AttemptResult:
     """Run the model and its tool calls on ``history`` until it answers without calling a tool.
 
@@ -161,6 +168,8 @@ async def run_attempt(
     ``limit_check`` is called before each model call and before a reply's tool calls run; the
     usage limit it reports, if any, ends the run there with outcome ``limit`` (the calls that
     did not run answered so).
+
+    ``tracing``: each tool call is a span of its own (``neta.tracing``).
     """
     on_event = safe_event_sink(on_event)
     tag: EventTag = {"session_id": session_id, "agent_id": agent_id}
@@ -212,7 +221,7 @@ async def run_attempt(
     try:
         if resume:
             asking = max(i for i, message in enumerate(history) if message.role == "assistant")
-            turn = Turn(tools, limits, thread_gate, on_event, tag, "", {}, gate)
+            turn = Turn(tools, limits, thread_gate, on_event, tag, "", {}, gate, tracing=tracing)
             if checkpoint is not None:
                 await checkpoint()
             record(resume, await run_calls(resume, turn))
@@ -241,11 +250,11 @@ async def run_attempt(
                 async with deadline:
                     response = await provider.complete(request, on_text)
             except ProviderError as exc:
-                return finish("error", reason=str(exc))
-            except TimeoutError:
+                return finish("error", reason=str(exc), error=exc)
+            except TimeoutError as exc:
                 if not deadline.expired():
                     raise
-                return finish("error", reason=_late(limits.turn_timeout))
+                return finish("error", reason=_late(limits.turn_timeout), error=exc)
             if response.usage is not None:
                 usage = usage + response.usage
             stop_note = _STOP_NOTES.get(response.finish_reason or "", "")
@@ -285,7 +294,7 @@ async def run_attempt(
                 return finish("limit", reason=crossing.reason, limit=crossing.limit)
             turn = Turn(
                 tools, limits, thread_gate, on_event, tag, stop_note, reply.refused, gate,
-                reply.arguments,
+                reply.arguments, tracing,
             )  # fmt: skip
             if checkpoint is not None:
                 await checkpoint()

@@ -7,7 +7,7 @@ import dataclasses
 import time
 from collections.abc import Awaitable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TypedDict, TypeVar
+from typing import TYPE_CHECKING, TypedDict, TypeVar
 
 from neta.errors import ToolError
 from neta.events import ToolCallStart, ToolResultEvent
@@ -21,6 +21,9 @@ from neta.session_tools import BoundTool
 from neta.suggest import did_you_mean
 from neta.tools import ToolCall, ToolResult
 from neta.truncation import truncate_middle
+
+if TYPE_CHECKING:
+    from neta.tracing.spans import Tracing
 
 _T = TypeVar("_T")
 
@@ -47,6 +50,7 @@ class Turn:
     refused: Mapping[str, str]  # calls that must not run, by id: the error the model reads
     gate: Gate | None = None  # decides each call before it runs (None: every call runs)
     arguments: Mapping[str, dict[str, object]] = field(default_factory=dict)  # read, by call id
+    tracing: Tracing | None = None  # each call a span (None: tracing is off)
 
 
 async def run_calls(calls: Sequence[ToolCall], turn: Turn) -> list[ToolResult]:
@@ -57,19 +61,20 @@ async def run_calls(calls: Sequence[ToolCall], turn: Turn) -> list[ToolResult]:
     """
     results: list[ToolResult] = []
     batch: list[ToolCall] = []
+    run = run_one if turn.tracing is None else _traced
 
     async def flush() -> None:
         if len(batch) == 1:
-            results.append(await run_one(batch[0], turn))
+            results.append(await run(batch[0], turn))
         elif batch:
-            results.extend(await all_of([run_one(c, turn) for c in batch]))
+            results.extend(await all_of([run(c, turn) for c in batch]))
         batch.clear()
 
     for index, call in enumerate(calls):
         bound = turn.tools.get(call.name)
         if bound is not None and bound.tool.sequential and call.id not in turn.refused:
             await flush()
-            results.append(await run_one(call, turn))
+            results.append(await run(call, turn))
             if results[-1].end_turn:  # the turn waits for the user: later calls must wait too
                 results.extend(_skip(later, call.name, turn) for later in calls[index + 1 :])
                 return results
@@ -108,6 +113,16 @@ def _skip(call: ToolCall, ended_by: str, turn: Turn) -> ToolResult:
         )
     )
     return result
+
+
+async def _traced(call: ToolCall, turn: Turn) -> ToolResult:
+    """``run_one`` in a span of its own (tracing is on): the call's events happen in it."""
+    assert turn.tracing is not None
+    bound = turn.tools.get(call.name)
+    with turn.tracing.tool(call, bound.schema.description if bound else None) as span:
+        result = await run_one(call, turn)
+        span.result(result)
+        return result
 
 
 async def run_one(call: ToolCall, turn: Turn) -> ToolResult:

@@ -72,6 +72,9 @@ class AnthropicProvider:
         timeout: seconds per request.
     """
 
+    name = "anthropic"
+    """The provider's name, as traces report it (``gen_ai.provider.name``)."""
+
     def __init__(
         self,
         model: str = "",

@@ -42,6 +42,11 @@ def usage_of(raw: Any) -> Usage:
     )
 
 
+def _text(raw: Any, name: str) -> str:
+    value = getattr(raw, name, None)
+    return value if isinstance(value, str) else ""
+
+
 def _count(raw: Any, name: str) -> int:
     value = getattr(raw, name, None)
     return max(value, 0) if isinstance(value, int) and not isinstance(value, bool) else 0
@@ -62,6 +67,8 @@ def whole_reply(message: Any, on_text: TextSink) -> ModelResponse:
         tool_calls=calls,
         usage=usage_of(message.usage),
         finish_reason=finish_reason(message.stop_reason),
+        model=_text(message, "model"),
+        id=_text(message, "id"),
     )
 
 
@@ -106,11 +113,15 @@ class ReplyAssembler:
         self._counts: dict[str, int] = {}
         self._stop_reason: str | None = None
         self._open: set[int] = set()  # blocks started and not yet stopped
+        self._model = ""
+        self._id = ""
 
     def add(self, event: Any) -> None:
         """Take one stream event; kinds this runtime does not use are ignored."""
         kind = getattr(event, "type", None)
         if kind == "message_start":
+            self._model = _text(event.message, "model")
+            self._id = _text(event.message, "id")
             self._merge_usage(event.message.usage)
         elif kind == "content_block_start":
             self._open.add(event.index)
@@ -173,4 +184,6 @@ class ReplyAssembler:
             tool_calls=calls,
             usage=self._usage,
             finish_reason=finish_reason(self._stop_reason),
+            model=self._model,
+            id=self._id,
         )

@@ -118,7 +118,7 @@ def test_an_unknown_option_is_one_line_saying_where_help_is(capsys):
     done = run_neta(capsys, "run", "--nope")
     assert done.code == 2
     assert done.stderr.splitlines() == [
-        "Error: No such option: --nope (Possible options: --mode, --model, --no-input) "
+        "Error: No such option: --nope (Possible options: --mode, --no-input, --otel) "
         "(see 'neta run -h')"
     ]
 
