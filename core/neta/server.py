@@ -10,8 +10,10 @@ from typing import Any
 
 from fastapi import FastAPI, Request, WebSocket
 from fastapi.encoders import jsonable_encoder
+from fastapi.exception_handlers import http_exception_handler
 from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
+from fastapi.responses import JSONResponse, Response
+from starlette.exceptions import HTTPException
 
 from neta import tracing
 from neta.console import mount_console
@@ -54,6 +56,7 @@ def create_app(config: HostConfig | None = None) -> FastAPI:
     app.include_router(monitoring_router)  # /healthz, /readyz, /metrics
     app.add_exception_handler(RequestValidationError, _invalid_request)
     app.add_exception_handler(HostError, _refused)
+    app.add_exception_handler(HTTPException, _http_error)
     app.add_middleware(
         BodyLimit,
         limit=hub.config.max_frame_bytes,
@@ -80,6 +83,20 @@ async def _refused(request: Request, exc: Exception) -> JSONResponse:
     if not isinstance(exc, HostError):  # pragma: no cover - registered for HostError only
         raise exc
     return _AsciiJSONResponse({"detail": str(exc), "code": exc.code}, status_code=http_status(exc))
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    """An HTTP error as FastAPI answers it; a body it could not parse as ``invalid_json``.
+
+    FastAPI reads a body JSON itself cannot (nested deeper than Python's recursion limit) as
+    a bare 400; it gets the code a WebSocket frame would, so clients need one rule.
+    """
+    if not isinstance(exc, HTTPException):  # pragma: no cover - registered for it only
+        raise exc
+    if exc.status_code == 400 and isinstance(exc.__cause__, RecursionError | ValueError):
+        detail = "the body is not JSON this server can read (nested too deeply?)"
+        return _AsciiJSONResponse({"detail": detail, "code": "invalid_json"}, status_code=400)
+    return await http_exception_handler(request, exc)
 
 
 async def _invalid_request(request: Request, exc: Exception) -> JSONResponse:
