@@ -76,12 +76,12 @@ def mount_console(app: FastAPI, hub: SessionHub) -> None:
         path = files[name]
         return FileResponse(path, media_type=_MEDIA_TYPES[path.suffix], headers=_HEADERS)
 
-    @router.get("/")
+    @router.api_route("/", methods=["GET", "HEAD"])
     async def page(request: Request) -> FileResponse:
         check(request)
         return send("index.html")
 
-    @router.get("/console/config.json")
+    @router.api_route("/console/config.json", methods=["GET", "HEAD"])
     async def settings(request: Request) -> JSONResponse:
         check(request)
         data: dict[str, object] = {
@@ -103,7 +103,7 @@ def mount_console(app: FastAPI, hub: SessionHub) -> None:
             data["workspacePath"] = str(config.workspace)
         return JSONResponse(data, headers=_HEADERS)
 
-    @router.get("/console/{name}")
+    @router.api_route("/console/{name}", methods=["GET", "HEAD"])
     async def asset(name: str, request: Request) -> FileResponse:
         check(request)
         if name not in files:

@@ -62,6 +62,15 @@ def test_page_and_its_modules_are_served_with_a_strict_policy(server):
     assert style.headers["content-type"].startswith("text/css")
 
 
+def test_head_asks_for_the_page_and_its_files_as_get_does(server):
+    # a load balancer's or a link checker's HEAD: the headers of a GET, no body
+    with http_clients.client() as http:
+        for path in ("", "console/main.js", "console/config.json"):
+            head, get = http.head(f"{server.url}{path}"), http.get(f"{server.url}{path}")
+            assert (head.status_code, head.content) == (200, b""), path
+            assert head.headers["content-type"] == get.headers["content-type"], path
+
+
 def test_only_the_consoles_own_files_are_served(server):
     for path in ("console/..%2Fserver.py", "console/__init__.py", "console/nothing.js"):
         assert http_clients.get(server.url + path).status_code == 404, path
