@@ -43,6 +43,7 @@ from neta.cli.options import (
     TurnTimeoutOpt,
     WorkspaceOpt,
 )
+from neta.cli.otel import OtelOpt, start_exporting
 from neta.cli.render import EventRenderer, keep_waiting_notice, terminal_renderer
 from neta.cli.run_cmd import (
     ContinueOpt,
@@ -111,6 +112,7 @@ def chat(
     ask: list[str] = AskRuleOpt,
     deny_rule: list[str] = DenyRuleOpt,
     verbose: bool = VerboseOpt,
+    otel: bool = OtelOpt,
 ) -> None:
     """Talk with an agent in the terminal; the conversation is kept (`neta chat -c` resumes).
 
@@ -144,10 +146,13 @@ def chat(
         chat = Chat(
             agent, session, conversations, stored_id, chat_input(), interrupt, choice, verbose
         )
+        exporting = start_exporting(otel)
         try:
             code = asyncio.run(chat.loop())
         finally:
             agent.end_session(chat.session)  # /clear may have started another
+            if exporting is not None:
+                exporting.shutdown()  # the spans not sent yet go now
     finally:
         conversations.close()
     raise typer.Exit(code)

@@ -59,6 +59,27 @@ def test_run_with_otel_exports_its_spans_over_otlp_http(tmp_path):
     assert not any(k.startswith("gen_ai.input") for s in spans for k in s.attributes)
 
 
+def test_chat_with_otel_exports_the_spans_of_its_turns(tmp_path):
+    script = tmp_path / "script.json"
+    script.write_text(json.dumps({"turns": TURNS}))
+    (tmp_path / "ws").mkdir()
+    command = [sys.executable, "-m", "neta", "chat", "--otel", "--script", str(script)]
+    with OtlpCollector() as collector:
+        done = subprocess.run(
+            [*command, "-w", str(tmp_path / "ws")],
+            input="look around\n",  # not a terminal: lines from stdin, then its end
+            env=neta_environ(NETA_HOME=str(tmp_path / "home"), **otlp_environ(collector)),
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "Nothing much here." in done.stdout
+        spans = collector.spans()
+    names = sorted(span.name for span in spans)
+    assert names == ["chat", "chat", "execute_tool list_dir", "invoke_agent"]
+
+
 def test_run_exports_when_the_standard_variable_names_otlp(tmp_path):
     with OtlpCollector() as collector:
         done = run_neta(tmp_path, environ=otlp_environ(collector, OTEL_TRACES_EXPORTER="otlp"))
