@@ -36,15 +36,21 @@ TOOL_ERROR = "tool_error"
 """The ``error.type`` of a tool call whose result is an error (the model reads why)."""
 
 _STREAMED = frozenset({"text_delta", "tool_output"})  # pieces of a reply or an output
-# the fields of each event that hold what the model or a tool wrote, or a person is asked
-_CONTENT = {
-    "run_started": ("message",),
-    "tool_call_start": ("arguments",),
-    "tool_result": ("content", "data"),
-    "todo_update": ("todos",),
-    "clarify_request": ("question", "choices"),
-    "approval_request": ("approval",),
-    "run_finished": ("text",),
+# Without content capture, an event keeps only the fields that hold no text the model, a tool,
+# a provider or a person wrote: those listed here (a type not listed keeps none). An allow
+# list, so that a field added later is left out until someone decides it holds no content.
+_PLAIN = {
+    "run_started": ("tools",),
+    "tool_call_start": ("call_id", "name"),
+    "tool_result": ("call_id", "name", "is_error", "duration_ms"),
+    "tool_progress": ("name", "progress", "total"),
+    "todo_update": ("counts", "revision"),
+    "clarify_request": ("request_id",),
+    "approval_request": ("request_id",),
+    "permission_decision": ("call_id", "name", "action", "decided_by", "at"),
+    "provider_retry": ("attempt", "max_tries", "delay", "reason"),
+    "model_fallback": ("failed", "model", "reason"),
+    "run_finished": ("outcome", "reason", "turns"),
 }
 _TAGS = ("type", "session_id", "agent_id")  # the span says whose the event is
 
@@ -277,14 +283,14 @@ def error_type(error: BaseException) -> str:
 
 
 def event_attributes(event: Event, capture_content: bool) -> dict[str, AttributeValue]:
-    """An event's fields as span event attributes, without its content unless captured.
+    """An event's fields as span event attributes; without content capture, only ``_PLAIN``'s.
 
     Empty ones are left out; a value OpenTelemetry cannot hold (a mapping) is its JSON.
     """
-    hidden = () if capture_content else _CONTENT.get(event.type, ())
+    kept = None if capture_content else _PLAIN.get(event.type, ())
     attributes: dict[str, AttributeValue] = {}
     for key, value in event:
-        if key in _TAGS or key in hidden or value is None or value == "":
+        if key in _TAGS or (kept is not None and key not in kept) or value is None or value == "":
             continue
         attributes[key] = _attribute_value(value)
     return attributes

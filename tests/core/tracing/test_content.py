@@ -46,3 +46,34 @@ def test_arguments_that_are_not_json_are_kept_as_text():
         {"type": "text", "content": "Trying."},
         {"type": "tool_call", "id": "c", "name": "echo", "arguments": "{not json"},
     ]
+
+
+SECRET = "s3cr3t-in-the-event"
+
+
+def _every_event_with_content():
+    from neta import events
+
+    yield events.RunStarted(message=SECRET, tools=["bash"])
+    yield events.ToolCallStart(call_id="c1", name="bash", arguments=SECRET)
+    yield events.ToolResultEvent(call_id="c1", name="bash", content=SECRET, data={"x": SECRET})
+    yield events.ToolProgress(name="bash", progress=1, message=SECRET)
+    yield events.TodoUpdate(todos=[{"content": SECRET}], counts={"pending": 1}, revision=1)
+    yield events.ClarifyRequest(request_id="q1", question=SECRET, choices=[SECRET])
+    yield events.ApprovalRequested(request_id="a1", approval={"command": SECRET})
+    yield events.PermissionDecided(
+        call_id="c1", name="bash", action="allow", decided_by="user", rule=f"bash({SECRET})",
+        reason=SECRET,
+    )  # fmt: skip
+    yield events.ProviderRetry(attempt=1, max_tries=3, delay=1.0, reason="429", message=SECRET)
+    yield events.ModelFallback(failed="a", model="b", reason="500", message=SECRET)
+    yield events.RunFinished(outcome="completed", text=SECRET, turns=1)
+
+
+def test_no_event_field_holding_what_was_written_is_recorded_without_content_capture():
+    from neta.tracing.spans import event_attributes
+
+    for event in _every_event_with_content():
+        kept = event_attributes(event, capture_content=False)
+        assert SECRET not in repr(kept), (event.type, kept)
+        assert SECRET in repr(event_attributes(event, capture_content=True)), event.type
