@@ -97,7 +97,7 @@ def _edge_readings(
     unit, step = (lambda: doc.indent_unit), (lambda: doc.indent_step)
     for first, facing in readings:
         block = [doc.lines[first + at] if at is not None else "" for at in facing]
-        if nesting_conflict(old_lines, block, range(count), unit, step) is None:
+        if nesting_conflict(old_lines, block, range(count), unit, step, halves=True) is None:
             kept.append((first, facing))
     return kept
 

@@ -120,6 +120,15 @@ class Judge:
             if line is not None and self.wanted[offset] == self.key(line)
         )
 
+    def text_value(self, alignment: Alignment) -> int:
+        """``alignment``'s value without what its blank lines facing blank lines add."""
+        blank = sum(
+            1
+            for offset, line in enumerate(alignment.facing)
+            if line is not None and not self.wanted[offset] and not self.key(line)
+        )
+        return alignment.value - blank * _LINE_VALUE
+
     def same(self, alignment: Alignment) -> list[int]:
         """The search lines equal (up to whitespace and typography) to the file line they face."""
         return self._equal(alignment.facing)
@@ -293,19 +302,22 @@ def distinct(judge: Judge, accepted: list[Alignment]) -> list[Alignment]:
         for _, best in places
     ]
     kept = [place for place in distinct if not judge.outranked(place)]
-    return competing(kept, judge.lined_up)
+    return competing(kept, judge.lined_up, judge.text_value)
 
 
 def competing(
-    places: list[Alignment], lined_up: Callable[[Alignment], bool] = lambda _: True
+    places: list[Alignment],
+    lined_up: Callable[[Alignment], bool] = lambda _: True,
+    text_value: Callable[[Alignment], int] = lambda place: place.value,
 ) -> list[Alignment]:
     """The places that compete for the search: all of them, unless a gap made some qualify.
 
     A place found only by supposing a line skipped or written (a gap) competes only when it
     matches better than every place found line for line, or as well as one where a line of
     the search faces an unrelated line (which is as much a line the file lacks there as one a
-    gap leaves out); and once some place needs a gap, a place that matches a whole line worse
-    than the best one no longer competes.
+    gap leaves out); and once some place needs a gap, a place that matches a whole line of
+    text worse than the best one no longer competes (``text_value``: a place's value without
+    its blank lines facing blank lines, which a gap merely moves from place to place).
     """
     positional = [place for place in places if place.positional]
     best = max((place.value for place in positional if lined_up(place)), default=None)
@@ -318,5 +330,5 @@ def competing(
     ]
     if all(place.positional for place in kept):
         return kept
-    top = max(place.value for place in kept)
-    return [place for place in kept if place.value > top - _LINE_VALUE]
+    top = max(text_value(place) for place in kept)
+    return [place for place in kept if text_value(place) > top - _LINE_VALUE]

@@ -16,6 +16,7 @@ meant cannot be told.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from rapidfuzz import fuzz
@@ -23,7 +24,7 @@ from rapidfuzz import fuzz
 from neta.fuzzy_match._diff import Opcode
 from neta.fuzzy_match._indent import Reindent, UnclearIndentError, indent_of, uniform_shift
 from neta.fuzzy_match._inline import keep_file_chars
-from neta.fuzzy_match._text import carries_text, key_fold, key_ws
+from neta.fuzzy_match._text import key_fold, key_ws
 
 _PAIRING_BUDGET = 400
 """The largest ``old * new`` lines of one changed stretch paired by similarity."""
@@ -191,10 +192,12 @@ def _sliding(old_lines: Sequence[str], added: Sequence[str], gap: int) -> list[i
     Added lines that end (or start) with the line of old next to them can move across it:
     ``x`` and a blank line added after a blank line are a blank line and ``x`` added before
     it; ``x`` and ``f(a)`` added after ``f(a)`` are ``f(a)`` and ``x`` added before it. The
-    diff picks one; the model may have meant either. Not across a brace or keyword line
-    (boilerplate): there the diff's choice closes the block first, and it stays.
+    diff picks one; the model may have meant either (``return;`` and ``if (err) {`` too). Not
+    across a closing bracket line when the lines added close every bracket they open: there
+    the diff's choice closes the block first and adds a whole one after it, and it stays.
     """
     gaps = [gap]
+    whole = _balanced(added)
     for step in (-1, 1):
         moved = [key_ws(line) for line in added]
         at = gap
@@ -204,12 +207,22 @@ def _sliding(old_lines: Sequence[str], added: Sequence[str], gap: int) -> list[i
                 break
             edge = -1 if step < 0 else 0
             line = old_lines[neighbour]
-            if key_ws(line) != moved[edge] or (line.strip() and not carries_text(line)):
+            if key_ws(line) != moved[edge] or (whole and _CLOSER.match(line)):
                 break
             moved = [moved[-1], *moved[:-1]] if step < 0 else [*moved[1:], moved[0]]
             at += step
             gaps.append(at)
     return gaps
+
+
+_CLOSER = re.compile(r"\s*[)\]}]")
+"""A line that starts by closing a bracket."""
+
+
+def _balanced(lines: Sequence[str]) -> bool:
+    """Whether ``lines`` close as many brackets as they open (strings are not told apart)."""
+    text = "".join(lines)
+    return sum(text.count(char) for char in "([{") == sum(text.count(char) for char in ")]}")
 
 
 def shifted_whole(

@@ -280,15 +280,25 @@ def nested_unlike(doc: Document, search: str, miss: NearMiss) -> str:
             f"    file:       {_clip(doc.lines[line], 0)}",
             f"    old_string: {_clip(lines[offset], 0)}",
         ]
+    how = (
+        f"old_string indents it {_relative(ours)} its line {miss.reference + 1}, the file "
+        f"{_relative(theirs)} line {miss.reference_line + 1}. So it belongs to another block"
+    )
+    if ours == theirs:
+        # Indented with half the file's unit, the search's columns count twice.
+        how = (
+            f"old_string indents it {_relative(ours)} its line {miss.reference + 1}, but its "
+            "indentation reads as half the file's unit too, and so read it sits "
+            f"{_relative(2 * ours)} line {miss.reference_line + 1}. So it may belong to another "
+            "block"
+        )
     return "\n".join(
         [
             "old_string was not found as written. With indentation ignored it matches lines "
             f"{miss.start + 1}-{miss.end} (strategy {miss.strategy}), but there line "
-            f"{miss.line + 1} is nested unlike old_string's line {miss.offset + 1}: old_string "
-            f"indents it {_relative(ours)} its line {miss.reference + 1}, the file "
-            f"{_relative(theirs)} line {miss.reference_line + 1}. So it belongs to another "
-            "block: a closing line would close the wrong one, and text added next to it would "
-            "land at the wrong depth. The file was not changed.",
+            f"{miss.line + 1} is nested unlike old_string's line {miss.offset + 1}: {how}: a "
+            "closing line would close the wrong one, and text added next to it would land at "
+            "the wrong depth. The file was not changed.",
             *shown,
             "Copy old_string with the file's own indentation, and include every line it spans "
             "(a closing line among several is easily skipped).",

@@ -18,6 +18,12 @@ mapping comes from the other lines; it says nothing when:
 - it is re-indented with another unit: half the file's is told by depths the file's unit does
   not divide, any other only once three depths agree on it (two alone look like a level
   skipped).
+
+A search whose lines that close nothing sit at one depth fits a shift and half the file's unit
+alike. Matched line for line, it is read both ways where its depths are multiples of half the
+file's unit and one is not of the whole unit: a closing line must sit where half the unit puts
+it, and also where the shift does, unless the shift puts it off the file's grid (where no line
+of the file could sit).
 """
 
 from __future__ import annotations
@@ -57,6 +63,8 @@ def nesting_conflict(
     same: Iterable[int],
     unit: Callable[[], int] | None = None,
     step: Callable[[], int] | None = None,
+    *,
+    halves: bool = False,
 ) -> NestingConflict | None:
     """The first closing line of the search nested unlike in the file, or None.
 
@@ -69,6 +77,9 @@ def nesting_conflict(
             when the search may be re-indented with another unit.
         step: gives the file's commonest indentation step in spaces (0 when unknown); asked
             only when the search indents with tabs and the file with spaces, or the reverse.
+        halves: the lines face the file's line for line, so a search at one depth may be read
+            with half the file's unit too (see ``_half_unit``); where a line may be skipped, a
+            dedent could as well span a level the search left out.
     """
     # The usual case first, on each distinct pair of indentations once: one shift for all.
     distinct: set[tuple[str, str]] = set()
@@ -81,7 +92,8 @@ def nesting_conflict(
             distinct.add((ours[: len(ours) - len(body)], theirs[:indent]))
     if len({ours for ours, _ in distinct}) < 2:
         return None  # flattened (or one line): the search says nothing about depth
-    if uniform_shift(distinct, step) is not None:
+    shifted = uniform_shift(distinct, step)
+    if shifted is not None and not (halves and _off_grid(shifted[1], unit)):
         return None
     pairs = [
         (offset, indent_of(search[offset]), indent_of(block[offset]))
@@ -92,6 +104,12 @@ def nesting_conflict(
     if pairs[0][1] == "":
         pairs = pairs[1:]  # a first line without indentation says nothing about depth
     opening = [pair for pair in pairs if pair[0] not in closing]
+    if halves and unit is not None:
+        told, conflict = _half_unit(pairs, opening, closing, unit(), step)
+        if told:
+            return conflict
+    if shifted is not None:
+        return None
     mapping = _mapping(opening or pairs, unit, step)
     if mapping is None and opening:
         return None  # its lines that close nothing disagree: the search tells no depth
@@ -153,3 +171,51 @@ def _mapping(
     if (scaled[2] > 1 and odd) or len(depths) >= _SCALE_DEPTHS:
         return scaled
     return None
+
+
+def _off_grid(shift: int, unit: Callable[[], int] | None) -> bool:
+    """Whether ``shift`` columns is no multiple of the file's indentation unit."""
+    columns = unit() if unit is not None else 0
+    return columns > 1 and shift % columns != 0
+
+
+def _half_unit(
+    pairs: Sequence[_Pair],
+    opening: Sequence[_Pair],
+    closing: set[int],
+    columns: int,
+    step: Callable[[], int] | None,
+) -> tuple[bool, NestingConflict | None]:
+    """Whether a search at one depth reads with half the file's unit, and if so its conflict.
+
+    Its lines that close nothing, all at one depth, fit a shift and a scale of two alike; where
+    the shift is off the file's grid and every depth of the search is a multiple of half the
+    unit, the search may be written with half the unit. A closing line must then sit where the
+    scale puts it, and where the shift puts it unless that is off the grid: a place only the
+    shift fits, or only the scale while the shift could fit another, is nested unlike.
+    """
+    indents = {(ours, theirs) for _, ours, theirs in opening}
+    if columns < 2 or columns % 2 or len({ours for ours, _ in indents}) != 1:
+        return False, None
+    shifted = uniform_shift(indents, step)
+    if shifted is None or shifted[1] % columns == 0:
+        return False, None
+    tab, shift = shifted
+    if any(width(ours, tab) % (columns // 2) for _, ours, _ in pairs):
+        return False, None
+    ours, theirs = next(iter(indents))
+    base = width(theirs, tab) - 2 * width(ours, tab)
+    reference = opening[0][0]
+    disagreeing = None  # the first closing line the shift puts elsewhere
+    shift_fits_grid = True
+    for offset, ours, theirs in pairs:
+        if offset not in closing:
+            reference = offset
+            continue
+        depth = width(ours, tab)
+        if width(theirs, tab) != 2 * depth + base:
+            return True, NestingConflict(offset, reference)
+        shift_fits_grid = shift_fits_grid and (depth + shift) % columns == 0
+        if disagreeing is None and depth + shift != 2 * depth + base:
+            disagreeing = NestingConflict(offset, reference)
+    return True, disagreeing if shift_fits_grid else None

@@ -61,8 +61,8 @@ def block_anchor(ctx: Context, search: str) -> Found | None:
 
     The lines between the anchors are lined up with the file's (one may be missing from
     either), and their mean similarity must reach ``BLOCK_MIDDLE_MIN``. A blank line facing
-    a blank line is left out of the mean; a blank line facing text, or a line facing none,
-    scores 0.
+    a blank line or none (as a line the search skipped) is left out of the mean; a blank line
+    facing text, or a line of text facing none, scores 0.
     """
     usable = _fuzzy_lines(search)
     if usable is None or not usable[0][0].strip() or not usable[0][-1].strip():
@@ -166,8 +166,8 @@ def _middle_mean(judge: Judge, alignment: Alignment) -> float:
         line = alignment.facing[offset]
         ours = judge.wanted[offset]
         theirs = None if line is None else judge.key(line)
-        if not ours and theirs == "":
-            continue
+        if not ours and not theirs:
+            continue  # a blank line facing one, or none: it says nothing either way
         count += 1
         if ours and theirs:
             total += 100.0 if ours == theirs else fuzz.ratio(ours, theirs)

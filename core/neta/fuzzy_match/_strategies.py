@@ -240,7 +240,12 @@ def _nested_unlike(ctx: Context, lines: list[str], first: int) -> bool:
     block = ctx.doc.lines[first : first + len(lines)]
     doc = ctx.doc
     conflict = nesting_conflict(
-        lines, block, range(len(lines)), lambda: doc.indent_unit, lambda: doc.indent_step
+        lines,
+        block,
+        range(len(lines)),
+        lambda: doc.indent_unit,
+        lambda: doc.indent_step,
+        halves=True,
     )
     if conflict is None:
         return False
