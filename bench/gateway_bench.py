@@ -49,7 +49,6 @@ import asyncio
 import json
 import os
 import random
-import socket
 import statistics
 import subprocess
 import sys
@@ -59,6 +58,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+from loopback import free_port, wait_for_port
 from websockets.asyncio.client import connect
 
 ASK: dict[str, Any] = {
@@ -160,24 +160,6 @@ def serve_model(port: int, run: str) -> None:
 
 
 # -- the clients --------------------------------------------------------------------------------
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 30
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            if time.monotonic() > deadline or process.poll() is not None:
-                raise SystemExit("a server did not start") from None
-            time.sleep(0.1)
 
 
 def peak_rss_mib(pid: int) -> float:

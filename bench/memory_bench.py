@@ -24,7 +24,6 @@ import gc
 import json
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -32,6 +31,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from loopback import free_port, wait_for_port
 from websockets.asyncio.client import connect
 
 TOKEN = "bench-token"
@@ -97,24 +97,6 @@ def serve_with(setting: str, argv: list[str]) -> None:
         app.freeze_startup_objects = chosen  # type: ignore[attr-defined]
         serve_cmd.freeze_startup_objects = chosen  # type: ignore[attr-defined]
     app.main(["serve", *argv])
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-def wait_for_port(port: int, process: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 60
-    while True:
-        try:
-            socket.create_connection(("127.0.0.1", port), timeout=1).close()
-            return
-        except OSError:
-            if time.monotonic() > deadline or process.poll() is not None:
-                raise SystemExit("the server did not start") from None
-            time.sleep(0.1)
 
 
 def cpu_seconds(pid: int) -> float:
@@ -198,7 +180,7 @@ def measure(setting: str, sessions: int, concurrent: int, every: int) -> dict[st
         command = [sys.executable, __file__, "--serve", setting, "--", *serve_args]
         server = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL)
         try:
-            wait_for_port(port, server)
+            wait_for_port(port, server, 60)
             url = f"ws://127.0.0.1:{port}/ws?token={TOKEN}"
             cpu, before = cpu_seconds(server.pid), collector_stats(server.pid, stats)
             samples = asyncio.run(load(url, server.pid, sessions, concurrent, every))

@@ -31,7 +31,6 @@ import os
 import pty
 import select
 import signal
-import socket
 import statistics
 import subprocess
 import sys
@@ -41,6 +40,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from loopback import free_port
 
 READY_TIMEOUT = 60.0
 
@@ -121,16 +122,9 @@ def _one_shot(*args: str, expect: int = 0) -> Callable[[Place, bool], Started]:
     return start
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 def _serve(*args: str) -> Callable[[Place, bool], Started]:
     def start(place: Place, count_imports: bool) -> Started:
-        port = _free_port()
+        port = free_port()
         argv = _neta("serve", "--port", str(port), "-w", str(place.workspace), *args)
         child = _Child(
             argv, place, count_imports, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL
