@@ -49,6 +49,12 @@ SCRIPTS = {
         },
         {"text": "Not written.", "expect": {"last_message_contains": "not that file"}},
     ],
+    # a reply long enough to scroll, then (next message) an edit that asks
+    "long": [
+        {"text": "\n\n".join(f"Paragraph {n} of a long answer." for n in range(80))},
+        {"tool_calls": [{"name": "write_file", "arguments": {"path": "late.txt", "content": "x"}}]},
+        {"text": "Written."},
+    ],
 }
 
 
@@ -156,3 +162,19 @@ def test_a_reload_mid_approval_shows_the_request_again_and_it_can_be_answered(pa
     card.find_element(By.CSS_SELECTOR, "button.allow-once").click()
     wait_for(page, lambda d: "Patched." in messages(d))
     assert (workspace / "app.py").read_text() == AFTER
+
+
+def test_a_request_for_approval_is_brought_into_view_though_the_reader_scrolled_up(page):
+    say(page, "long answer please")
+    wait_for(page, lambda d: "Paragraph 79" in messages(d))
+    page.execute_script("window.scrollTo(0, 0)")
+    say(page, "now write it")
+    card = pending_card(page)
+    top, header, height = page.execute_script(
+        "return [arguments[0].getBoundingClientRect().top,"
+        " document.querySelector('.topbar').getBoundingClientRect().bottom, window.innerHeight];",
+        card,
+    )
+    assert header <= top < height, (header, top, height)  # on screen, not under the header
+    card.find_elements(By.CSS_SELECTOR, ".approval-buttons button")[-1].click()  # deny
+    wait_for(page, lambda d: card.get_attribute("data-state") == "denied")

@@ -20,13 +20,15 @@ export class Chat {
     this.frame = 0;
   }
 
-  // Append a node; keep the view at the bottom if the reader was already there.
-  add(node, className) {
+  // Append a node; keep the view at the bottom if the reader was already there. With
+  // `reveal` (a question or an approval: the agent waits for the reader), show it anyway.
+  add(node, className, { reveal = false } = {}) {
     const follow = window.innerHeight + window.scrollY >= document.body.scrollHeight - 80;
     const item = el("li", `item ${className}`);
     item.append(node);
     this.list.append(item);
     if (follow) window.scrollTo({ top: document.body.scrollHeight });
+    else if (reveal) item.scrollIntoView({ block: "start" });
     return item;
   }
 

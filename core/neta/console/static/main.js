@@ -13,14 +13,14 @@ const $ = (id) => document.getElementById(id);
 const chat = new Chat($("messages"));
 const todos = new TodoPanel($("todos"), $("todo-counts"), $("todo-empty"));
 const prompts = new ClarifyPrompts(
-  (node) => chat.add(node, "item-clarify"),
+  (node) => chat.add(node, "item-clarify", { reveal: true }),
   (requestId, answer) => {
     lastAnswer = prompts;
     return connection.send("clarify_response", { requestId, answer });
   },
 );
 const approvals = new ApprovalCards(
-  (node) => chat.add(node, "item-approval"),
+  (node) => chat.add(node, "item-approval", { reveal: true }),
   (requestId, choice, reason) => {
     lastAnswer = approvals;
     return connection.send("approval_response", { requestId, choice, reason });
