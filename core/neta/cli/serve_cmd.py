@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import errno
 import os
 import socket
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
@@ -51,6 +53,9 @@ from neta.hosting.engines import database_url, describe_store, redis_url
 from neta.providers.registry import DEFAULT_PROVIDER, resolve_model_name
 from neta.providers.retry import RetryPolicy
 from neta.safe_url import safe_url
+
+if TYPE_CHECKING:
+    from fastapi import FastAPI
 
 KEEP_ALIVE_SECONDS = 75
 """How long an idle HTTP keep-alive connection stays open. Longer than the pool expiry of
@@ -143,8 +148,6 @@ def serve(
     otel: bool = OtelOpt,
 ) -> None:
     """Serve agents over WebSocket (/ws) and REST (/v1), described at /openapi.json."""
-    import uvicorn
-
     from neta.hosting.hub import check_config
     from neta.server import create_app, uvicorn_options
 
@@ -202,13 +205,16 @@ def serve(
             served = create_app(config)  # its agent, store and bus: errors told before serving
         else:  # each worker makes its own: a configuration none could use fails here, once
             check_config(config)
-    typer.echo(
-        f"Neta serving on {served_url(host, port)} "
-        "(console /, WebSocket /ws, REST /v1, OpenAPI spec /openapi.json)"
-    )
     bus_name = "in-process" if bus_url is None else f"Redis {safe_url(bus_url)}"
-    typer.echo(f"store: {describe_store(home, db_url)}; bus: {bus_name}; workers: {workers}")
-    required.announce(served_url(host, port))
+
+    def announce() -> None:
+        typer.echo(
+            f"Neta serving on {served_url(host, port)} "
+            "(console /, WebSocket /ws, REST /v1, OpenAPI spec /openapi.json)"
+        )
+        typer.echo(f"store: {describe_store(home, db_url)}; bus: {bus_name}; workers: {workers}")
+        required.announce(served_url(host, port))
+
     common: dict[str, Any] = {
         "host": host,
         "port": port,
@@ -220,8 +226,9 @@ def serve(
     }
     if workers == 1:
         freeze_startup_objects(serving=True)  # FastAPI, uvicorn and the plugins are loaded
-        uvicorn.run(served, **common)  # the app sends its last spans as it stops
+        _serve_app(served, common, describe_store(home, db_url), announce)
         return
+    announce()
     # Each worker process builds its own app from these settings (with all installed plugins).
     from neta.cli.worker_supervisor import run_workers
     from neta.gateway.handshake import protocol_import_strings
@@ -233,6 +240,37 @@ def serve(
     with SettingsHandout(settings) as handout, shared_metrics_directory():
         os.environ[ADDRESS_VARIABLE] = handout.address
         run_workers(f"{__name__}:worker_app", workers, common)
+
+
+def _serve_app(
+    app: FastAPI, options: dict[str, Any], store: str, announce: Callable[[], None]
+) -> None:
+    """Serve ``app`` in this process: its hub started first, in the loop that serves it.
+
+    A hub that cannot start (the store failing right after the app was made) is then one
+    ``Error:`` line and exit 2, as every failed start is, not uvicorn's traceback and exit 3.
+    The app's lifespan stops the hub and sends the last spans as the server stops.
+    """
+    import uvicorn
+
+    server = uvicorn.Server(uvicorn.Config(app, **options))
+    loop_factory = getattr(server.config, "get_loop_factory", None)  # newer uvicorn
+    if loop_factory is None:
+        server.config.setup_event_loop()
+
+    async def serve() -> None:
+        with start_failures(store):
+            await app.state.hub.start()
+        announce()
+        await server.serve()
+
+    try:
+        with asyncio.Runner(loop_factory=loop_factory() if loop_factory else None) as runner:
+            runner.run(serve())
+    except KeyboardInterrupt:  # uvicorn raises the Ctrl-C it caught again once it has stopped
+        pass
+    if not server.started:
+        raise typer.Exit(3)  # uvicorn has said why (uvicorn.run exits so too)
 
 
 def _config(settings: dict[str, Any], pm: Any) -> HostConfig:

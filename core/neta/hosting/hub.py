@@ -127,6 +127,7 @@ class SessionHub:
         self.guards = SessionGuards()
         self._releasing: dict[str, asyncio.Task[None]] = {}
         self.lost_at_start: list[StoredQuestion] = []
+        self.started = False  # see ``start``
         self.drain = Drain(self)
         self._cleaner: asyncio.Task[None] | None = None  # deletes idle sessions (session_ttl)
         self._unused_timers: dict[str, asyncio.Task[None]] = {}  # see ``disconnect``
@@ -176,8 +177,13 @@ class SessionHub:
         Questions left waiting by a process that is gone can no longer be answered live: they
         are noted now (``lost_at_start``), and their sessions continue REST-style (the next
         message is the answer); the runs it left going are ended (``adopt_orphans``).
+        Once started, calling it again does nothing: ``neta serve`` starts the hub before it
+        serves (a hub that cannot start is then a one-line error), the app's lifespan after.
         """
+        if self.started:
+            return
         self.lost_at_start = await adopt_orphans(self)
+        self.started = True
         if self.cluster is not None:
             self.cluster.start()
             self.leases.start()

@@ -5,9 +5,7 @@ import json
 import subprocess
 import sys
 
-import uvicorn
-
-from neta.cli import collector
+from neta.cli import collector, serve_cmd
 from neta.cli.collector import SERVER_THRESHOLDS
 from tests.core.cli.cli_runner import neta_in_process
 
@@ -34,7 +32,7 @@ def test_serve_settles_the_collector_once_the_app_is_built_and_before_it_serves(
     steps = []
     collect, freeze = gc.collect, gc.freeze
 
-    def run(app, **options):
+    def run(app, options, store, announce):
         seen.append((gc.get_freeze_count(), gc.get_threshold()[0]))
 
     def collecting(*args):
@@ -48,7 +46,7 @@ def test_serve_settles_the_collector_once_the_app_is_built_and_before_it_serves(
     script = tmp_path / "script.json"
     script.write_text('{"turns": [{"text": "hi"}]}')
     threshold = gc.get_threshold()
-    monkeypatch.setattr(uvicorn, "run", run)
+    monkeypatch.setattr(serve_cmd, "_serve_app", run)  # where it would serve
     monkeypatch.setattr(gc, "collect", collecting)
     monkeypatch.setattr(gc, "freeze", freezing)
     monkeypatch.setattr(collector, "_owned", True)  # as in the neta command's own process
@@ -72,7 +70,7 @@ def test_serve_settles_the_collector_once_the_app_is_built_and_before_it_serves(
 _OLD_GARBAGE = """
 import gc, json, weakref
 import neta.server
-from neta.cli import collector
+from neta.cli import collector, serve_cmd
 
 class Node:
     pass

@@ -83,12 +83,12 @@ def toolset_command(tmp_path, monkeypatch):
 
     Returns ``run(command, *flags)`` and the list of apps ``neta serve`` would have served.
     """
-    import uvicorn
+    from neta.cli import serve_cmd
 
     script = tmp_path / "script.json"
     script.write_text(json.dumps({"turns": [{"text": "done"}]}))
     served: list[object] = []
-    monkeypatch.setattr(uvicorn, "run", lambda app, **options: served.append(app))
+    monkeypatch.setattr(serve_cmd, "_serve_app", lambda app, *_: served.append(app))
 
     def run(capsys, command, *flags):
         model = ["--script", str(script)] if command[0] in ("run", "chat", "serve") else []

@@ -262,9 +262,9 @@ def test_a_script_that_is_a_folder_is_refused_in_plain_words(capsys, tmp_path):
 def test_serve_with_a_neta_home_that_is_a_file_is_a_configuration_error(
     capsys, monkeypatch, tmp_path
 ):
-    import uvicorn
+    from neta.cli import serve_cmd
 
-    monkeypatch.setattr(uvicorn, "run", lambda app, **options: pytest.fail("it served"))
+    monkeypatch.setattr(serve_cmd, "_serve_app", lambda *_: pytest.fail("it served"))
     home = tmp_path / "home"
     home.write_text("")
     monkeypatch.setenv("NETA_HOME", str(home))

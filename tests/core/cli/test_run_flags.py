@@ -121,11 +121,11 @@ def test_chat_turn_timeout_ends_the_turn_and_the_chat_goes_on(tmp_path):
 
 def test_serve_turn_timeout_reaches_every_session(tmp_path, monkeypatch):
     # the command builds its app here; where uvicorn would serve it, a client calls it
-    import uvicorn
+    from neta.cli import serve_cmd
 
     replies = []
 
-    def serve_here(app, **options):
+    def serve_here(app, options, store, announce):
         async def scenario():
             transport = httpx.ASGITransport(app=app)
             async with (
@@ -142,7 +142,7 @@ def test_serve_turn_timeout_reaches_every_session(tmp_path, monkeypatch):
 
         asyncio.run(scenario())
 
-    monkeypatch.setattr(uvicorn, "run", serve_here)
+    monkeypatch.setattr(serve_cmd, "_serve_app", serve_here)
     turns = [{"text": "much later", "delay": 30}]
     done = neta(
         "serve", "-p", "scripted", "--script", script(tmp_path, turns), "-w", str(tmp_path),
