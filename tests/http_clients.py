@@ -3,7 +3,8 @@
 An httpx client builds a TLS context of its own unless given one, loading the CA certificates
 (~40 ms of CPU), though the servers here speak plain HTTP on 127.0.0.1. These clients share
 the process's context (``neta.tls_client_context``), as neta's model API clients do.
-``held_back_seconds`` asks on plain sockets instead, to choose how it acknowledges.
+``held_back_seconds`` asks on plain sockets instead, to choose how it acknowledges; so do the
+tests that send what an HTTP client would refuse to (``answer_and_close``, ``status_of``).
 """
 
 from __future__ import annotations
@@ -96,3 +97,20 @@ def _content_length(head: bytes) -> int:
         if name.strip().lower() == b"content-length":
             return int(value)
     raise AssertionError(f"an answer without Content-Length: {head!r}")
+
+
+def answer_and_close(sock: socket.socket) -> bytes:
+    """Everything the server sends on ``sock`` until it closes the connection (a reset counts
+    as closed)."""
+    received = b""
+    try:
+        while chunk := sock.recv(65536):
+            received += chunk
+    except ConnectionResetError:
+        pass
+    return received
+
+
+def status_of(received: bytes) -> int:
+    """The status code of a raw HTTP answer."""
+    return int(received.split(b" ", 2)[1])

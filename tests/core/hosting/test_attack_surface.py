@@ -27,17 +27,7 @@ def _raw(port, head, body=b""):
     """Send ``head`` (lines without the request's end) and ``body``; everything answered."""
     with socket.create_connection(("127.0.0.1", port), timeout=20) as sock:
         sock.sendall(head.encode("latin-1") + b"\r\nConnection: close\r\n\r\n" + body)
-        received = b""
-        try:
-            while chunk := sock.recv(65536):
-                received += chunk
-        except ConnectionResetError:
-            pass
-    return received
-
-
-def _status(received):
-    return int(received.split(b" ", 2)[1])
+        return http_clients.answer_and_close(sock)
 
 
 def test_every_answer_of_the_api_is_kept_out_of_caches(serve):
@@ -67,12 +57,12 @@ def test_duplicated_authorization_headers_are_read_alike_by_the_body_gate_and_th
     right, wrong = f"Authorization: Bearer {TOKEN}", "Authorization: Bearer wrong"
     for first, second, status in ((wrong, right, 401), (right, wrong, 404)):
         read = f"GET /v1/sessions/nothing HTTP/1.1\r\nHost: 127.0.0.1\r\n{first}\r\n{second}"
-        assert _status(_raw(port, read)) == status
+        assert http_clients.status_of(_raw(port, read)) == status
         sent = (
             "POST /v1/sessions/nothing/messages HTTP/1.1\r\nHost: 127.0.0.1\r\n"
             f"Content-Type: application/json\r\nContent-Length: 13\r\n{first}\r\n{second}"
         )
-        assert _status(_raw(port, sent, b'{"text":"x"}\n')) == status
+        assert http_clients.status_of(_raw(port, sent, b'{"text":"x"}\n')) == status
 
 
 def test_the_metrics_token_opens_no_websocket_and_no_console_secret(serve):
@@ -123,7 +113,7 @@ def test_many_slow_bodies_at_once_each_get_408_while_other_clients_are_served(se
     assert reply.json()["reply"] == "hi"
     for thread in threads:
         thread.join(timeout=20)
-    assert [_status(answer) for answer in answers] == [408] * 40
+    assert [http_clients.status_of(answer) for answer in answers] == [408] * 40
 
 
 def test_a_rest_body_nested_too_deeply_is_refused_and_the_server_goes_on(serve):

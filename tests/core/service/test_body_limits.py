@@ -31,21 +31,6 @@ def _head(port, path, length, *, token=None, expect=False):
     return ("\r\n".join(lines) + "\r\n\r\n").encode()
 
 
-def _answer_and_close(sock):
-    """Everything the server sends until it closes the connection (a reset counts as closed)."""
-    received = b""
-    try:
-        while chunk := sock.recv(65536):
-            received += chunk
-    except ConnectionResetError:
-        pass
-    return received
-
-
-def _status(received):
-    return int(received.split(b" ", 2)[1])
-
-
 def _json_body(received):
     return json.loads(received.partition(b"\r\n\r\n")[2])
 
@@ -54,8 +39,8 @@ def test_a_request_without_the_token_is_refused_before_its_body_arrives(serve):
     server = serve([{"text": "never"}], token=TOKEN)
     with socket.create_connection(("127.0.0.1", server.port), timeout=20) as raw:
         raw.sendall(_head(server.port, "/v1/sessions", DECLARED) + b"{" + b"x" * 1024)
-        received = _answer_and_close(raw)  # the rest of the body never comes
-    assert _status(received) == 401
+        received = http_clients.answer_and_close(raw)  # the rest of the body never comes
+    assert http_clients.status_of(received) == 401
     assert b"www-authenticate: bearer" in received.lower()
     assert _json_body(received) == {"detail": "missing or wrong token"}
 
@@ -81,8 +66,8 @@ def test_a_refused_client_that_waits_to_continue_is_answered_without_sending_its
     server = serve([{"text": "never"}], token=TOKEN)
     with socket.create_connection(("127.0.0.1", server.port), timeout=20) as raw:
         raw.sendall(_head(server.port, "/v1/sessions", DECLARED, expect=True))
-        received = _answer_and_close(raw)
-    assert _status(received) == 401  # not "100 Continue"
+        received = http_clients.answer_and_close(raw)
+    assert http_clients.status_of(received) == 401  # not "100 Continue"
 
 
 def test_an_authorized_body_that_stops_arriving_gets_408_and_the_connection_closes(serve):
@@ -93,8 +78,8 @@ def test_an_authorized_body_that_stops_arriving_gets_408_and_the_connection_clos
     path = f"/v1/sessions/{sid}/messages"
     with socket.create_connection(("127.0.0.1", server.port), timeout=20) as raw:
         raw.sendall(_head(server.port, path, DECLARED, token=TOKEN) + b'{"text": "')
-        received = _answer_and_close(raw)
-    assert _status(received) == 408
+        received = http_clients.answer_and_close(raw)
+    assert http_clients.status_of(received) == 408
     assert _json_body(received)["code"] == "body_timeout"
     assert "within 0.5 s" in _json_body(received)["detail"]
 
@@ -119,11 +104,11 @@ def test_a_body_sent_a_byte_at_a_time_is_cut_off_at_the_total_limit(serve):
         sender = threading.Thread(target=dribble, args=(raw,))
         sender.start()
         try:
-            received = _answer_and_close(raw)
+            received = http_clients.answer_and_close(raw)
         finally:
             answered.set()
             sender.join()
-    assert _status(received) == 408
+    assert http_clients.status_of(received) == 408
     assert len(sent) < declared
 
 
