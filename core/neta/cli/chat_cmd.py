@@ -43,7 +43,7 @@ from neta.cli.options import (
     TurnTimeoutOpt,
     WorkspaceOpt,
 )
-from neta.cli.otel import OtelOpt, start_exporting
+from neta.cli.otel import OtelOpt, traces_exported
 from neta.cli.render import EventRenderer, keep_waiting_notice, terminal_renderer
 from neta.cli.run_cmd import (
     ContinueOpt,
@@ -146,13 +146,11 @@ def chat(
         chat = Chat(
             agent, session, conversations, stored_id, chat_input(), interrupt, choice, verbose
         )
-        exporting = start_exporting(otel)
-        try:
-            code = asyncio.run(chat.loop())
-        finally:
-            agent.end_session(chat.session)  # /clear may have started another
-            if exporting is not None:
-                exporting.shutdown()  # the spans not sent yet go now
+        with traces_exported(otel):
+            try:
+                code = asyncio.run(chat.loop())
+            finally:
+                agent.end_session(chat.session)  # /clear may have started another
     finally:
         conversations.close()
     raise typer.Exit(code)

@@ -7,7 +7,9 @@ programs). The standard ``OTEL_*`` variables configure the export (``neta.tracin
 
 from __future__ import annotations
 
+import contextlib
 import os
+from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 import typer
@@ -54,3 +56,18 @@ def start_exporting(flag: bool) -> TracerProvider | None:
             err=True,
         )
         return None
+
+
+@contextlib.contextmanager
+def traces_exported(flag: bool) -> Iterator[None]:
+    """``start_exporting(flag)`` for a command's runs; the spans not sent yet go at its end.
+
+    Raises:
+        ConfigError: as ``start_exporting``.
+    """
+    exporting = start_exporting(flag)
+    try:
+        yield
+    finally:
+        if exporting is not None:
+            exporting.shutdown()

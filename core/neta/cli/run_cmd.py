@@ -47,7 +47,7 @@ from neta.cli.options import (
     TurnTimeoutOpt,
     WorkspaceOpt,
 )
-from neta.cli.otel import OtelOpt, start_exporting
+from neta.cli.otel import OtelOpt, traces_exported
 from neta.cli.output_schema import OutputSchemaOpt, read_output_schema
 from neta.cli.prompt_images import ImageOpt, read_images
 from neta.cli.render import EventRenderer, denial_lines, keep_waiting_notice, terminal_renderer
@@ -173,28 +173,24 @@ def run(
         model_timeout=model_timeout, turn_timeout=turn_timeout, sandbox=sandbox,
         network=network, mode=mode, allow=allow, ask=ask, deny_rule=deny_rule,
     )  # fmt: skip
-    exporting = None
     try:
-        exporting = start_exporting(otel)
-        code = _run(
-            ctx,
-            message,
-            continue_,
-            session_id,
-            options,
-            as_json,
-            no_input,
-            verbose,
-            images=images,
-            output_type=schema,
-        )
+        with traces_exported(otel):
+            code = _run(
+                ctx,
+                message,
+                continue_,
+                session_id,
+                options,
+                as_json,
+                no_input,
+                verbose,
+                images=images,
+                output_type=schema,
+            )
     except NetaError as exc:
         if as_json:  # a script reads stdout: it gets JSON whatever happened (usage errors: main)
             echo_json(failed_run_json(str(exc)))
         raise
-    finally:
-        if exporting is not None:
-            exporting.shutdown()  # the spans not sent yet go now
     raise typer.Exit(code)
 
 
