@@ -119,22 +119,14 @@ class Tracing:
         if depth:
             attributes["neta.agent.depth"] = depth
         name = f"invoke_agent {agent_name}" if agent_name else "invoke_agent"
-        with self.tracer.start_as_current_span(
-            name,
-            kind=SpanKind.INTERNAL,
-            attributes=attributes,
-            record_exception=False,
-            set_status_on_exception=False,
-        ) as span:
+        with self._span(name, attributes) as span:
             try:
                 yield RunSpan(span, agent_id, self.capture_content)
             except asyncio.CancelledError:
                 span.set_attribute("neta.run.outcome", "cancelled")
                 raise
-            except Exception as exc:
+            except Exception:
                 span.set_attribute("neta.run.outcome", "error")
-                span.record_exception(exc)
-                _failed(span, error_type(exc), f"{type(exc).__name__}: {exc}")
                 raise
 
     def traced(self, provider: Provider, conversation_id: str) -> Provider:
@@ -154,16 +146,23 @@ class Tracing:
             attributes["gen_ai.tool.description"] = description
         if self.capture_content:
             attributes["gen_ai.tool.call.arguments"] = call.arguments
+        # an exception here is the runtime's bug, not the tool's: a tool's failure is a result
+        with self._span(f"execute_tool {call.name}", attributes) as span:
+            yield ToolSpan(span, self.capture_content)
+
+    @contextlib.contextmanager
+    def _span(self, name: str, attributes: dict[str, AttributeValue]) -> Iterator[Span]:
+        """An internal span, current while it lasts; what raises through it fails it."""
         with self.tracer.start_as_current_span(
-            f"execute_tool {call.name}",
+            name,
             kind=SpanKind.INTERNAL,
             attributes=attributes,
             record_exception=False,
             set_status_on_exception=False,
         ) as span:
             try:
-                yield ToolSpan(span, self.capture_content)
-            except Exception as exc:  # the runtime's bug, not the tool's: those are results
+                yield span
+            except Exception as exc:
                 span.record_exception(exc)
                 _failed(span, error_type(exc), f"{type(exc).__name__}: {exc}")
                 raise
